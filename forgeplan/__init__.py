@@ -1,0 +1,3 @@
+"""forgeplan: verified repair planning for interlocking assemblies."""
+
+__version__ = "0.1.0"

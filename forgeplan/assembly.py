@@ -1,0 +1,219 @@
+"""The assembly model: parts as unit voxels at their target pose, locks, spares.
+
+An `Assembly` is plain frozen data. The built-in library (`forgeplan.library`) builds them in code;
+`load_assembly` also reads the assembly JSON files that `forgeplan import` writes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import AssemblyError, InputError, UnknownAssembly
+
+Voxel = tuple[int, int, int]
+DIRECTIONS = ("+x", "-x", "+y", "-y", "+z", "-z")
+DIRECTION_VECTORS = {
+    "+x": (1, 0, 0), "-x": (-1, 0, 0), "+y": (0, 1, 0),
+    "-y": (0, -1, 0), "+z": (0, 0, 1), "-z": (0, 0, -1),
+}
+LOCK_KINDS = ("rotate", "coupled")
+ASSEMBLY_SCHEMA_VERSION = "1.0"
+
+
+@dataclass(frozen=True)
+class Pose:
+    """A position (scene units) and Euler rotation (degrees, extrinsic x-y-z)."""
+
+    position: tuple[float, float, float]
+    rotation: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+    def to_json(self) -> dict:
+        return {"position": list(self.position), "rotation": list(self.rotation)}
+
+
+@dataclass(frozen=True)
+class LockMechanism:
+    """How a lock part engages: turn about an axis, or a coupled turn-and-slide to `unlocked_pose`."""
+
+    kind: str
+    holds: tuple[str, ...]
+    axis: str | None = None
+    angle_deg: float | None = None
+    unlocked_offset: Pose | None = None  # coupled: offset from the target pose (position delta, rotation)
+
+
+@dataclass(frozen=True)
+class Part:
+    part_id: str
+    kind: str
+    voxels: frozenset[Voxel]
+    lock: LockMechanism | None = None
+    removal_dirs: tuple[str, ...] = DIRECTIONS
+    supports: tuple[str, ...] = ()
+
+    @property
+    def centroid(self) -> tuple[float, float, float]:
+        n = len(self.voxels)
+        # voxel (i,j,k) is the unit cube [i,i+1]x[j,j+1]x[k,k+1]; its centre is +0.5
+        return tuple(round(sum(v[a] for v in self.voxels) / n + 0.5, 6) for a in range(3))  # type: ignore
+
+
+@dataclass(frozen=True)
+class SparePart:
+    """A wrong part used in substitution faults; it fits the slot of `variant_of`."""
+
+    part_id: str
+    kind: str
+    variant_of: str
+    difference: str
+
+
+@dataclass(frozen=True)
+class Assembly:
+    assembly_id: str
+    family: str
+    parts: tuple[Part, ...]
+    spares: tuple[SparePart, ...] = ()
+    description: str = ""
+    source: str = "built-in"
+
+    def part(self, part_id: str) -> Part:
+        for p in self.parts:
+            if p.part_id == part_id:
+                return p
+        raise KeyError(part_id)
+
+    @property
+    def part_ids(self) -> tuple[str, ...]:
+        return tuple(p.part_id for p in self.parts)
+
+    @property
+    def locks(self) -> tuple[Part, ...]:
+        return tuple(p for p in self.parts if p.lock is not None)
+
+
+def unlocked_pose(part: Part) -> Pose:
+    """Absolute pose of a coupled lock after `rotate_translate_to_unlock`."""
+    off = part.lock.unlocked_offset  # type: ignore[union-attr]
+    c = part.centroid
+    return Pose(tuple(round(c[i] + off.position[i], 6) for i in range(3)), off.rotation)  # type: ignore
+
+
+def validate_assembly(asm: Assembly) -> None:
+    """Static checks that need no geometry: ids, references, lock and spare consistency."""
+    ids = [p.part_id for p in asm.parts]
+    where = f"assembly {asm.assembly_id}"
+    if not ids:
+        raise AssemblyError("has no parts", file=where)
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        raise AssemblyError(f"duplicate part ids {dup}", file=where)
+    known = set(ids)
+    for p in asm.parts:
+        f = f"part {p.part_id}"
+        if not p.voxels:
+            raise AssemblyError("has no voxels", file=where, field=f)
+        bad = [d for d in p.removal_dirs if d not in DIRECTIONS]
+        if bad or not p.removal_dirs:
+            raise AssemblyError(f"removal_dirs {list(p.removal_dirs)} must be a non-empty subset of {list(DIRECTIONS)}", file=where, field=f)
+        for s in p.supports:
+            if s not in known or s == p.part_id:
+                raise AssemblyError(f"support {s!r} is not another part of the assembly", file=where, field=f)
+        if p.lock is not None:
+            lk = p.lock
+            if lk.kind not in LOCK_KINDS:
+                raise AssemblyError(f"lock kind {lk.kind!r} must be one of {list(LOCK_KINDS)}", file=where, field=f)
+            for h in lk.holds:
+                if h not in known or h == p.part_id:
+                    raise AssemblyError(f"lock holds {h!r}, which is not another part", file=where, field=f)
+            if lk.kind == "rotate" and (lk.axis not in ("x", "y", "z") or lk.angle_deg is None or not math.isfinite(lk.angle_deg) or abs(lk.angle_deg) < 1e-9):
+                raise AssemblyError("a rotate lock needs axis x|y|z and a non-zero angle_deg", file=where, field=f)
+            if lk.kind == "coupled" and lk.unlocked_offset is None:
+                raise AssemblyError("a coupled lock needs unlocked_offset", file=where, field=f)
+    lock_ids = {p.part_id for p in asm.parts if p.lock}
+    spare_ids = set()
+    for w in asm.spares:
+        if w.part_id in known or w.part_id in spare_ids:
+            raise AssemblyError(f"spare id {w.part_id!r} is not unique", file=where)
+        if w.variant_of not in known:
+            raise AssemblyError(f"spare {w.part_id} is variant_of unknown part {w.variant_of!r}", file=where)
+        if w.variant_of in lock_ids:
+            raise AssemblyError(f"spare {w.part_id} replaces a lock part; lock spares are not supported", file=where)
+        spare_ids.add(w.part_id)
+
+
+# --------------------------------------------------------------------------- JSON assembly files
+
+def assembly_to_json(asm: Assembly) -> dict:
+    def lock_json(lk: LockMechanism | None):
+        if lk is None:
+            return None
+        d: dict = {"kind": lk.kind, "holds": list(lk.holds)}
+        if lk.kind == "rotate":
+            d.update(axis=lk.axis, angle_deg=lk.angle_deg)
+        else:
+            d["unlocked_offset"] = lk.unlocked_offset.to_json()  # type: ignore[union-attr]
+        return d
+
+    return {
+        "schema_version": ASSEMBLY_SCHEMA_VERSION,
+        "assembly_id": asm.assembly_id,
+        "family": asm.family,
+        "description": asm.description,
+        "source": asm.source,
+        "parts": [
+            {"part_id": p.part_id, "kind": p.kind, "voxels": [list(v) for v in sorted(p.voxels)],
+             "removal_dirs": list(p.removal_dirs), "supports": list(p.supports), "lock": lock_json(p.lock)}
+            for p in asm.parts
+        ],
+        "spares": [{"part_id": w.part_id, "kind": w.kind, "variant_of": w.variant_of, "difference": w.difference}
+                   for w in asm.spares],
+    }
+
+
+def assembly_from_json(data: dict, file: str) -> Assembly:
+    from .schema import AssemblyFileModel, parse_model
+
+    m = parse_model(AssemblyFileModel, data, file)
+    parts = []
+    for p in m.parts:
+        lock = None
+        if p.lock is not None:
+            off = p.lock.unlocked_offset
+            lock = LockMechanism(
+                kind=p.lock.kind, holds=tuple(p.lock.holds), axis=p.lock.axis, angle_deg=p.lock.angle_deg,
+                unlocked_offset=Pose(tuple(off.position), tuple(off.rotation)) if off else None,  # type: ignore[arg-type]
+            )
+        parts.append(Part(p.part_id, p.kind, frozenset(tuple(v) for v in p.voxels), lock,
+                          tuple(p.removal_dirs), tuple(p.supports)))
+    spares = tuple(SparePart(w.part_id, w.kind, w.variant_of, w.difference) for w in m.spares)
+    return Assembly(m.assembly_id, m.family, tuple(parts), spares, m.description, m.source)
+
+
+def load_assembly(ref: str | Path) -> Assembly:
+    """A built-in assembly by id, or an assembly JSON file by path; validated and geometry-checked."""
+    from .geometry import check_geometry
+    from .library import BUILTIN, build
+
+    key = str(ref)
+    if key in BUILTIN:
+        asm = build(key)
+    else:
+        path = Path(key)
+        if not path.is_file():
+            raise UnknownAssembly(f"unknown assembly {key!r}: not a built-in id (see `forgeplan assemblies`) and not a file")
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise InputError(f"cannot read assembly JSON: {exc}", file=str(path)) from None
+        asm = assembly_from_json(data, str(path))
+    validate_assembly(asm)
+    check_geometry(asm)
+    return asm
+
+
+def save_assembly(asm: Assembly, path: Path) -> None:
+    path.write_text(json.dumps(assembly_to_json(asm), indent=1) + "\n", encoding="utf-8")

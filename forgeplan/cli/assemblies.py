@@ -1,0 +1,44 @@
+"""`forgeplan assemblies`: list the built-in library (or check one assembly file)."""
+
+from __future__ import annotations
+
+from . import emit_json
+
+
+def register(sub) -> None:
+    p = sub.add_parser("assemblies", help="list the built-in assemblies")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--check", metavar="ASSEMBLY", help="validate one assembly (id or JSON file) and report")
+    p.set_defaults(func=run)
+
+
+def _row(asm) -> dict:
+    from ..graphs import blocking_depth
+
+    return {"assembly_id": asm.assembly_id, "family": asm.family, "parts": len(asm.parts),
+            "locks": len(asm.locks), "spares": len(asm.spares), "blocking_depth": blocking_depth(asm)}
+
+
+def run(args) -> int:
+    from ..assembly import load_assembly
+    from ..library import BUILTIN
+
+    if args.check:
+        asm = load_assembly(args.check)
+        row = _row(asm)
+        row["verdict"] = "valid: disassemblable one part at a time with straight moves, no overlapping voxels"
+        if args.json:
+            emit_json(row)
+        else:
+            print(f"{asm.assembly_id}: {row['verdict']} ({row['parts']} parts, depth {row['blocking_depth']})")
+        return 0
+    rows = [_row(load_assembly(a)) for a in BUILTIN]
+    if args.json:
+        emit_json(rows)
+        return 0
+    cols = ("assembly_id", "family", "parts", "locks", "spares", "blocking_depth")
+    widths = [max(len(c), *(len(str(r[c])) for r in rows)) for c in cols]
+    print("  ".join(c.ljust(w) for c, w in zip(cols, widths)))
+    for r in rows:
+        print("  ".join(str(r[c]).ljust(w) for c, w in zip(cols, widths)))
+    return 0

@@ -1,0 +1,21 @@
+"""`forgeplan perf NAME`: benchmarks that print their figures as JSON (modules of forgeplan.perf)."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from . import emit_json
+
+
+def register(sub) -> None:
+    from .. import perf
+
+    p = sub.add_parser("perf", help="run a benchmark and print its figures as JSON")
+    psub = p.add_subparsers(dest="perf_command", metavar="BENCHMARK")
+    psub.required = True
+    for mod in sorted(pkgutil.iter_modules(perf.__path__), key=lambda m: m.name):
+        module = importlib.import_module(f"{perf.__name__}.{mod.name}")
+        q = psub.add_parser(module.NAME, help=(module.__doc__ or "").strip().splitlines()[0])
+        module.add_arguments(q)
+        q.set_defaults(func=lambda args, m=module: emit_json(m.run(args)) or 0)

@@ -1,0 +1,143 @@
+"""Parse untrusted model output into the output contract, once, as data only, with size limits."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from pydantic import ValidationError
+
+from .actions import Action
+from .assembly import Pose
+from .schema import OutputModel
+
+MAX_OUTPUT_BYTES = 1_000_000
+MAX_ACTIONS = 10_000
+MAX_DEPTH = 32
+
+
+class ContractError(Exception):
+    """The output breaks the contract; `reason` is one line for a person."""
+
+    def __init__(self, reason: str):
+        self.reason = reason
+        super().__init__(reason)
+
+
+@dataclass(frozen=True)
+class Mistake:
+    type: str
+    part_id: str
+    visible: bool
+    observed: tuple[tuple[str, object], ...] = ()  # observable fields, sorted by name
+
+
+@dataclass(frozen=True)
+class Output:
+    sample_id: str
+    assembly_id: str
+    passed: bool
+    mistakes: tuple[Mistake, ...]
+    actions: tuple[Action, ...]
+
+
+def _no_constants(name: str):
+    raise ContractError(f"JSON constant {name} is not allowed (numbers must be finite)")
+
+
+def _depth(obj, limit: int) -> int:
+    stack = [(obj, 1)]
+    deepest = 0
+    while stack:
+        o, d = stack.pop()
+        deepest = max(deepest, d)
+        if deepest > limit:
+            return deepest
+        if isinstance(o, dict):
+            stack.extend((v, d + 1) for v in o.values())
+        elif isinstance(o, list):
+            stack.extend((v, d + 1) for v in o)
+    return deepest
+
+
+def parse_output(raw: str | bytes) -> Output:
+    """Raw text -> Output, or ContractError saying exactly what is wrong."""
+    if isinstance(raw, bytes):
+        if len(raw) > MAX_OUTPUT_BYTES:
+            raise ContractError(f"output is {len(raw)} bytes, over the {MAX_OUTPUT_BYTES}-byte limit")
+        try:
+            raw = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ContractError(f"output is not UTF-8: {exc.reason} at byte {exc.start}") from None
+    if len(raw.encode("utf-8", "surrogatepass")) > MAX_OUTPUT_BYTES:
+        raise ContractError(f"output is over the {MAX_OUTPUT_BYTES}-byte limit")
+    text = raw.strip()
+    if not text:
+        raise ContractError("output is empty")
+    try:
+        data = json.loads(text, parse_constant=_no_constants)
+    except ContractError:
+        raise
+    except RecursionError:
+        raise ContractError(f"output nests deeper than {MAX_DEPTH} levels") from None
+    except json.JSONDecodeError as exc:
+        if exc.msg != "Extra data" and (exc.pos >= len(text) - 1 or exc.msg.startswith("Unterminated string")):
+            raise ContractError(f"output is truncated: the JSON ends early ({exc.msg})") from None
+        raise ContractError(f"output is not one JSON object: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    if not isinstance(data, dict):
+        raise ContractError(f"output must be a JSON object, got {type(data).__name__}")
+    if _depth(data, MAX_DEPTH) > MAX_DEPTH:
+        raise ContractError(f"output nests deeper than {MAX_DEPTH} levels")
+    plan = data.get("rework_plan")
+    if isinstance(plan, dict) and isinstance(plan.get("actions"), list) and len(plan["actions"]) > MAX_ACTIONS:
+        raise ContractError(f"rework_plan has {len(plan['actions'])} actions, over the {MAX_ACTIONS} limit")
+    try:
+        model = OutputModel.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(x) for x in err["loc"])
+        raise ContractError(f"field {loc}: {err['msg']}") from None
+    return _to_output(model)
+
+
+def _to_output(m: OutputModel) -> Output:
+    mistakes = []
+    for k in m.annotation.mistakes:
+        observed = tuple(sorted((f, getattr(k, f)) for f in ("observed_part_id", "axis", "angle_deg", "offset", "locked")
+                                if getattr(k, f) is not None))
+        mistakes.append(Mistake(k.type, k.part_id, k.visible, observed))
+    actions = tuple(_to_action(i, a) for i, a in enumerate(m.rework_plan.actions))
+    ann = m.annotation
+    if ann.pass_ and (ann.mistakes or actions):
+        raise ContractError("annotation.pass is true but mistakes or actions are not empty")
+    if not ann.pass_ and not ann.mistakes:
+        raise ContractError("annotation.pass is false but mistakes is empty")
+    return Output(ann.sample_id, ann.assembly_id, ann.pass_, tuple(mistakes), actions)
+
+
+def _to_action(i: int, a) -> Action:
+    where = f"field rework_plan.actions.{i}"
+    allowed = {
+        "replace": {"wrong_part_id", "target_part_id"},
+        "rotate": {"part_id", "axis", "angle_deg"}, "rotate_to_unlock": {"part_id", "axis", "angle_deg"},
+        "rotate_to_lock": {"part_id", "axis", "angle_deg"},
+        "rotate_translate_to_unlock": {"part_id", "after_pose"}, "translate_rotate_to_lock": {"part_id", "after_pose"},
+    }.get(a.action, {"part_id"})
+    given = {f for f in ("part_id", "wrong_part_id", "target_part_id", "axis", "angle_deg", "after_pose")
+             if getattr(a, f) is not None}
+    if given != allowed:
+        missing, extra = sorted(allowed - given), sorted(given - allowed)
+        detail = "; ".join(x for x in (f"missing {missing}" if missing else "", f"unexpected {extra}" if extra else "") if x)
+        raise ContractError(f"{where}: {a.action} takes {sorted(allowed)} ({detail})")
+    if a.action == "replace":
+        return Action("replace", a.wrong_part_id, target_part_id=a.target_part_id)
+    pose = Pose(tuple(a.after_pose.position), tuple(a.after_pose.rotation)) if a.after_pose else None  # type: ignore[arg-type]
+    return Action(a.action, a.part_id, axis=a.axis, angle_deg=a.angle_deg, after_pose=pose)
+
+
+def output_json(sample_id: str, assembly_id: str, mistakes: list[dict], actions) -> dict:
+    """The contract object for a diagnosis and a plan (what every plan producer writes)."""
+    return {
+        "annotation": {"sample_id": sample_id, "assembly_id": assembly_id, "pass": not mistakes, "mistakes": mistakes},
+        "rework_plan": {"objective": "restore_to_target_state", "actions": [a.to_json() for a in actions]},
+    }

@@ -1,0 +1,65 @@
+"""The expected annotation of a task: its mistakes (SEMANTICS §7) with `visible` and observable fields."""
+
+from __future__ import annotations
+
+from .actions import Action
+from .engine import World
+from .grounding import lock_action, rotation_fix
+from .rotations import axis_angle_of, euler_to_matrix
+from .state import State
+
+MISTAKE_TYPES = ("missing_part", "wrong_orientation", "misplacement", "under_insertion", "wrong_part", "interference_lock")
+
+
+def repair_action(world: World, state: State, i: int, mtype: str) -> Action | None:
+    """The direct repair action of one mistake (used for `visible`, the repair search and baselines)."""
+    s = state.slots[i]
+    pid = world.ids[i]
+    if mtype == "missing_part":
+        return Action("insert", pid)
+    if mtype == "wrong_part":
+        return Action("replace", s.occupant, target_part_id=pid)  # type: ignore[arg-type]
+    if mtype == "wrong_orientation":
+        fix = rotation_fix(world, i, s.rotation)
+        return None if fix is None else Action("rotate", s.occupant, axis=fix[0], angle_deg=fix[1])  # type: ignore[arg-type]
+    if mtype in ("misplacement", "under_insertion"):
+        return Action("reset_pose", s.occupant)  # type: ignore[arg-type]
+    if mtype == "interference_lock":
+        return lock_action(world, i, locking=not s.locked)
+    raise ValueError(mtype)
+
+
+def diagnose(world: World, actual: State, target: State) -> list[dict]:
+    """Mistakes of `actual` against `target`, in slot order then type order, as contract dicts."""
+    out = []
+    for i, (s, t) in enumerate(zip(actual.slots, target.slots)):
+        pid = world.ids[i]
+        found: list[tuple[str, dict]] = []
+        if t.present and not s.present:
+            found.append(("missing_part", {}))
+        elif s.present:
+            if s.occupant != pid:
+                found.append(("wrong_part", {"observed_part_id": s.occupant}))
+            if world.rot_off(i, s):
+                obs = {}
+                aa = axis_angle_of(euler_to_matrix(s.rotation))
+                if aa is not None:
+                    obs = {"axis": aa[0], "angle_deg": aa[1]}
+                found.append(("wrong_orientation", obs))
+            if world.position_off(i, s):
+                t_pos = world.target_position[i]
+                found.append(("misplacement", {"offset": [round(s.position[k] - t_pos[k], 6) for k in range(3)]}))
+            if abs(s.seated) > world.tol.pos_tol:
+                found.append(("under_insertion", {"offset": s.seated}))
+            if world.lock[i] is not None and bool(s.locked) != bool(t.locked):
+                found.append(("interference_lock", {"locked": bool(s.locked)}))
+        for mtype, obs in found:
+            act = repair_action(world, actual, i, mtype)
+            visible = act is not None and world.check(actual, act) is None
+            out.append({"type": mtype, "part_id": pid, "visible": visible, **obs})
+    return out
+
+
+def faulty_slots(world: World, actual: State, target: State) -> list[int]:
+    ids = {m["part_id"] for m in diagnose(world, actual, target)}
+    return [i for i, pid in enumerate(world.ids) if pid in ids]

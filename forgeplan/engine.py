@@ -1,0 +1,287 @@
+"""The frozen symbolic engine: equivalence, legality and transition (encodings/SEMANTICS.md).
+
+`World` compiles an assembly once (indices, blocker bitmasks, symmetry matrices); `check` says why an
+action is illegal in a state (or None), `apply` performs a legal one, `replay` runs a plan.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple, Sequence
+
+from .actions import Action
+from .assembly import DIRECTIONS, Assembly, Pose, unlocked_pose
+from .geometry import blocking_relation, symmetry_group
+from .rotations import angle_of, as_float, axis_matrix, euler_to_matrix, matmul, matrix_to_euler, transpose
+from .state import Slot, State, Tolerances
+
+ZERO3 = (0.0, 0.0, 0.0)
+
+# reason codes -> the verifier's failure categories (FORGE Table 9)
+DEPENDENCY_CODES = frozenset({"blocked", "held", "locked", "supports_missing", "holds_not_restored"})
+PARAMETER_CODES = frozenset({"bad_axis", "bad_angle", "bad_after_pose"})
+
+
+class Illegal(NamedTuple):
+    code: str
+    message: str
+
+
+class IllegalAction(Exception):
+    def __init__(self, step: int, action: Action, reason: Illegal):
+        self.step, self.action, self.reason = step, action, reason
+        super().__init__(f"step {step} {action}: {reason.message}")
+
+
+@dataclass
+class Replay:
+    final: State
+    executed: int          # actions applied before stopping
+    failure: IllegalAction | None
+
+
+def angle_diff(a: float, b: float) -> float:
+    """Smallest absolute difference of two angles in degrees."""
+    return abs((a - b + 180.0) % 360.0 - 180.0)
+
+
+class World:
+    """An assembly compiled for fast symbolic reasoning under fixed tolerances."""
+
+    def __init__(self, assembly: Assembly, tolerances: Tolerances = Tolerances()):
+        self.assembly, self.tol = assembly, tolerances
+        self.ids: tuple[str, ...] = assembly.part_ids
+        self.index = {pid: i for i, pid in enumerate(self.ids)}
+        self.parts = assembly.parts
+        self.spare_slot = {w.part_id: self.index[w.variant_of] for w in assembly.spares}
+        self.lock = [p.lock for p in self.parts]
+        self.target_position = [p.centroid for p in self.parts]
+        self.unlocked = [unlocked_pose(p) if p.lock and p.lock.kind == "coupled" else None for p in self.parts]
+        blockers = {(p.part_id, d): 0 for p in self.parts for d in DIRECTIONS}
+        for d, edges in blocking_relation(assembly).items():
+            for b, q in edges:
+                blockers[(q, d)] |= 1 << self.index[b]
+        self.dir_masks = [tuple((d, blockers[(p.part_id, d)]) for d in p.removal_dirs) for p in self.parts]
+        self.supports_mask = [sum(1 << self.index[s] for s in p.supports) for p in self.parts]
+        self.holders = [tuple(j for j, q in enumerate(self.parts) if q.lock and p.part_id in q.lock.holds)
+                        for p in self.parts]
+        self.holds = [tuple(self.index[h] for h in p.lock.holds) if p.lock else () for p in self.parts]
+        self.symmetry = [tuple(as_float(g) for g in symmetry_group(p)) for p in self.parts]
+
+    # ------------------------------------------------------------------ states
+
+    def target_slot(self, i: int) -> Slot:
+        return Slot(True, self.ids[i], self.target_position[i], ZERO3, 0.0, True if self.lock[i] else None)
+
+    def target_state(self) -> State:
+        return State(self.target_slot(i) for i in range(len(self.ids)))
+
+    def empty_slot(self, i: int) -> Slot:
+        return Slot(False, None, self.target_position[i], ZERO3, 0.0, False if self.lock[i] else None)
+
+    # ------------------------------------------------------------------ derived predicates
+
+    def pose_off(self, i: int, slot: Slot) -> bool:
+        t = self.target_position[i]
+        dist = math.sqrt(sum((slot.position[k] - t[k]) ** 2 for k in range(3)))
+        return dist > self.tol.pos_tol or abs(slot.seated) > self.tol.pos_tol
+
+    def position_off(self, i: int, slot: Slot) -> bool:
+        t = self.target_position[i]
+        return math.sqrt(sum((slot.position[k] - t[k]) ** 2 for k in range(3))) > self.tol.pos_tol
+
+    def rotation_error(self, i: int, rotation) -> float:
+        """Angle (degrees) from the target orientation, modulo the part's symmetry group."""
+        if rotation == ZERO3:
+            return 0.0
+        r = euler_to_matrix(rotation)
+        return min(angle_of(matmul(r, transpose(g))) for g in self.symmetry[i])
+
+    def rot_off(self, i: int, slot: Slot) -> bool:
+        return self.rotation_error(i, slot.rotation) > self.tol.rot_tol
+
+    def restored(self, state: State, i: int) -> bool:
+        s = state.slots[i]
+        return s.present and s.occupant == self.ids[i] and not self.pose_off(i, s) and not self.rot_off(i, s)
+
+    def held(self, state: State, i: int) -> bool:
+        return any(state.slots[j].present and state.slots[j].locked for j in self.holders[i])
+
+    def free_direction(self, state: State, i: int) -> str | None:
+        others = state.mask & ~(1 << i)
+        for d, m in self.dir_masks[i]:
+            if not m & others:
+                return d
+        return None
+
+    def _clearance(self, state: State, i: int) -> Illegal | None:
+        s = state.slots[i]
+        if s.locked:
+            return Illegal("locked", f"{self.ids[i]} is an engaged lock; unlock it first")
+        if self.held(state, i):
+            return Illegal("held", f"{self.ids[i]} is held by engaged lock {self._holder_names(state, i)}")
+        if self.free_direction(state, i) is None:
+            return Illegal("blocked", f"{self.ids[i]} is blocked in every removal direction by {self.blocker_names(state, i)}")
+        return None
+
+    def _holder_names(self, state: State, i: int) -> str:
+        return ", ".join(self.ids[j] for j in self.holders[i] if state.slots[j].present and state.slots[j].locked)
+
+    def blocker_names(self, state: State, i: int) -> str:
+        others = state.mask & ~(1 << i)
+        parts = []
+        for d, m in self.dir_masks[i]:
+            names = [self.ids[j] for j in range(len(self.ids)) if (m & others) >> j & 1]
+            parts.append(f"{d}: {', '.join(names)}")
+        return "; ".join(parts)
+
+    # ------------------------------------------------------------------ legality
+
+    def _slot_of(self, part_id: str) -> int | None:
+        i = self.index.get(part_id)
+        return self.spare_slot.get(part_id) if i is None else i
+
+    def check(self, state: State, a: Action) -> Illegal | None:
+        """None when `a` is legal in `state`, else the reason."""
+        i = self._slot_of(a.part_id)
+        if i is None:
+            return Illegal("unknown_part", f"unknown part id {a.part_id!r}")
+        s = state.slots[i]
+        name = a.name
+        if name == "insert":
+            if a.part_id not in self.index:
+                return Illegal("not_applicable", f"{a.part_id} is a spare part; only target parts are inserted")
+            if s.present:
+                return Illegal("already_present", f"slot {a.part_id} is already occupied by {s.occupant}")
+            missing = self.supports_mask[i] & ~state.mask
+            if missing:
+                names = [self.ids[j] for j in range(len(self.ids)) if missing >> j & 1]
+                return Illegal("supports_missing", f"{a.part_id} needs its supports present: {', '.join(names)}")
+            if self.held(state, i):
+                return Illegal("held", f"{a.part_id} is held by engaged lock {self._holder_names(state, i)}")
+            if self.free_direction(state, i) is None:
+                return Illegal("blocked", f"no free insertion path for {a.part_id}: {self.blocker_names(state, i)}")
+            return None
+        if not s.present or s.occupant != a.part_id:
+            return Illegal("not_present", f"{a.part_id} is not in the assembly")
+        if name in ("remove", "reset_pose", "rotate"):
+            if name == "rotate":
+                if a.axis not in ("x", "y", "z"):
+                    return Illegal("bad_axis", f"rotate axis must be x, y or z, got {a.axis!r}")
+                if a.angle_deg is None or not math.isfinite(a.angle_deg):
+                    return Illegal("bad_angle", "rotate needs a finite angle_deg")
+            return self._clearance(state, i)
+        if name == "replace":
+            target = self.index.get(a.target_part_id or "")
+            if a.part_id in self.index or self.spare_slot.get(a.part_id) != target:
+                return Illegal("not_applicable", f"{a.part_id} is not a spare variant of {a.target_part_id}")
+            return self._clearance(state, i)
+        lock = self.lock[i]
+        if name in ("rotate_to_unlock", "rotate_to_lock", "rotate_translate_to_unlock", "translate_rotate_to_lock"):
+            want = "rotate" if name in ("rotate_to_unlock", "rotate_to_lock") else "coupled"
+            if lock is None or lock.kind != want:
+                return Illegal("not_applicable", f"{a.part_id} has no {want} lock mechanism")
+            locking = name.endswith("_lock") and not name.endswith("unlock")
+            if locking and s.locked:
+                return Illegal("already_locked", f"{a.part_id} is already engaged")
+            if not locking and not s.locked:
+                return Illegal("already_unlocked", f"{a.part_id} is already disengaged")
+            if want == "rotate":
+                if a.axis != lock.axis:
+                    return Illegal("bad_axis", f"{a.part_id} turns about {lock.axis}, not {a.axis}")
+                expect = -lock.angle_deg if locking else lock.angle_deg  # type: ignore[operator]
+                if a.angle_deg is None or not math.isfinite(a.angle_deg) or angle_diff(a.angle_deg, expect) > self.tol.rot_tol:
+                    return Illegal("bad_angle", f"{a.part_id} {'locks' if locking else 'unlocks'} with angle {expect:g}, not {a.angle_deg}")
+            else:
+                expect_pose = Pose(self.target_position[i], ZERO3) if locking else self.unlocked[i]
+                if a.after_pose is None or not self.pose_close(a.after_pose, expect_pose):
+                    return Illegal("bad_after_pose", f"{a.part_id} after_pose must be {expect_pose.to_json()}")
+            if locking:
+                if want == "rotate" and (self.pose_off(i, s) or self.rot_off(i, s)):
+                    return Illegal("holds_not_restored", f"{a.part_id} is not at its target pose")
+                bad = [self.ids[j] for j in self.holds[i] if not self.restored(state, j)]
+                if bad:
+                    return Illegal("holds_not_restored", f"{a.part_id} can lock only when {', '.join(bad)} are restored")
+            return None
+        return Illegal("unknown_action", f"unknown action {name!r}")
+
+    def pose_close(self, a: Pose, b: Pose) -> bool:
+        if not all(math.isfinite(v) for v in (*a.position, *a.rotation)):
+            return False
+        dist = math.sqrt(sum((a.position[k] - b.position[k]) ** 2 for k in range(3)))
+        rel = matmul(transpose(euler_to_matrix(b.rotation)), euler_to_matrix(a.rotation))
+        return dist <= self.tol.pos_tol and angle_of(rel) <= self.tol.rot_tol
+
+    # ------------------------------------------------------------------ transition
+
+    def apply(self, state: State, a: Action) -> State:
+        """The successor of `state` under a legal action `a` (call `check` first)."""
+        i = self.index.get(a.part_id)
+        if i is None:
+            i = self.spare_slot[a.part_id]
+        s = state.slots[i]
+        name = a.name
+        if name == "remove":
+            return state.replace(i, self.empty_slot(i))
+        if name == "insert":
+            return state.replace(i, self.target_slot(i)._replace(locked=False if self.lock[i] else None))
+        if name == "reset_pose":
+            return state.replace(i, s._replace(position=self.target_position[i], seated=0.0))
+        if name == "rotate":
+            r = matmul(axis_matrix(a.axis, a.angle_deg), euler_to_matrix(s.rotation))  # type: ignore[arg-type]
+            return state.replace(i, s._replace(rotation=matrix_to_euler(r)))
+        if name == "replace":
+            t = self.index[a.target_part_id]  # type: ignore[index]
+            return state.replace(t, self.target_slot(t)._replace(locked=False if self.lock[t] else None))
+        if name == "rotate_to_unlock":
+            return state.replace(i, s._replace(locked=False))
+        if name == "rotate_to_lock":
+            return state.replace(i, s._replace(locked=True))
+        if name == "rotate_translate_to_unlock":
+            up = self.unlocked[i]
+            return state.replace(i, s._replace(locked=False, position=up.position, rotation=up.rotation, seated=0.0))
+        if name == "translate_rotate_to_lock":
+            return state.replace(i, self.target_slot(i))
+        raise ValueError(name)
+
+    def step(self, state: State, a: Action, step: int = 0) -> State:
+        reason = self.check(state, a)
+        if reason is not None:
+            raise IllegalAction(step, a, reason)
+        return self.apply(state, a)
+
+    def replay(self, state: State, actions: Sequence[Action]) -> Replay:
+        for k, a in enumerate(actions):
+            reason = self.check(state, a)
+            if reason is not None:
+                return Replay(state, k, IllegalAction(k, a, reason))
+            state = self.apply(state, a)
+        return Replay(state, len(actions), None)
+
+    # ------------------------------------------------------------------ equivalence
+
+    def differences(self, state: State, target: State) -> list[str]:
+        """Why `state` is not target-equivalent (empty list when it is)."""
+        out = []
+        for i, (s, t) in enumerate(zip(state.slots, target.slots)):
+            pid = self.ids[i]
+            if s.present != t.present:
+                out.append(f"{pid}: {'present' if s.present else 'absent'}, target {'present' if t.present else 'absent'}")
+                continue
+            if not s.present:
+                continue
+            if s.occupant != t.occupant:
+                out.append(f"{pid}: occupied by {s.occupant}, target {t.occupant}")
+            if self.position_off(i, s):
+                out.append(f"{pid}: position {list(s.position)}, target {list(t.position)}")
+            if abs(s.seated - t.seated) > self.tol.pos_tol:
+                out.append(f"{pid}: seated offset {s.seated:g}, target {t.seated:g}")
+            if self.rotation_error(i, s.rotation) > self.tol.rot_tol + self.rotation_error(i, t.rotation):
+                out.append(f"{pid}: rotation {list(s.rotation)} is {self.rotation_error(i, s.rotation):.1f} deg off")
+            if self.lock[i] and bool(s.locked) != bool(t.locked):
+                out.append(f"{pid}: {'engaged' if s.locked else 'disengaged'}, target {'engaged' if t.locked else 'disengaged'}")
+        return out
+
+    def equivalent(self, state: State, target: State) -> bool:
+        return not self.differences(state, target)

@@ -1,0 +1,78 @@
+"""networkx views of an assembly: directional blocking, contact, supports, and a validated sequence."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import networkx as nx
+
+from .assembly import DIRECTIONS, Assembly
+from .errors import AssemblyError
+from .geometry import blocking_relation, contact_relation
+
+
+def blocking_graph(asm: Assembly, direction: str) -> nx.DiGraph:
+    """Edge blocker -> blocked: moving `blocked` along `direction` collides with `blocker`."""
+    g = nx.DiGraph()
+    g.add_nodes_from(asm.part_ids)
+    g.add_edges_from(sorted(blocking_relation(asm)[direction]))
+    return g
+
+
+def contact_graph(asm: Assembly) -> nx.Graph:
+    g = nx.Graph()
+    g.add_nodes_from(asm.part_ids)
+    for (a, b), faces in contact_relation(asm).items():
+        g.add_edge(a, b, faces=faces)
+    return g
+
+
+def support_graph(asm: Assembly) -> nx.DiGraph:
+    """Edge support -> supported: the supported part needs the support present to be inserted."""
+    g = nx.DiGraph()
+    g.add_nodes_from(asm.part_ids)
+    g.add_edges_from((s, p.part_id) for p in asm.parts for s in p.supports)
+    return g
+
+
+@lru_cache(maxsize=256)
+def disassembly_layers(asm: Assembly) -> tuple[tuple[str, ...], ...]:
+    """Peel the target assembly: layer k holds the parts removable once layers < k are gone.
+
+    A part is removable when some allowed direction is free of present parts and no present part
+    rests on it (so the reverse order respects supports). Removability only grows as parts leave,
+    so this greedy peeling finds a full disassembly whenever one exists.
+    """
+    blockers = {(p.part_id, d): set() for p in asm.parts for d in DIRECTIONS}
+    for d, edges in blocking_relation(asm).items():
+        for b, p in edges:
+            blockers[(p, d)].add(b)
+    if not nx.is_directed_acyclic_graph(support_graph(asm)):
+        cyc = nx.find_cycle(support_graph(asm))
+        raise AssemblyError(f"supports form a cycle: {[e[0] for e in cyc]}", file=f"assembly {asm.assembly_id}")
+    present = set(asm.part_ids)
+    layers = []
+    while present:
+        layer = tuple(
+            p.part_id for p in asm.parts if p.part_id in present
+            and not any(p.part_id in q.supports for q in asm.parts if q.part_id in present)
+            and any(not (blockers[(p.part_id, d)] & present) for d in p.removal_dirs)
+        )
+        if not layer:
+            stuck = sorted(present, key=asm.part_ids.index)
+            raise AssemblyError(
+                f"cannot be taken apart one part at a time with straight moves: parts {stuck} interlock",
+                file=f"assembly {asm.assembly_id}")
+        layers.append(layer)
+        present -= set(layer)
+    return tuple(layers)
+
+
+def assembly_sequence(asm: Assembly) -> tuple[str, ...]:
+    """One validated insertion order: the reverse of the layered disassembly."""
+    return tuple(p for layer in reversed(disassembly_layers(asm)) for p in reversed(layer))
+
+
+def blocking_depth(asm: Assembly) -> int:
+    """Number of disassembly layers: how deep the deepest part is buried."""
+    return len(disassembly_layers(asm))

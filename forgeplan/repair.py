@@ -1,0 +1,121 @@
+"""A simple, valid (not minimal) rework plan: free the faulty parts, repair them, put everything back.
+
+This is the reference of `forgeplan task make` before any optimisation and the fallback when no solver
+is asked for. Strategy: for each fault, unlock the locks holding the part and recursively remove the
+present blockers of its least-blocked direction; apply the fault's direct repair; reinsert the removed
+parts in reverse order; re-engage every lock. If that fails (supports can make reverse order
+infeasible) a greedy best-first search over the grounded actions takes over.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+
+from .actions import Action
+from .diagnosis import diagnose, repair_action
+from .engine import World
+from .grounding import legal_actions, lock_action
+from .state import State
+
+
+class _Planner:
+    def __init__(self, world: World, state: State):
+        self.w, self.state, self.plan = world, state, []
+        self.removed: list[int] = []
+        self.unlocked: list[int] = []
+
+    def do(self, a: Action) -> None:
+        self.state = self.w.step(self.state, a, len(self.plan))
+        self.plan.append(a)
+
+    def release(self, i: int) -> None:
+        for j in self.w.holders[i]:
+            s = self.state.slots[j]
+            if s.present and s.locked:
+                self.do(lock_action(self.w, j, locking=False))
+                self.unlocked.append(j)
+
+    def make_reachable(self, i: int, depth: int = 0) -> None:
+        """Unlock and clear slot i so that it can be removed or inserted."""
+        if depth > len(self.w.ids):
+            raise RuntimeError("blocking cycle")
+        self.release(i)
+        if self.w.free_direction(self.state, i) is not None:
+            return
+        others = self.state.mask & ~(1 << i)
+        _, mask = min(self.w.dir_masks[i], key=lambda dm: (bin(dm[1] & others).count("1"), dm[0]))
+        for j in range(len(self.w.ids)):
+            if (mask & others) >> j & 1 and self.state.slots[j].present:
+                self.take_out(j, depth + 1)
+
+    def take_out(self, j: int, depth: int) -> None:
+        s = self.state.slots[j]
+        if s.locked:
+            self.do(lock_action(self.w, j, locking=False))
+            self.unlocked.append(j)
+        self.make_reachable(j, depth)
+        self.do(Action("remove", s.occupant))  # type: ignore[arg-type]
+        self.removed.append(j)
+
+
+def repair_plan(world: World, actual: State, target: State, node_limit: int = 20000) -> list[Action] | None:
+    """A valid plan from `actual` to a target-equivalent state, or None if none was found."""
+    try:
+        plan = _structured(world, actual, target)
+        if plan is not None:
+            return plan
+    except Exception:  # noqa: BLE001 - any failure of the heuristic hands over to the search
+        pass
+    return greedy_search(world, actual, target, node_limit)
+
+
+def _structured(world: World, actual: State, target: State) -> list[Action] | None:
+    p = _Planner(world, actual)
+    for m in diagnose(world, actual, target):
+        i = world.index[m["part_id"]]
+        if m["type"] == "interference_lock":
+            continue
+        s = p.state.slots[i]
+        if i in p.removed or (not s.present and m["type"] != "missing_part"):
+            continue  # will come back at its target pose when reinserted
+        p.make_reachable(i)
+        act = repair_action(world, p.state, i, m["type"])
+        if act is None:  # orientation with no single-axis fix: take it out and put it back
+            p.do(Action("remove", p.state.slots[i].occupant))  # type: ignore[arg-type]
+            act = Action("insert", world.ids[i])
+        p.do(act)
+    for j in reversed(p.removed):
+        if not p.state.slots[j].present:
+            p.do(Action("insert", world.ids[j]))
+    for j in range(len(world.ids)):
+        s = p.state.slots[j]
+        if world.lock[j] is not None and s.present and not s.locked and target.slots[j].locked:
+            p.do(lock_action(world, j, locking=True))
+    return p.plan if world.equivalent(p.state, target) else None
+
+
+def _distance(world: World, state: State, target: State) -> int:
+    return len(world.differences(state, target))
+
+
+def greedy_search(world: World, actual: State, target: State, node_limit: int) -> list[Action] | None:
+    """Greedy best-first search on the number of differing slot fields (complete up to `node_limit`)."""
+    counter = itertools.count()
+    frontier = [(_distance(world, actual, target), next(counter), actual)]
+    parent: dict[State, tuple[State, Action] | None] = {actual: None}
+    while frontier and len(parent) <= node_limit:
+        h, _, state = heapq.heappop(frontier)
+        if h == 0:
+            plan = []
+            while parent[state] is not None:
+                prev, a = parent[state]  # type: ignore[misc]
+                plan.append(a)
+                state = prev
+            return plan[::-1]
+        for a in legal_actions(world, state):
+            nxt = world.apply(state, a)
+            if nxt not in parent:
+                parent[nxt] = (state, a)
+                heapq.heappush(frontier, (_distance(world, nxt, target), next(counter), nxt))
+    return None

@@ -1,0 +1,205 @@
+"""Pydantic models of every JSON file forgeplan reads; errors name the file, the field and the reason."""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
+
+from .errors import InputError
+
+TASK_SCHEMA_VERSION = "1.0"
+Direction = Literal["+x", "-x", "+y", "-y", "+z", "-z"]
+Axis = Literal["x", "y", "z"]
+FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
+Vec3 = Annotated[list[FiniteFloat], Field(min_length=3, max_length=3)]
+IntVec3 = Annotated[list[int], Field(min_length=3, max_length=3)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Open(BaseModel):
+    """For files that may carry extra, documented-elsewhere fields."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
+def parse_model(model: type[BaseModel], data: Any, file: str):
+    """Validate `data`; raise InputError naming the file, the first failing field and why."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(x) for x in err["loc"]) or "(top level)"
+        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+        raise InputError(f"{err['msg']}{more}", file=file, field=loc) from None
+
+
+# ----------------------------------------------------------------------------- assembly files
+
+class PoseModel(Strict):
+    position: Vec3
+    rotation: Vec3 = [0.0, 0.0, 0.0]
+
+
+class LockModel(Strict):
+    kind: Literal["rotate", "coupled"]
+    holds: list[str]
+    axis: Optional[Axis] = None
+    angle_deg: Optional[FiniteFloat] = None
+    unlocked_offset: Optional[PoseModel] = None
+
+
+class AssemblyPartModel(Strict):
+    part_id: str = Field(min_length=1)
+    kind: str
+    voxels: list[IntVec3] = Field(min_length=1)
+    removal_dirs: list[Direction] = ["+x", "-x", "+y", "-y", "+z", "-z"]
+    supports: list[str] = []
+    lock: Optional[LockModel] = None
+
+
+class SpareModel(Strict):
+    part_id: str = Field(min_length=1)
+    kind: str
+    variant_of: str
+    difference: str = ""
+
+
+class AssemblyFileModel(Open):
+    schema_version: str
+    assembly_id: str = Field(min_length=1)
+    family: str
+    description: str = ""
+    source: str = "imported"
+    parts: list[AssemblyPartModel] = Field(min_length=1)
+    spares: list[SpareModel] = []
+
+
+# ----------------------------------------------------------------------------- task files
+
+class TaskFile(Open):
+    schema_version: str
+    assembly_id: str
+
+    @field_validator("schema_version")
+    @classmethod
+    def _version(cls, v: str) -> str:
+        if v.split(".")[0] != TASK_SCHEMA_VERSION.split(".")[0]:
+            raise ValueError(f"schema_version {v!r} is not compatible with {TASK_SCHEMA_VERSION}")
+        return v
+
+
+class CatalogPart(Strict):
+    part_id: str
+    kind: str
+    voxels: list[IntVec3] = Field(min_length=1)
+    symmetry: list[list[list[int]]]
+    lock: Optional[dict[str, Any]] = None
+
+
+class CatalogSpare(Strict):
+    part_id: str
+    kind: str
+    variant_of: str
+    difference: str = ""
+
+
+class PartCatalog(TaskFile):
+    family: str
+    parts: list[CatalogPart] = Field(min_length=1)
+    spare_parts: list[CatalogSpare] = []
+
+
+class AssemblyGraphFile(TaskFile):
+    supports: list[Annotated[list[str], Field(min_length=2, max_length=2)]]
+    sequence: list[str]
+
+
+class BlockingGraphFile(TaskFile):
+    edges: dict[Direction, list[Annotated[list[str], Field(min_length=2, max_length=2)]]]
+    removal_dirs: dict[str, list[Direction]]
+
+
+class ContactGraphFile(TaskFile):
+    edges: list[Annotated[list[Any], Field(min_length=3, max_length=3)]]
+
+
+class ActionSpaceFile(TaskFile):
+    actions: list[dict[str, Any]]
+    applicable: dict[str, list[str]]
+
+
+class SlotModel(Strict):
+    present: StrictBool
+    occupant: Optional[str]
+    position: Vec3
+    rotation: Vec3
+    seated: FiniteFloat
+    locked: Optional[StrictBool] = None
+
+
+class TolerancesModel(Strict):
+    pos_tol: FiniteFloat = Field(gt=0)
+    rot_tol_deg: FiniteFloat = Field(gt=0)
+
+
+class StateFile(TaskFile):
+    rotation_convention: Literal["euler_xyz_deg"] = "euler_xyz_deg"
+    tolerances: Optional[TolerancesModel] = None
+    slots: dict[str, SlotModel]
+
+
+# ----------------------------------------------------------------------------- output contract
+
+MistakeType = Literal["missing_part", "wrong_orientation", "misplacement", "under_insertion", "wrong_part",
+                      "interference_lock"]
+
+
+class MistakeModel(Strict):
+    type: MistakeType
+    part_id: str
+    visible: StrictBool
+    # observable fields (optional; scored by SAPF)
+    observed_part_id: Optional[str] = None
+    axis: Optional[Axis] = None
+    angle_deg: Optional[FiniteFloat] = None
+    offset: Optional[Any] = None
+    locked: Optional[StrictBool] = None
+
+
+class AnnotationModel(Strict):
+    sample_id: str
+    assembly_id: str
+    pass_: StrictBool = Field(alias="pass")
+    mistakes: list[MistakeModel]
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class ActionModel(Strict):
+    action: Literal["remove", "insert", "reset_pose", "rotate", "rotate_to_unlock", "rotate_translate_to_unlock",
+                    "rotate_to_lock", "translate_rotate_to_lock", "replace"]
+    part_id: Optional[str] = None
+    wrong_part_id: Optional[str] = None
+    target_part_id: Optional[str] = None
+    axis: Optional[Axis] = None
+    angle_deg: Optional[FiniteFloat] = None
+    after_pose: Optional[PoseModel] = None
+
+
+class ReworkPlanModel(Strict):
+    objective: Literal["restore_to_target_state"]
+    actions: list[ActionModel]
+
+
+class OutputModel(Strict):
+    annotation: AnnotationModel
+    rework_plan: ReworkPlanModel
+
+
+def finite(x: float) -> bool:
+    return math.isfinite(x)

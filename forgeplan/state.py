@@ -1,0 +1,57 @@
+"""Symbolic states: one record per slot, immutable, with a presence bitmask for fast legality checks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, NamedTuple
+
+Vec = tuple[float, float, float]
+
+
+class Slot(NamedTuple):
+    present: bool
+    occupant: str | None
+    position: Vec
+    rotation: Vec
+    seated: float
+    locked: bool | None  # None for parts without a lock
+
+
+@dataclass(frozen=True)
+class Tolerances:
+    pos_tol: float = 0.05
+    rot_tol: float = 2.0
+
+    def to_json(self) -> dict:
+        return {"pos_tol": self.pos_tol, "rot_tol_deg": self.rot_tol}
+
+
+class State:
+    """The slots in catalog order plus `mask`, bit i set when slot i is present."""
+
+    __slots__ = ("slots", "mask")
+
+    def __init__(self, slots: Iterable[Slot]):
+        self.slots: tuple[Slot, ...] = tuple(slots)
+        m = 0
+        for i, s in enumerate(self.slots):
+            if s.present:
+                m |= 1 << i
+        self.mask = m
+
+    def replace(self, index: int, slot: Slot) -> "State":
+        new = State.__new__(State)
+        slots = list(self.slots)
+        slots[index] = slot
+        new.slots = tuple(slots)
+        new.mask = (self.mask | (1 << index)) if slot.present else (self.mask & ~(1 << index))
+        return new
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, State) and self.slots == other.slots
+
+    def __hash__(self) -> int:
+        return hash(self.slots)
+
+    def __repr__(self) -> str:
+        return f"State({self.slots!r})"

@@ -1,0 +1,254 @@
+"""A rework task: the eight public JSON files of SPEC §2 — build, write, load and validate."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from .actions import ACTION_NAMES, ACTION_PARAMS
+from .assembly import DIRECTIONS, Assembly, LockMechanism, Part, Pose, SparePart, unlocked_pose, validate_assembly
+from .engine import World
+from .errors import InputError
+from .geometry import blocking_relation, check_geometry, contact_relation, symmetry_group
+from .graphs import assembly_sequence
+from .schema import (TASK_SCHEMA_VERSION, ActionSpaceFile, AssemblyGraphFile, BlockingGraphFile, ContactGraphFile,
+                     PartCatalog, StateFile, parse_model)
+from .state import Slot, State, Tolerances
+
+PUBLIC_FILES = ("part_catalog.json", "assembly_graph.json", "blocking_graph.json", "contact_graph.json",
+                "action_space.json", "initial_state.json", "actual_state.json", "target_state.json")
+MAX_FILE_BYTES = 20_000_000
+
+
+@dataclass(frozen=True)
+class Task:
+    sample_id: str
+    assembly: Assembly
+    tolerances: Tolerances
+    initial: State
+    actual: State
+    target: State
+
+    @property
+    def world(self) -> World:
+        return world_for(self.assembly, self.tolerances)
+
+
+_WORLDS: dict = {}
+
+
+def world_for(asm: Assembly, tol: Tolerances) -> World:
+    """Worlds are cached per (assembly, tolerances): compiling one is the costly part of a task."""
+    key = (asm, tol)
+    w = _WORLDS.get(key)
+    if w is None:
+        if len(_WORLDS) > 512:
+            _WORLDS.clear()
+        w = _WORLDS[key] = World(asm, tol)
+    return w
+
+
+# ----------------------------------------------------------------------------- writing
+
+def _header(asm: Assembly) -> dict:
+    return {"schema_version": TASK_SCHEMA_VERSION, "assembly_id": asm.assembly_id}
+
+
+def _lock_json(p: Part) -> dict | None:
+    lk = p.lock
+    if lk is None:
+        return None
+    d: dict = {"kind": lk.kind, "holds": list(lk.holds)}
+    if lk.kind == "rotate":
+        d.update(axis=lk.axis, angle_deg=lk.angle_deg)
+    else:
+        d["unlocked_pose"] = unlocked_pose(p).to_json()
+    return d
+
+
+def state_json(world: World, state: State, tol: Tolerances | None = None) -> dict:
+    out: dict = {**_header(world.assembly), "rotation_convention": "euler_xyz_deg"}
+    if tol is not None:
+        out["tolerances"] = tol.to_json()
+    slots = {}
+    for pid, s in zip(world.ids, state.slots):
+        d = {"present": s.present, "occupant": s.occupant, "position": list(s.position),
+             "rotation": list(s.rotation), "seated": s.seated}
+        if s.locked is not None:
+            d["locked"] = s.locked
+        slots[pid] = d
+    out["slots"] = slots
+    return out
+
+
+def public_files(task: Task) -> dict[str, dict]:
+    """The eight public files of a task as JSON-ready dicts (deterministic key order)."""
+    asm, world = task.assembly, task.world
+    h = _header(asm)
+    blocking = blocking_relation(asm)
+    order = {pid: i for i, pid in enumerate(asm.part_ids)}
+    applicable = {}
+    for p in asm.parts:
+        acts = ["remove", "insert", "reset_pose", "rotate"]
+        if p.lock is not None:
+            acts += (["rotate_to_unlock", "rotate_to_lock"] if p.lock.kind == "rotate"
+                     else ["rotate_translate_to_unlock", "translate_rotate_to_lock"])
+        applicable[p.part_id] = acts
+    for w in asm.spares:
+        applicable[w.part_id] = ["remove", "reset_pose", "rotate", "replace"]
+    return {
+        "part_catalog.json": {**h, "family": asm.family, "description": asm.description, "units": "voxel edge = 1 scene unit",
+                              "parts": [{"part_id": p.part_id, "kind": p.kind, "voxels": [list(v) for v in sorted(p.voxels)],
+                                         "symmetry": [[list(r) for r in g] for g in symmetry_group(p)],
+                                         "lock": _lock_json(p)} for p in asm.parts],
+                              "spare_parts": [{"part_id": w.part_id, "kind": w.kind, "variant_of": w.variant_of,
+                                               "difference": w.difference} for w in asm.spares]},
+        "assembly_graph.json": {**h, "supports": [[s, p.part_id] for p in asm.parts for s in p.supports],
+                                "sequence": list(assembly_sequence(asm))},
+        "blocking_graph.json": {**h, "edges": {d: [list(e) for e in sorted(blocking[d], key=lambda e: (order[e[0]], order[e[1]]))]
+                                               for d in DIRECTIONS},
+                                "removal_dirs": {p.part_id: list(p.removal_dirs) for p in asm.parts}},
+        "contact_graph.json": {**h, "edges": [[a, b, n] for (a, b), n in contact_relation(asm).items()]},
+        "action_space.json": {**h, "actions": [{"action": n, "params": ["wrong_part_id", "target_part_id"] if n == "replace"
+                                                else ["part_id", *ACTION_PARAMS[n]]} for n in ACTION_NAMES],
+                              "applicable": applicable},
+        "initial_state.json": state_json(world, task.initial),
+        "actual_state.json": state_json(world, task.actual),
+        "target_state.json": state_json(world, task.target, task.tolerances),
+    }
+
+
+def write_json(path: Path, data) -> None:
+    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def write_task(task: Task, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for name, data in public_files(task).items():
+        write_json(out / name, data)
+
+
+# ----------------------------------------------------------------------------- loading
+
+def read_json(path: Path):
+    """JSON from a file, with a one-line error naming the file (no NaN/Infinity, size-limited)."""
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", file=str(path)) from None
+    if size > MAX_FILE_BYTES:
+        raise InputError(f"file is {size} bytes, over the {MAX_FILE_BYTES}-byte limit", file=str(path))
+
+    def bad_constant(name):
+        raise InputError(f"JSON constant {name} is not allowed", file=str(path))
+
+    try:
+        return json.loads(path.read_text(encoding="utf-8"), parse_constant=bad_constant)
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text ({exc.reason})", file=str(path)) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", file=str(path)) from None
+
+
+def load_task(folder: Path) -> Task:
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise InputError("not a task folder", file=str(folder))
+    missing = [n for n in PUBLIC_FILES if not (folder / n).is_file()]
+    if missing:
+        raise InputError(f"missing task files {missing}", file=str(folder))
+    raw = {n: read_json(folder / n) for n in PUBLIC_FILES}
+    models = {
+        "part_catalog.json": PartCatalog, "assembly_graph.json": AssemblyGraphFile,
+        "blocking_graph.json": BlockingGraphFile, "contact_graph.json": ContactGraphFile,
+        "action_space.json": ActionSpaceFile, "initial_state.json": StateFile,
+        "actual_state.json": StateFile, "target_state.json": StateFile,
+    }
+    m = {n: parse_model(models[n], raw[n], str(folder / n)) for n in PUBLIC_FILES}
+    asm_ids = {n: m[n].assembly_id for n in PUBLIC_FILES}
+    if len(set(asm_ids.values())) != 1:
+        raise InputError(f"files disagree on assembly_id: {asm_ids}", file=str(folder), field="assembly_id")
+    asm = _assembly_from_files(folder, m)
+    tol_m = m["target_state.json"].tolerances
+    tol = Tolerances(tol_m.pos_tol, tol_m.rot_tol_deg) if tol_m else Tolerances()
+    world = world_for(asm, tol)
+    states = {n: _state_from_file(world, m[n], str(folder / n)) for n in ("initial_state.json", "actual_state.json", "target_state.json")}
+    return Task(folder.name, asm, tol, states["initial_state.json"], states["actual_state.json"], states["target_state.json"])
+
+
+def _assembly_from_files(folder: Path, m: dict) -> Assembly:
+    cat, ag, bg = m["part_catalog.json"], m["assembly_graph.json"], m["blocking_graph.json"]
+    catfile = str(folder / "part_catalog.json")
+    supports: dict[str, list[str]] = {}
+    for s, p in ag.supports:
+        supports.setdefault(p, []).append(s)
+    parts = []
+    for k, cp in enumerate(cat.parts):
+        lock = None
+        if cp.lock is not None:
+            lock = _lock_from_json(cp.lock, cp, f"{catfile}", f"parts.{k}.lock")
+        dirs = bg.removal_dirs.get(cp.part_id)
+        if dirs is None:
+            raise InputError(f"no removal_dirs for part {cp.part_id}", file=str(folder / "blocking_graph.json"), field="removal_dirs")
+        parts.append(Part(cp.part_id, cp.kind, frozenset(tuple(v) for v in cp.voxels), lock, tuple(dirs),
+                          tuple(supports.get(cp.part_id, ()))))
+    spares = tuple(SparePart(w.part_id, w.kind, w.variant_of, w.difference) for w in cat.spare_parts)
+    asm = Assembly(cat.assembly_id, cat.family, tuple(parts), spares, getattr(cat, "description", "") or "", "task")
+    validate_assembly(asm)
+    check_geometry(asm)
+    derived = blocking_relation(asm)
+    for d in DIRECTIONS:
+        given = {tuple(e) for e in bg.edges.get(d, [])}
+        if given != set(derived[d]):
+            diff = sorted(given ^ set(derived[d]))[:3]
+            raise InputError(f"edges disagree with the voxel geometry, e.g. {diff}",
+                             file=str(folder / "blocking_graph.json"), field=f"edges.{d}")
+    return asm
+
+
+def _lock_from_json(d: dict, cp, file: str, field: str) -> LockMechanism:
+    try:
+        kind, holds = d["kind"], tuple(d["holds"])
+        if kind == "rotate":
+            return LockMechanism("rotate", holds, axis=d["axis"], angle_deg=float(d["angle_deg"]))
+        if kind == "coupled":
+            up = d["unlocked_pose"]
+            n = len(cp.voxels)
+            c = tuple(round(sum(v[a] for v in cp.voxels) / n + 0.5, 6) for a in range(3))
+            pos = [float(x) for x in up["position"]]
+            rot = tuple(float(x) for x in up.get("rotation", [0, 0, 0]))
+            if len(pos) != 3 or len(rot) != 3 or not all(math.isfinite(x) for x in (*pos, *rot)):
+                raise ValueError("unlocked_pose needs finite 3-vectors")
+            return LockMechanism("coupled", holds, unlocked_offset=Pose(tuple(round(pos[i] - c[i], 6) for i in range(3)), rot))  # type: ignore[arg-type]
+        raise ValueError(f"lock kind {kind!r} must be rotate or coupled")
+    except (KeyError, TypeError, ValueError) as exc:
+        raise InputError(f"bad lock mechanism: {exc}", file=file, field=field) from None
+
+
+def _state_from_file(world: World, sm: StateFile, file: str) -> State:
+    slots = []
+    extra = sorted(set(sm.slots) - set(world.ids))
+    if extra:
+        raise InputError(f"unknown slots {extra}", file=file, field="slots")
+    spares = {w.part_id: w.variant_of for w in world.assembly.spares}
+    for i, pid in enumerate(world.ids):
+        s = sm.slots.get(pid)
+        if s is None:
+            raise InputError(f"slot {pid} is missing", file=file, field="slots")
+        f = f"slots.{pid}"
+        if s.present:
+            if s.occupant != pid and spares.get(s.occupant or "") != pid:
+                raise InputError(f"occupant {s.occupant!r} is neither {pid} nor a spare variant of it", file=file, field=f"{f}.occupant")
+        elif s.occupant is not None:
+            raise InputError("an absent slot must have occupant null", file=file, field=f"{f}.occupant")
+        is_lock = world.lock[i] is not None
+        if is_lock and s.locked is None:
+            raise InputError("a lock slot needs 'locked'", file=file, field=f"{f}.locked")
+        if not is_lock and s.locked is not None:
+            raise InputError("'locked' is only for lock parts", file=file, field=f"{f}.locked")
+        if not s.present and s.locked:
+            raise InputError("an absent lock cannot be engaged", file=file, field=f"{f}.locked")
+        slots.append(Slot(s.present, s.occupant, tuple(s.position), tuple(s.rotation), s.seated, s.locked))  # type: ignore[arg-type]
+    return State(slots)

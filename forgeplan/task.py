@@ -99,7 +99,7 @@ def public_files(task: Task) -> dict[str, dict]:
     for w in asm.spares:
         applicable[w.part_id] = ["remove", "reset_pose", "rotate", "replace"]
     return {
-        "part_catalog.json": {**h, "family": asm.family, "description": asm.description, "units": "voxel edge = 1 scene unit",
+        "part_catalog.json": {**h, "family": asm.family, "description": asm.description, "source": asm.source, "units": "voxel edge = 1 scene unit",
                               "parts": [{"part_id": p.part_id, "kind": p.kind, "voxels": [list(v) for v in sorted(p.voxels)],
                                          "symmetry": [[list(r) for r in g] for g in symmetry_group(p)],
                                          "lock": _lock_json(p)} for p in asm.parts],
@@ -195,7 +195,8 @@ def _assembly_from_files(folder: Path, m: dict) -> Assembly:
         parts.append(Part(cp.part_id, cp.kind, frozenset(tuple(v) for v in cp.voxels), lock, tuple(dirs),
                           tuple(supports.get(cp.part_id, ()))))
     spares = tuple(SparePart(w.part_id, w.kind, w.variant_of, w.difference) for w in cat.spare_parts)
-    asm = Assembly(cat.assembly_id, cat.family, tuple(parts), spares, getattr(cat, "description", "") or "", "task")
+    asm = Assembly(cat.assembly_id, cat.family, tuple(parts), spares, getattr(cat, "description", "") or "",
+                   getattr(cat, "source", "") or "task")
     validate_assembly(asm)
     check_geometry(asm)
     derived = blocking_relation(asm)

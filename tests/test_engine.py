@@ -1,0 +1,210 @@
+"""Engine legality per action (positive and negative), transitions, equivalence, and properties."""
+
+import math
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from cases import all_cases
+from fixtures import BASE, BENT, CLIP, COVER, KEY, LATCH, PIN, fixture_assembly
+from forgeplan.actions import Action
+from forgeplan.assembly import Pose
+from forgeplan.engine import World
+from forgeplan.grounding import legal_actions
+from forgeplan.rotations import axis_matrix, matrix_to_euler
+
+W = World(fixture_assembly())
+T = W.target_state()
+I = W.index
+
+
+def code(state, action):
+    r = W.check(state, action)
+    return None if r is None else r.code
+
+
+def run(state, *actions):
+    for a in actions:
+        state = W.step(state, a)
+    return state
+
+
+UNLATCH = Action("rotate_to_unlock", LATCH, axis="x", angle_deg=90)
+RELATCH = Action("rotate_to_lock", LATCH, axis="x", angle_deg=-90)
+UNCLIP = Action("rotate_translate_to_unlock", CLIP, after_pose=W.unlocked[I[CLIP]])
+RECLIP = Action("translate_rotate_to_lock", CLIP, after_pose=Pose(W.target_position[I[CLIP]]))
+
+
+def test_remove_needs_lock_release_and_clearance():
+    assert code(T, Action("remove", COVER)) == "held"
+    assert code(T, Action("remove", LATCH)) == "locked"
+    s = run(T, UNLATCH)
+    assert code(s, Action("remove", COVER)) is None
+    assert code(s, Action("remove", PIN)) == "held"          # the clip still holds it
+    s = run(s, UNCLIP)
+    assert code(s, Action("remove", PIN)) == "blocked"       # the cover is above it
+    s = run(s, Action("remove", COVER))
+    assert code(s, Action("remove", PIN)) is None
+    assert code(s, Action("remove", "Nope")) == "unknown_part"
+
+
+def test_insert_needs_empty_slot_supports_and_a_free_path():
+    assert code(T, Action("insert", PIN)) == "already_present"
+    s = run(T, UNLATCH, UNCLIP, Action("remove", COVER), Action("remove", PIN), Action("remove", BASE))
+    assert code(s, Action("insert", PIN)) == "supports_missing"
+    s = run(s, Action("insert", BASE))
+    assert code(s, Action("insert", PIN)) is None
+    s2 = run(s, Action("insert", COVER))
+    assert code(s2, Action("insert", PIN)) == "blocked"
+    assert code(s, RECLIP) == "holds_not_restored"      # cannot lock over a missing pin
+    c = I[CLIP]
+    s3 = s.replace(c, W.target_slot(c))                 # ...but an actual state may have it engaged
+    assert code(s3, Action("insert", PIN)) == "held"
+    assert code(s, Action("insert", BENT)) == "not_applicable"
+    assert code(T, Action("remove", BENT)) == "not_present"
+
+
+def test_rotate_lock_parameters_are_checked():
+    assert code(T, Action("rotate_to_unlock", LATCH, axis="y", angle_deg=90)) == "bad_axis"
+    assert code(T, Action("rotate_to_unlock", LATCH, axis="x", angle_deg=45)) == "bad_angle"
+    assert code(T, Action("rotate_to_unlock", LATCH, axis="x", angle_deg=91.5)) is None  # within rot_tol
+    assert code(T, Action("rotate_to_unlock", LATCH, axis="x", angle_deg=-270)) is None  # same angle mod 360
+    assert code(T, RELATCH) == "already_locked"
+    assert code(T, Action("rotate_to_unlock", COVER, axis="x", angle_deg=90)) == "not_applicable"
+    s = run(T, UNLATCH)
+    assert code(s, UNLATCH) == "already_unlocked"
+    assert code(s, Action("rotate_to_lock", LATCH, axis="x", angle_deg=90)) == "bad_angle"
+    assert run(s, RELATCH) == T
+
+
+def test_locking_needs_every_held_part_restored():
+    s = run(T, UNLATCH)
+    i = I[COVER]
+    moved = s.replace(i, s.slots[i]._replace(position=(1.5, 2.9, 0.5)))
+    assert code(moved, RELATCH) == "holds_not_restored"
+    fixed = run(moved, Action("reset_pose", COVER))
+    assert code(fixed, RELATCH) is None
+    gone = run(s, Action("remove", COVER))
+    assert code(gone, RELATCH) == "holds_not_restored"
+
+
+def test_coupled_lock_moves_to_its_unlocked_pose_and_back():
+    s = run(T, UNCLIP)
+    slot = s.slots[I[CLIP]]
+    assert slot.locked is False and slot.position == W.unlocked[I[CLIP]].position
+    assert code(s, Action("translate_rotate_to_lock", CLIP, after_pose=W.unlocked[I[CLIP]])) == "bad_after_pose"
+    assert code(T, Action("rotate_translate_to_unlock", CLIP, after_pose=Pose((0.0, 0.0, 0.0)))) == "bad_after_pose"
+    assert run(s, RECLIP) == T
+
+
+def test_replace_swaps_a_wrong_part_when_the_slot_is_clear():
+    i = I[PIN]
+    wrong = T.replace(i, T.slots[i]._replace(occupant=BENT))
+    act = Action("replace", BENT, target_part_id=PIN)
+    assert code(wrong, act) == "held"
+    s = run(wrong, UNLATCH, UNCLIP, Action("remove", COVER))
+    assert code(s, Action("remove", PIN)) == "not_present"   # the part there is the spare
+    assert code(s, Action("replace", BENT, target_part_id=COVER)) == "not_applicable"
+    s = run(s, act)
+    assert s.slots[i].occupant == PIN
+    assert code(s, act) == "not_present"
+
+
+def test_rotate_changes_orientation_and_symmetric_turns_are_equivalent():
+    k = I[KEY]
+    assert code(T, Action("rotate", KEY, axis="w", angle_deg=90)) == "bad_axis"
+    assert code(T, Action("rotate", KEY, axis="x", angle_deg=math.nan)) == "bad_angle"
+    s = run(T, Action("rotate", KEY, axis="y", angle_deg=90))
+    assert W.rot_off(k, s.slots[k])
+    assert W.equivalent(run(s, Action("rotate", KEY, axis="y", angle_deg=-90)), T)
+    base = I[BASE]
+    flipped = T.replace(base, T.slots[base]._replace(rotation=(0.0, 180.0, 0.0)))
+    assert W.equivalent(flipped, T)                      # a bar turned end for end is the same bar
+    quarter = T.replace(base, T.slots[base]._replace(rotation=(0.0, 90.0, 0.0)))
+    assert not W.equivalent(quarter, T)
+
+
+@pytest.mark.parametrize("offset,ok", [(0.049, True), (0.051, False)])
+def test_position_tolerance_boundary(offset, ok):
+    i = I[COVER]
+    p = W.target_position[i]
+    s = T.replace(i, T.slots[i]._replace(position=(p[0] + offset, p[1], p[2])))
+    assert W.equivalent(s, T) is ok
+    s = T.replace(i, T.slots[i]._replace(seated=offset))
+    assert W.equivalent(s, T) is ok
+
+
+@pytest.mark.parametrize("angle,ok", [(1.9, True), (2.1, False)])
+def test_rotation_tolerance_boundary(angle, ok):
+    k = I[KEY]
+    s = T.replace(k, T.slots[k]._replace(rotation=matrix_to_euler(axis_matrix("z", angle))))
+    assert W.equivalent(s, T) is ok
+
+
+CASES = all_cases()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(range(len(CASES))), st.lists(st.integers(0, 10_000), max_size=25),
+       st.floats(-720, 720, allow_nan=False))
+def test_random_legal_walks_never_crash_and_replay_agrees(case, picks, angle):
+    task = CASES[case][1]
+    w, s = task.world, task.actual
+    plan = []
+    for n in picks:
+        acts = legal_actions(w, s)
+        present = [x for x in s.slots if x.present]
+        if n % 7 == 0 and present:  # sometimes an arbitrary turn: any angle is legal when clear
+            occ = present[n % len(present)].occupant
+            a = Action("rotate", occ, axis="xyz"[n % 3], angle_deg=angle)
+            if w.check(s, a) is not None:
+                continue
+        elif not acts:
+            break
+        else:
+            a = acts[n % len(acts)]
+        plan.append(a)
+        s = w.step(s, a)
+    r = w.replay(task.actual, plan)
+    assert r.failure is None and r.final == s
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(range(len(CASES))), st.lists(st.integers(0, 10_000), max_size=15), st.integers(0, 10_000))
+def test_remove_then_insert_restores_the_slot(case, picks, which):
+    task = CASES[case][1]
+    w, s = task.world, task.actual
+    for n in picks:
+        acts = legal_actions(w, s)
+        if not acts:
+            break
+        s = w.apply(s, acts[n % len(acts)])
+    removable = [a for a in legal_actions(w, s) if a.name == "remove" and a.part_id in w.index]
+    if not removable:
+        return
+    a = removable[which % len(removable)]
+    i = w.index[a.part_id]
+    after = w.apply(s, a)
+    if w.check(after, Action("insert", a.part_id)) is None:
+        back = w.apply(after, Action("insert", a.part_id))
+        t = w.target_slot(i)
+        assert back.slots[i] == t._replace(locked=False if t.locked is not None else None)
+        assert all(back.slots[j] == s.slots[j] for j in range(len(w.ids)) if j != i)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(range(len(CASES))), st.integers(0, 1000), st.floats(0, 1), st.sampled_from("xyz"))
+def test_equivalence_respects_symmetry_and_tolerance(case, pick, frac, axis):
+    task = CASES[case][1]
+    w = task.world
+    t = w.target_state()
+    i = pick % len(w.ids)
+    g = w.symmetry[i][pick % len(w.symmetry[i])]
+    inside = matrix_to_euler(axis_matrix(axis, 0.95 * frac * w.tol.rot_tol))
+    from forgeplan.rotations import matmul
+    rot = matrix_to_euler(matmul(g, axis_matrix(axis, 0.95 * frac * w.tol.rot_tol)))
+    s = t.replace(i, t.slots[i]._replace(rotation=rot))
+    assert w.equivalent(s, t)
+    assert w.equivalent(t.replace(i, t.slots[i]._replace(rotation=inside)), t)
+    outside = matrix_to_euler(axis_matrix(axis, w.tol.rot_tol * (1.05 + frac)))
+    assert not w.equivalent(t.replace(i, t.slots[i]._replace(rotation=outside)), t)

@@ -1,0 +1,93 @@
+"""The verifier's verdicts and failure categories on every registered case."""
+
+import json
+
+import pytest
+
+from cases import all_cases, fault_cases
+from fixtures import COVER, fixture_assembly
+from forgeplan.contract import output_json
+from forgeplan.faults import FaultSpec, make_task
+from forgeplan.diagnosis import diagnose
+from forgeplan.repair import repair_plan
+from forgeplan.verify import verify
+
+CASES = dict(all_cases())
+
+
+def expected_output(task, plan):
+    return output_json(task.sample_id, task.assembly.assembly_id, diagnose(task.world, task.actual, task.target), plan)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_repair_plans_verify_as_valid(name):
+    task = CASES[name]
+    plan = repair_plan(task.world, task.actual, task.target)
+    assert plan is not None
+    v = verify(task, json.dumps(expected_output(task, plan)))
+    assert v.valid, v.reason
+    if name.endswith(("/nofault", "/boundary")):
+        assert plan == []
+
+
+@pytest.mark.parametrize("name", [n for n, _ in fault_cases()])
+def test_dropping_the_last_action_never_verifies(name):
+    task = CASES[name]
+    plan = repair_plan(task.world, task.actual, task.target)
+    v = verify(task, json.dumps(expected_output(task, plan[:-1])))
+    assert not v.valid and v.category == "incomplete_restoration"
+
+
+def test_categories():
+    name = next(n for n, t in fault_cases() if "missing_part" in n
+                and not diagnose(t.world, t.actual, t.target)[0]["visible"])
+    task = CASES[name]
+    plan = repair_plan(task.world, task.actual, task.target)
+    out = expected_output(task, plan)
+    assert verify(task, "{").category == "schema_failure"
+    # dependency omission: act on the hidden part first
+    bad = json.loads(json.dumps(out))
+    bad["rework_plan"]["actions"] = [{"action": "insert", "part_id": out["annotation"]["mistakes"][0]["part_id"]}]
+    v = verify(task, json.dumps(bad))
+    assert v.category == "dependency_omission" and v.failing_step == 0
+    # illegal grounding: an unknown part
+    bad["rework_plan"]["actions"] = [{"action": "remove", "part_id": "NoSuchPart"}]
+    assert verify(task, json.dumps(bad)).category == "illegal_grounding"
+    # misdiagnosis: wrong visibility flag
+    bad = json.loads(json.dumps(out))
+    bad["annotation"]["mistakes"][0]["visible"] = True
+    assert verify(task, json.dumps(bad)).category == "misdiagnosis"
+    # wrong assembly id is a contract failure
+    bad = json.loads(json.dumps(out))
+    bad["annotation"]["assembly_id"] = "other"
+    assert verify(task, json.dumps(bad)).category == "schema_failure"
+
+
+def test_parameter_error_on_a_wrong_unlock_angle():
+    task = make_task(fixture_assembly(), [FaultSpec("misplacement", COVER)], seed=3)
+    plan = repair_plan(task.world, task.actual, task.target)
+    assert [a.name for a in plan] == ["rotate_to_unlock", "reset_pose", "rotate_to_lock"]
+    out = expected_output(task, plan)
+    assert verify(task, json.dumps(out)).valid
+    out["rework_plan"]["actions"][0]["angle_deg"] += 45
+    v = verify(task, json.dumps(out))
+    assert v.category == "parameter_error" and v.failing_step == 0
+
+
+def test_pass_must_match_the_mistakes():
+    task = make_task(fixture_assembly(), [FaultSpec("misplacement", COVER)], seed=3)
+    out = expected_output(task, repair_plan(task.world, task.actual, task.target))
+    out["annotation"]["pass"] = True
+    assert verify(task, json.dumps(out)).category == "misdiagnosis"
+
+
+def test_no_fault_tasks_need_the_empty_plan():
+    task = CASES["bayonet_structure/nofault"]
+    empty = expected_output(task, [])
+    assert verify(task, json.dumps(empty)).valid
+    busy = json.loads(json.dumps(empty))
+    busy["rework_plan"]["actions"] = [{"action": "remove", "part_id": task.world.ids[-1]}]
+    assert verify(task, json.dumps(busy)).category == "no_fault_intervention"
+    wrong = json.loads(json.dumps(empty))
+    wrong["annotation"].update({"pass": False, "mistakes": [{"type": "missing_part", "part_id": task.world.ids[0], "visible": True}]})
+    assert verify(task, json.dumps(wrong)).category == "misdiagnosis"

@@ -115,7 +115,7 @@ def public_files(task: Task) -> dict[str, dict]:
                                                 else ["part_id", *ACTION_PARAMS[n]]} for n in ACTION_NAMES],
                               "applicable": applicable},
         "initial_state.json": state_json(world, task.initial),
-        "actual_state.json": state_json(world, task.actual),
+        "actual_state.json": {**state_json(world, task.actual), "sample_id": task.sample_id},
         "target_state.json": state_json(world, task.target, task.tolerances),
     }
 
@@ -175,7 +175,10 @@ def load_task(folder: Path) -> Task:
     tol = Tolerances(tol_m.pos_tol, tol_m.rot_tol_deg) if tol_m else Tolerances()
     world = world_for(asm, tol)
     states = {n: _state_from_file(world, m[n], str(folder / n)) for n in ("initial_state.json", "actual_state.json", "target_state.json")}
-    return Task(folder.name, asm, tol, states["initial_state.json"], states["actual_state.json"], states["target_state.json"])
+    sid = raw["actual_state.json"].get("sample_id") or folder.name
+    if not isinstance(sid, str):
+        raise InputError("sample_id must be a string", file=str(folder / "actual_state.json"), field="sample_id")
+    return Task(sid, asm, tol, states["initial_state.json"], states["actual_state.json"], states["target_state.json"])
 
 
 def _assembly_from_files(folder: Path, m: dict) -> Assembly:

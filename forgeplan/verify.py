@@ -52,6 +52,9 @@ def verify_output(task: Task, out: Output) -> Verdict:
     world = task.world
     expected = diagnose(world, task.actual, task.target)
     v = Verdict(False, actions=len(out.actions), output=out)
+    if out.sample_id != task.sample_id:
+        v.category, v.reason = "schema_failure", f"annotation.sample_id is {out.sample_id!r}, expected {task.sample_id!r}"
+        return v
     if out.assembly_id != task.assembly.assembly_id:
         v.category, v.reason = "schema_failure", f"annotation.assembly_id is {out.assembly_id!r}, expected {task.assembly.assembly_id!r}"
         return v

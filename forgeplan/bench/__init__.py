@@ -1,0 +1,1 @@
+"""FORGE-Bench-shaped benchmark: composition plan, generation with proven references, storage, stats."""

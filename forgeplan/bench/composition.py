@@ -1,0 +1,135 @@
+"""The benchmark's composition, planned before anything is solved (SPEC §6).
+
+`plan_composition` decides, for every task index, its split, assembly, condition (no-fault, boundary
+no-fault, single-fault, multi-fault) and counterfactual partner, purely from (assemblies, N, seed). The
+default N=4000 reproduces FORGE-Bench exactly; a smaller N keeps the proportions (largest remainder).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+# FORGE-Bench, 4,000-task protocol
+PROTOCOL = {"tasks": 4000, "train": 3000, "test": 1000, "no_fault": 1115, "single_fault": 2353, "multi_fault": 532,
+            "counterfactual_pairs": 160, "assemblies": 26, "test_assemblies": 5}
+BOUNDARY_SHARE = 0.4  # share of no-fault tasks that are boundary no-fault (poses perturbed inside tolerance)
+MIN_UNSEEN_TEST_FAMILIES = 2
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One planned task: everything decided before generation."""
+
+    index: int
+    split: str
+    assembly_id: str
+    condition: str            # nofault | boundary | single | multi
+    pair: int | None = None   # counterfactual pair id (the no-fault partner shares it)
+    pair_role: str | None = None  # "fault" | "nofault"
+
+
+def apportion(total: int, weights: dict[str, float]) -> dict[str, int]:
+    """Integer counts summing to `total`, proportional to weights (largest remainder, ties by key)."""
+    wsum = sum(weights.values())
+    raw = {k: total * w / wsum for k, w in weights.items()}
+    out = {k: int(v) for k, v in raw.items()}
+    rest = total - sum(out.values())
+    for k in sorted(raw, key=lambda k: (-(raw[k] - out[k]), k))[:rest]:
+        out[k] += 1
+    return out
+
+
+def split_assemblies(families: dict[str, str], seed: int) -> tuple[list[str], list[str]]:
+    """Assembly-disjoint train/test split; at least two test families never appear in training.
+
+    `families` maps assembly id -> family. The test side takes whole small families first (so their
+    family is unseen in training), then single identities of larger families, up to 5/26 of the library.
+    """
+    ids = sorted(families)
+    n_test = max(1, round(len(ids) * PROTOCOL["test_assemblies"] / PROTOCOL["assemblies"]))
+    by_family: dict[str, list[str]] = {}
+    for a in ids:
+        by_family.setdefault(families[a], []).append(a)
+    rng = random.Random(seed)
+    test: list[str] = []
+    small = sorted(by_family, key=lambda f: (len(by_family[f]), f))
+    for fam in small:
+        if len([f for f in by_family if any(a in test for a in by_family[f])]) >= MIN_UNSEEN_TEST_FAMILIES:
+            break
+        if len(test) + len(by_family[fam]) <= n_test and len(by_family) > 1:
+            test.extend(by_family[fam])
+    others = [f for f in sorted(by_family) if not any(a in test for a in by_family[f]) and len(by_family[f]) > 1]
+    rng.shuffle(others)
+    for fam in others:
+        if len(test) >= n_test:
+            break
+        test.append(rng.choice(by_family[fam]))
+    train = [a for a in ids if a not in test]
+    return train, sorted(test)
+
+
+def plan_composition(families: dict[str, str], tasks: int = 4000, seed: int = 42) -> list[Slot]:
+    p = PROTOCOL
+    train_ids, test_ids = split_assemblies(families, seed)
+    split_n = apportion(tasks, {"train": p["train"], "test": p["test"]})
+    cond_n = apportion(tasks, {"no_fault": p["no_fault"], "single": p["single_fault"], "multi": p["multi_fault"]})
+    pairs = round(tasks * p["counterfactual_pairs"] / p["tasks"])
+    rng = random.Random(seed)
+    # conditions per split, proportional; then shuffled deterministically
+    slots: list[Slot] = []
+    for split, ids in (("train", train_ids), ("test", test_ids)):
+        n = split_n[split]
+        share = {k: v * n / tasks for k, v in cond_n.items()}
+        counts = apportion(n, share) if split == "train" else {
+            k: cond_n[k] - sum(1 for s in slots if _cond_key(s.condition) == k) for k in cond_n}
+        conds: list[str] = []
+        n_boundary = round(counts["no_fault"] * BOUNDARY_SHARE)
+        conds += ["boundary"] * n_boundary + ["nofault"] * (counts["no_fault"] - n_boundary)
+        conds += ["single"] * counts["single"] + ["multi"] * counts["multi"]
+        rng.shuffle(conds)
+        for k, cond in enumerate(conds):
+            slots.append(Slot(len(slots), split, ids[k % len(ids)], cond))
+    return _assign_pairs(slots, pairs, rng)
+
+
+def _cond_key(condition: str) -> str:
+    return "no_fault" if condition in ("nofault", "boundary") else condition
+
+
+def _assign_pairs(slots: list[Slot], pairs: int, rng: random.Random) -> list[Slot]:
+    """Pair single-fault tasks with boundary no-fault tasks of the same assembly and split."""
+    out = list(slots)
+    pool: dict[tuple[str, str], list[int]] = {}
+    for s in slots:
+        if s.condition == "boundary":
+            pool.setdefault((s.split, s.assembly_id), []).append(s.index)
+    singles = [s for s in slots if s.condition == "single"]
+    rng.shuffle(singles)
+    made = 0
+    for s in singles:
+        if made == pairs:
+            break
+        partners = pool.get((s.split, s.assembly_id))
+        if not partners:
+            continue
+        partner = partners.pop(0)
+        out[s.index] = Slot(s.index, s.split, s.assembly_id, s.condition, made, "fault")
+        p = out[partner]
+        out[partner] = Slot(p.index, p.split, p.assembly_id, p.condition, made, "nofault")
+        made += 1
+    return out
+
+
+def composition_counts(slots: list[Slot]) -> dict:
+    out = {"tasks": len(slots), "train": 0, "test": 0, "no_fault": 0, "boundary_no_fault": 0,
+           "single_fault": 0, "multi_fault": 0, "counterfactual_pairs": 0}
+    for s in slots:
+        out[s.split] += 1
+        key = {"nofault": "no_fault", "boundary": "no_fault", "single": "single_fault", "multi": "multi_fault"}[s.condition]
+        out[key] += 1
+        out["boundary_no_fault"] += s.condition == "boundary"
+        out["counterfactual_pairs"] += s.pair_role == "fault"
+    out["assemblies_train"] = len({s.assembly_id for s in slots if s.split == "train"})
+    out["assemblies_test"] = len({s.assembly_id for s in slots if s.split == "test"})
+    return out

@@ -1,0 +1,136 @@
+"""Generate benchmark tasks from a composition plan, each with a proven-minimal, verified reference.
+
+Every task is a pure function of (seed, slot): workers may run in any order and the output is
+byte-identical whatever `--jobs` is. A task is kept only when clingo proved its reference optimal and
+the verifier replays it as valid (closed loop); otherwise the next attempt seed is tried.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from dataclasses import dataclass
+
+from ..actions import moved_parts
+from ..assembly import load_assembly
+from ..diagnosis import MISTAKE_TYPES, diagnose
+from ..errors import ForgeplanError
+from ..faults import FaultSpec, candidates, make_task
+from ..task import Task, public_files, world_for
+from ..state import Tolerances
+from ..verify import verify
+from .composition import Slot
+
+MAX_ATTEMPTS = 25
+SOLVE_TIME_LIMIT = 60.0
+
+
+@dataclass
+class Generated:
+    slot: Slot
+    sample_id: str
+    files: dict[str, dict]      # file name -> JSON object, in writing order
+
+
+def sample_id(slot: Slot) -> str:
+    return f"{slot.assembly_id}_{slot.split}_{slot.index:06d}"
+
+
+def _rng(seed: int, *key) -> random.Random:
+    digest = hashlib.sha256(json.dumps([seed, *key]).encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))
+
+
+def difficulty(condition: str, ref_actions: int, mistakes: list[dict]) -> str:
+    """easy: nothing or one direct action; medium: <= 4 actions; hard: <= 9; expert: more, or a
+    multi-fault task with a hidden fault."""
+    if condition in ("nofault", "boundary") or ref_actions <= 1:
+        return "easy"
+    if condition == "multi" and any(not m["visible"] for m in mistakes) and ref_actions >= 6:
+        return "expert"
+    if ref_actions <= 4:
+        return "medium"
+    return "hard" if ref_actions <= 9 else "expert"
+
+
+def _faults_for(slot: Slot, task_world, rng: random.Random) -> list[FaultSpec]:
+    types = [t for t in MISTAKE_TYPES if candidates(task_world, t)]
+    if slot.condition == "single":
+        return [FaultSpec(types[(slot.index // 2) % len(types)])]
+    k = 3 if rng.random() < 0.25 else 2
+    chosen = rng.sample(types, k=min(k, len(types)))
+    return [FaultSpec(t) for t in chosen]
+
+
+def build_task(slot: Slot, seed: int, tolerances: Tolerances) -> tuple[Task, dict, int]:
+    """The task of a slot and its solve result; tries attempt seeds until the closed loop holds."""
+    from ..asp import solve_task
+
+    asm = load_assembly(slot.assembly_id)
+    world = world_for(asm, tolerances)
+    sid = sample_id(slot)
+    want_hidden = slot.index % 2 == 0
+    last_error = "no attempt"
+    for attempt in range(MAX_ATTEMPTS):
+        # the counterfactual partner shares the pair's base seed, so both see the same perturbation
+        base = _rng(seed, "pair", slot.assembly_id, slot.pair) if slot.pair is not None else _rng(seed, "slot", slot.index, attempt)
+        task_seed = base.randrange(2**31) + (attempt if slot.pair is None else 0)
+        rng = _rng(seed, "faults", slot.index, attempt)
+        if slot.condition in ("nofault", "boundary"):
+            task = make_task(asm, [], seed=task_seed, sample_id=sid, tolerances=tolerances, boundary=slot.condition == "boundary")
+        else:
+            faults = _faults_for(slot, world, rng)
+            boundary = slot.pair_role == "fault"
+            try:
+                task = make_task(asm, faults, seed=task_seed + attempt * 7919, sample_id=sid, tolerances=tolerances,
+                                 boundary=boundary)
+            except ForgeplanError as exc:
+                last_error = str(exc)
+                continue
+            mistakes = diagnose(world, task.actual, task.target)
+            hidden = any(not m["visible"] for m in mistakes)
+            if slot.condition == "single" and hidden != want_hidden and attempt < MAX_ATTEMPTS // 2:
+                last_error = "visibility preference"
+                continue
+        result = solve_task(task, time_limit=SOLVE_TIME_LIMIT)
+        if not result.optimal:
+            last_error = f"reference not proved optimal ({result.status.name})"
+            continue
+        return task, result, attempt
+    raise ForgeplanError(f"could not generate task {sid}: {last_error}")
+
+
+def generate(slot: Slot, seed: int, tolerances: Tolerances) -> Generated:
+    from ..asp import reference_output
+
+    task, result, attempt = build_task(slot, seed, tolerances)
+    ref = reference_output(task, result)
+    out = {k: ref[k] for k in ("annotation", "rework_plan")}
+    verdict = verify(task, json.dumps(out))
+    if not verdict.valid:
+        raise ForgeplanError(f"closed loop failed for {task.sample_id}: {verdict.reason}")
+    mistakes = ref["annotation"]["mistakes"]
+    plan = result.plan
+    first_touch: list[str] = []
+    for a in plan:
+        for p in a.touched:
+            if p not in first_touch:
+                first_touch.append(p)
+    action_ids = [f"{a.name}:{a.part_id}" + (f":{a.target_part_id}" if a.target_part_id else "") for a in plan]
+    route = hashlib.sha1(json.dumps(action_ids).encode()).hexdigest()[:12]
+    meta = {
+        "sample_id": task.sample_id, "assembly_id": task.assembly.assembly_id, "family": task.assembly.family,
+        "split": slot.split, "condition": slot.condition,
+        "fault_types": sorted({m["type"] for m in mistakes}), "faults": len(mistakes),
+        "hidden": any(not m["visible"] for m in mistakes),
+        "difficulty": difficulty(slot.condition, len(plan), mistakes),
+        "counterfactual_pair": slot.pair, "counterfactual_role": slot.pair_role, "attempt": attempt,
+    }
+    magar = {"sample_id": task.sample_id, "moved_parts": sorted(moved_parts(plan)), "moved_part_count": len(moved_parts(plan)),
+             "route_id": f"R-{route}" if plan else "R-empty", "action_ids": action_ids, "first_touch_order": first_touch}
+    files = dict(public_files(task))
+    files["reference.json"] = ref
+    files["meta.json"] = meta
+    files["minimal_rework.json"] = magar
+    return Generated(slot, task.sample_id, files)

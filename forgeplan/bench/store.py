@@ -1,0 +1,92 @@
+"""Build a benchmark folder: plan, generate (in parallel), write deterministically, summarise."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import platform
+from collections import Counter
+from functools import partial
+from pathlib import Path
+
+from .. import __version__
+from ..assembly import load_assembly
+from ..errors import InputError
+from ..library import BUILTIN
+from ..state import Tolerances
+from ..task import read_json, write_json
+from .composition import PROTOCOL, composition_counts, plan_composition
+from .generate import generate
+
+MANIFEST = "manifest.json"
+
+
+def _versions() -> dict:
+    import clingo
+
+    return {"forgeplan": __version__, "clingo": clingo.__version__, "python": platform.python_version()}
+
+
+def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, progress=None,
+                tolerances: Tolerances = Tolerances()) -> dict:
+    """Generate the benchmark into `out` (must be empty or absent); returns the manifest."""
+    if tasks < 20:
+        raise InputError(f"--tasks must be at least 20 to keep every stratum, got {tasks}", field="--tasks")
+    if out.exists() and any(out.iterdir()):
+        raise InputError("output folder is not empty", file=str(out))
+    families = {a: load_assembly(a).family for a in BUILTIN}
+    slots = plan_composition(families, tasks, seed)
+    work = partial(generate, seed=seed, tolerances=tolerances)
+    (out / "tasks").mkdir(parents=True, exist_ok=True)
+    records = []
+    ctx = multiprocessing.get_context("fork")
+    pool = ctx.Pool(jobs) if jobs > 1 else None
+    try:
+        results = pool.imap(work, slots, chunksize=4) if pool else map(work, slots)
+        for g in results:
+            folder = out / "tasks" / g.sample_id
+            folder.mkdir()
+            for name, data in g.files.items():
+                write_json(folder / name, data)
+            records.append(g.files["meta.json"] | {"reference_actions": len(g.files["reference.json"]["rework_plan"]["actions"]),
+                                                    "reference_moved_parts": g.files["minimal_rework.json"]["moved_part_count"]})
+            if progress:
+                progress(1)
+    finally:
+        if pool:
+            pool.close()
+            pool.join()
+    manifest = {
+        "schema_version": "1.0", "benchmark": "forgeplan FORGE-Bench-shaped", "seed": seed, "tasks": tasks,
+        "protocol": PROTOCOL, "tolerances": tolerances.to_json(), "versions": _versions(),
+        "composition": composition_counts(slots),
+        "splits": {s: [r["sample_id"] for r in records if r["split"] == s] for s in ("train", "test")},
+        "assemblies": {s: sorted({r["assembly_id"] for r in records if r["split"] == s}) for s in ("train", "test")},
+        "families": {s: sorted({r["family"] for r in records if r["split"] == s}) for s in ("train", "test")},
+        "records": records,
+    }
+    write_json(out / MANIFEST, manifest)
+    return manifest
+
+
+def load_manifest(bench: Path) -> dict:
+    path = Path(bench) / MANIFEST
+    if not path.is_file():
+        raise InputError("not a benchmark folder (no manifest.json)", file=str(bench))
+    data = read_json(path)
+    if not isinstance(data, dict) or "splits" not in data or "records" not in data:
+        raise InputError("manifest has no splits/records", file=str(path))
+    return data
+
+
+def stats(manifest: dict) -> dict:
+    """Composition tables: per split x condition, fault type, difficulty, assembly."""
+    recs = manifest["records"]
+    table: dict = {}
+    for key in ("condition", "difficulty", "assembly_id", "family"):
+        table[key] = {s: dict(sorted(Counter(r[key] for r in recs if r["split"] == s).items())) for s in ("train", "test")}
+    table["fault_type"] = {s: dict(sorted(Counter(t for r in recs if r["split"] == s for t in r["fault_types"]).items()))
+                           for s in ("train", "test")}
+    table["hidden"] = {s: sum(r["hidden"] for r in recs if r["split"] == s) for s in ("train", "test")}
+    table["composition"] = manifest["composition"]
+    return table

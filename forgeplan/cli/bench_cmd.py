@@ -1,0 +1,79 @@
+"""`forgeplan bench build|stats|export`: the FORGE-Bench-shaped benchmark."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from . import emit_json
+
+
+def register(sub) -> None:
+    p = sub.add_parser("bench", help="build, summarise and export the benchmark")
+    bsub = p.add_subparsers(dest="bench_command", metavar="ACTION")
+    bsub.required = True
+    b = bsub.add_parser("build", help="generate tasks with proven-minimal references")
+    b.add_argument("--out", required=True, type=Path)
+    b.add_argument("--tasks", type=int, default=4000)
+    b.add_argument("--seed", type=int, default=42)
+    b.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    b.add_argument("--quiet", action="store_true", help="no progress bar")
+    b.set_defaults(func=run_build)
+    s = bsub.add_parser("stats", help="print the composition tables")
+    s.add_argument("bench", type=Path, metavar="DIR")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=run_stats)
+    e = bsub.add_parser("export", help="write train/test JSONL (prompt + target) for SFT")
+    e.add_argument("bench", type=Path, metavar="DIR")
+    e.add_argument("--format", choices=["jsonl"], default="jsonl")
+    e.add_argument("--out", type=Path, help="folder for train.jsonl/test.jsonl (default DIR/export)")
+    e.set_defaults(func=run_export)
+
+
+def run_build(args) -> int:
+    from tqdm import tqdm
+
+    from ..bench.store import build_bench, stats
+
+    with tqdm(total=args.tasks, desc="bench build", unit="task", disable=args.quiet, file=sys.stderr) as bar:
+        manifest = build_bench(args.out, args.tasks, args.seed, max(1, args.jobs), progress=bar.update)
+    _print_table(stats(manifest))
+    print(f"wrote {args.tasks} tasks to {args.out}")
+    return 0
+
+
+def run_stats(args) -> int:
+    from ..bench.store import load_manifest, stats
+
+    table = stats(load_manifest(args.bench))
+    if args.json:
+        emit_json(table)
+    else:
+        _print_table(table)
+    return 0
+
+
+def run_export(args) -> int:
+    from tqdm import tqdm
+
+    from ..bench.export import export_jsonl
+    from ..bench.store import load_manifest
+
+    out = args.out or args.bench / "export"
+    total = sum(len(v) for v in load_manifest(args.bench)["splits"].values())
+    with tqdm(total=total, desc="export", unit="task", file=sys.stderr) as bar:
+        counts = export_jsonl(args.bench, out, progress=bar.update)
+    print(f"wrote {', '.join(f'{out / k}.jsonl ({v})' for k, v in counts.items())}")
+    return 0
+
+
+def _print_table(table: dict) -> None:
+    comp = table["composition"]
+    print("composition: " + ", ".join(f"{k}={v}" for k, v in comp.items()))
+    for key in ("condition", "fault_type", "difficulty", "family"):
+        rows = sorted(set(table[key]["train"]) | set(table[key]["test"]))
+        print(f"\n{key:<22} {'train':>7} {'test':>7}")
+        for r in rows:
+            print(f"{r:<22} {table[key]['train'].get(r, 0):>7} {table[key]['test'].get(r, 0):>7}")
+    print(f"\n{'hidden faults':<22} {table['hidden']['train']:>7} {table['hidden']['test']:>7}")

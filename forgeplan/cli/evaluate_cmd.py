@@ -1,0 +1,64 @@
+"""`forgeplan evaluate` and `forgeplan baseline`: score predictions; produce baseline predictions."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+
+def register(sub) -> None:
+    e = sub.add_parser("evaluate", help="score a predictions JSONL on a benchmark split")
+    e.add_argument("--bench", required=True, type=Path, metavar="DIR")
+    e.add_argument("--predictions", required=True, type=Path, metavar="FILE.jsonl")
+    e.add_argument("--split", default="test")
+    e.add_argument("--out", type=Path, metavar="REPORT_DIR", help="write metrics.json, report.md and plots here")
+    e.add_argument("--json", action="store_true", help="print the full metrics JSON")
+    e.set_defaults(func=run_evaluate)
+    b = sub.add_parser("baseline", help="write a baseline's predictions JSONL")
+    b.add_argument("name", choices=["oracle", "local-repair", "greedy-legal", "no-op"])
+    b.add_argument("--bench", required=True, type=Path, metavar="DIR")
+    b.add_argument("--split", default="test")
+    b.add_argument("--out", required=True, type=Path, metavar="PREDS.jsonl")
+    b.set_defaults(func=run_baseline)
+
+
+def run_evaluate(args) -> int:
+    from tqdm import tqdm
+
+    from ..evaluation.evaluate import read_predictions, score_split, summarise
+    from ..evaluation.report import write_report
+    from ..bench.store import load_manifest
+
+    preds = read_predictions(args.predictions)
+    n = len(load_manifest(args.bench)["splits"].get(args.split, []))
+    with tqdm(total=n, desc="evaluate", unit="sample", file=sys.stderr, disable=n < 200) as bar:
+        samples = score_split(args.bench, preds, args.split, progress=bar.update)
+    summary = summarise(samples, args.split)
+    if args.out:
+        files = write_report(summary, args.out, args.predictions.stem)
+        print(f"report: {files[1]}")
+    if args.json:
+        print(json.dumps(summary, indent=1))
+    else:
+        m = summary["metrics"]
+        print("  ".join(f"{k} {m[k]:.2f}" for k in ("SSE", "SAPF", "VMRE", "DGTR", "MVE", "HRQ", "Overall-Core")))
+        print("  ".join(f"{k} {m[k]:.2f}" for k in ("SSE-any", "MVE-any", "NoFault-Compliance", "MPA", "RCA")))
+    return 0
+
+
+def run_baseline(args) -> int:
+    from ..bench.store import load_manifest
+    from ..evaluation.baselines import BASELINES
+    from ..task import load_task, read_json
+
+    fn = BASELINES[args.name]
+    ids = load_manifest(args.bench)["splits"][args.split]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with args.out.open("w", encoding="utf-8") as fh:
+        for sid in ids:
+            folder = args.bench / "tasks" / sid
+            raw = fn(load_task(folder), read_json(folder / "reference.json"))
+            fh.write(json.dumps({"sample_id": sid, "raw_output": raw}) + "\n")
+    print(f"wrote {len(ids)} predictions to {args.out}")
+    return 0

@@ -1,0 +1,804 @@
+"""Task -> unified-planning Problem: the PDDL side of the one semantics (encodings/SEMANTICS.md).
+
+The PDDL world is the symbolic abstraction of SEMANTICS §2 over the grounded action set of
+`forgeplan.grounding`: per slot the fluents `present`, `wrong` (occupant is a spare), `pose_off`,
+`rot_off`, `locked`, plus `unlock_turned` (the rotation is a coupled lock's unlocked rotation, which
+selects the repairing turn of `rotate`) and `touched` (the part was named by an action; J_move).
+Poses never leave this finite set of facts: every grounded action sets a pose to the target, to a
+lock's unlocked pose, or leaves it alone, and whether those poses are off is decided here with the
+engine's own functions.
+
+Two renderings of the same task:
+
+* `lifted_problem`: the rework domain of `domains/rework.pddl` (task-independent, quantified
+  preconditions, conditional effects for the coupled unlock) plus a problem of static facts.
+* `expanded_problem`: one parameterless action per grounded action, free direction and touch variant,
+  with the static blocking relation expanded into plain negative literals. This is what Fast
+  Downward's `astar(lmcut())` accepts without axioms (issue 4, "Known traps").
+
+Objectives are action costs (domains/README.md gives the weight argument): an action that touches k
+parts for the first time costs `first_touch_cost(k)`; for the lexicographic objective that is
+`W*k + 1`, so total cost = W*J_move + c.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+from .actions import Action
+from .assembly import DIRECTIONS, Pose
+from .engine import ZERO3, World
+from .errors import InputError
+from .geometry import blocking_relation
+from .grounding import rotation_fix
+from .state import Slot, State
+from .task import Task
+
+OBJECTIVES = ("moved-parts,actions", "actions", "moved-parts")
+DEFAULT_WEIGHT = 1000
+DOMAIN_NAME = "rework"
+# PDDL object names of the directions (a leading sign is not a legal PDDL name start)
+DIRECTION_NAMES = {"+x": "xplus", "-x": "xminus", "+y": "yplus", "-y": "yminus", "+z": "zplus", "-z": "zminus"}
+# touch-variant suffixes: which touched parameters are touched for the first time
+FIRST = "_first"
+
+
+def touch_costs(objective: str, weight: int = DEFAULT_WEIGHT) -> tuple[int, int, int]:
+    """Cost of an action that touches 0, 1 or 2 parts for the first time."""
+    if objective == "moved-parts,actions":
+        return (1, weight + 1, 2 * weight + 1)
+    if objective == "actions":
+        return (1, 1, 1)
+    if objective == "moved-parts":
+        return (0, 1, 2)
+    raise InputError(f"objective {objective!r} must be one of {list(OBJECTIVES)}", field="--objective")
+
+
+def plan_value(objective: str, actions: Sequence[Action], weight: int = DEFAULT_WEIGHT) -> int:
+    """Total cost of a plan under the objective's action costs (what an optimal planner minimises)."""
+    from .actions import moved_parts
+
+    j, c = len(moved_parts(actions)), len(actions)
+    return {"moved-parts,actions": weight * j + c, "actions": c, "moved-parts": j}[objective]
+
+
+# ----------------------------------------------------------------------------- symbolic abstraction
+
+Literal = tuple[str, str, bool]  # (fluent, part id, value)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One grounded action in symbolic form: literals over slot fluents, and its clearance paths.
+
+    `paths` are the alternatives of `∃d free(p, d)`: (direction, blockers that must be absent); empty
+    when the action needs no clearance.
+    """
+
+    action: Action
+    pre: tuple[Literal, ...]
+    eff: tuple[Literal, ...]
+    paths: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+
+@dataclass
+class Abstraction:
+    """The task's symbolic initial state, goal and grounded steps (slot fluents keyed by part id)."""
+
+    world: World
+    init: set[Literal] = field(default_factory=set)      # true fluents
+    goal: list[Literal] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    fluents: set[tuple[str, str]] = field(default_factory=set)
+    spare_in: dict[str, str] = field(default_factory=dict)           # slot -> its actual spare occupant
+    turn_fix: dict[str, tuple[str, float]] = field(default_factory=dict)     # slot -> fix of actual rotation
+    unlock_fix: dict[str, tuple[str, float]] = field(default_factory=dict)   # coupled slot -> fix of unlocked rotation
+    unlock_pose_off: set[str] = field(default_factory=set)
+    unlock_rot_off: set[str] = field(default_factory=set)
+
+
+def check_target(task: Task) -> None:
+    """The PDDL goal is the canonical target (every slot restored, every lock engaged)."""
+    world = task.world
+    canon = world.target_state()
+    if world.differences(task.target, canon) or any(s.occupant != t.occupant for s, t in zip(task.target.slots, canon.slots)):
+        raise InputError("the PDDL export supports only the canonical target state (all parts restored, locks engaged)",
+                         file="target_state.json")
+
+
+def abstraction(task: Task) -> Abstraction:
+    """The symbolic abstraction of a task: SEMANTICS §2 facts, computed with the engine's functions."""
+    check_target(task)
+    world = task.world
+    ab = Abstraction(world)
+    ids = world.ids
+    blocking = blocking_relation(world.assembly)
+    for i, pid in enumerate(ids):
+        s = task.actual.slots[i]
+        ab.fluents.add(("present", pid))
+        ab.fluents.update({("pose_off", pid), ("rot_off", pid)})
+        if world.lock[i] is not None:
+            ab.fluents.add(("locked", pid))
+            ab.goal.append(("locked", pid, True))
+        if s.present:
+            ab.init.add(("present", pid, True))
+            if s.occupant != pid:
+                ab.spare_in[pid] = s.occupant  # type: ignore[assignment]
+                ab.fluents.add(("wrong", pid))
+                ab.init.add(("wrong", pid, True))
+            if world.pose_off(i, s):
+                ab.init.add(("pose_off", pid, True))
+            if world.rot_off(i, s):
+                ab.init.add(("rot_off", pid, True))
+                fix = rotation_fix(world, i, s.rotation)
+                if fix is not None:
+                    ab.turn_fix[pid] = _checked_fix(world, i, s, fix)
+            if s.locked:
+                ab.init.add(("locked", pid, True))
+        lock = world.lock[i]
+        if lock is not None and lock.kind == "coupled":
+            up = world.unlocked[i]
+            after = Slot(True, pid, up.position, up.rotation, 0.0, False)
+            if world.pose_off(i, after):
+                ab.unlock_pose_off.add(pid)
+            if world.rot_off(i, after):
+                ab.unlock_rot_off.add(pid)
+                ab.fluents.add(("unlock_turned", pid))
+                fix = rotation_fix(world, i, up.rotation)
+                if fix is not None:
+                    ab.unlock_fix[pid] = _checked_fix(world, i, after, fix)
+        ab.goal += [("present", pid, True), ("pose_off", pid, False), ("rot_off", pid, False)]
+        if ("wrong", pid) in ab.fluents:
+            ab.goal.append(("wrong", pid, False))
+    paths = {pid: _paths(world, i, blocking) for i, pid in enumerate(ids)}
+    for i, pid in enumerate(ids):
+        ab.steps += _slot_steps(ab, i, paths[pid])
+    return ab
+
+
+def _checked_fix(world: World, i: int, slot: Slot, fix: tuple[str, float]) -> tuple[str, float]:
+    """The repairing turn, checked with the engine to clear rot_off (the abstraction relies on it)."""
+    turned = world.apply(State([slot if j == i else world.target_slot(j) for j in range(len(world.ids))]),
+                         Action("rotate", slot.occupant, axis=fix[0], angle_deg=fix[1]))  # type: ignore[arg-type]
+    if world.rot_off(i, turned.slots[i]):
+        raise AssertionError(f"rotation fix {fix} does not restore {world.ids[i]}")
+    return fix
+
+
+def _paths(world: World, i: int, blocking) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Removal directions with their blockers; a direction whose blockers include another's is dropped."""
+    pid = world.ids[i]
+    out: list[tuple[str, frozenset[str]]] = []
+    for d in world.parts[i].removal_dirs:
+        blockers = frozenset(b for b, q in blocking[d] if q == pid)
+        if any(prev <= blockers for _, prev in out):
+            continue
+        out = [(e, prev) for e, prev in out if not blockers <= prev]
+        out.append((d, blockers))
+    return tuple((d, tuple(sorted(b, key=world.index.__getitem__))) for d, b in out)
+
+
+def _slot_steps(ab: Abstraction, i: int, paths) -> list[Step]:
+    """The grounded actions on slot i over every state reachable in the abstraction (grounding.slot_actions)."""
+    world = ab.world
+    pid = world.ids[i]
+    lock = world.lock[i]
+    has = lambda f: (f, pid) in ab.fluents  # noqa: E731
+    holders = [world.ids[j] for j in world.holders[i]]
+    not_held = tuple(("locked", h, False) for h in holders)
+    reset_all = tuple((f, pid, False) for f in ("wrong", "pose_off", "rot_off", "unlock_turned", "locked") if has(f))
+    steps = [Step(Action("insert", pid),
+                  (("present", pid, False), *(("present", q, True) for q in world.parts[i].supports), *not_held),
+                  (("present", pid, True), *reset_all), paths)]
+    clear = ((("locked", pid, False),) if lock is not None else ()) + not_held
+    occupants = [(pid, (("present", pid, True),) + ((("wrong", pid, False),) if has("wrong") else ()))]
+    if pid in ab.spare_in:
+        occupants.append((ab.spare_in[pid], (("wrong", pid, True),)))
+    for x, here in occupants:
+        pre = here + clear
+        steps.append(Step(Action("remove", x), pre, (("present", pid, False), *reset_all), paths))
+        steps.append(Step(Action("reset_pose", x), pre, (("pose_off", pid, False),), paths))
+        actual_is_x = (ab.spare_in.get(pid, pid) == x)
+        rot_done = (("rot_off", pid, False),) + ((("unlock_turned", pid, False),) if has("unlock_turned") else ())
+        if actual_is_x and pid in ab.turn_fix:
+            ax, ang = ab.turn_fix[pid]
+            src = (("unlock_turned", pid, False),) if has("unlock_turned") else ()
+            steps.append(Step(Action("rotate", x, axis=ax, angle_deg=ang), pre + (("rot_off", pid, True),) + src, rot_done, paths))
+        if x == pid and pid in ab.unlock_fix:
+            ax, ang = ab.unlock_fix[pid]
+            steps.append(Step(Action("rotate", x, axis=ax, angle_deg=ang),
+                              pre + (("rot_off", pid, True), ("unlock_turned", pid, True)), rot_done, paths))
+        if x != pid:
+            steps.append(Step(Action("replace", x, target_part_id=pid), pre,
+                              (("wrong", pid, False), ("pose_off", pid, False), ("rot_off", pid, False)), paths))
+    if lock is not None:
+        here = (("present", pid, True),)
+        restored = tuple(lit for j in world.holds[i] for lit in _restored(ab, world.ids[j]))
+        if lock.kind == "rotate":
+            steps.append(Step(Action("rotate_to_unlock", pid, axis=lock.axis, angle_deg=lock.angle_deg),
+                              here + (("locked", pid, True),), (("locked", pid, False),)))
+            steps.append(Step(Action("rotate_to_lock", pid, axis=lock.axis, angle_deg=-lock.angle_deg),  # type: ignore[operator]
+                              here + (("locked", pid, False), ("pose_off", pid, False), ("rot_off", pid, False)) + restored,
+                              (("locked", pid, True),)))
+        else:
+            eff = (("locked", pid, False), ("pose_off", pid, pid in ab.unlock_pose_off),
+                   ("rot_off", pid, pid in ab.unlock_rot_off)) + ((("unlock_turned", pid, True),) if has("unlock_turned") else ())
+            steps.append(Step(Action("rotate_translate_to_unlock", pid, after_pose=world.unlocked[i]),
+                              here + (("locked", pid, True),), eff))
+            steps.append(Step(Action("translate_rotate_to_lock", pid, after_pose=Pose(world.target_position[i], ZERO3)),
+                              here + (("locked", pid, False),) + restored,
+                              (("locked", pid, True), *rot_done, ("pose_off", pid, False))))
+    return steps
+
+
+def _restored(ab: Abstraction, q: str) -> tuple[Literal, ...]:
+    out = [("present", q, True), ("pose_off", q, False), ("rot_off", q, False)]
+    if ("wrong", q) in ab.fluents:
+        out.append(("wrong", q, False))
+    return tuple(out)
+
+
+# ----------------------------------------------------------------------------- unified-planning problems
+
+def _variants(touches: tuple[str, ...]) -> list[tuple[str, tuple[bool, ...]]]:
+    """Touch variants: (name suffix, which touched parameters are touched for the first time)."""
+    if len(touches) == 1:
+        return [(FIRST, (True,)), ("", (False,))]
+    return [(FIRST, (True, True)), (FIRST + "_wrong", (True, False)), (FIRST + "_target", (False, True)), ("", (False, False))]
+
+
+@dataclass
+class Encoding:
+    """A unified-planning Problem for a task and the tables that map its plans back to forgeplan actions."""
+
+    task: Task
+    problem: object                      # unified_planning.model.Problem
+    objective: str
+    weight: int
+    grounded: bool
+    steps: dict[str, Action] = field(default_factory=dict)      # expanded: UP action name -> Action
+    bases: dict[str, str] = field(default_factory=dict)         # lifted: UP action name -> forgeplan action name
+    values: dict[str, object] = field(default_factory=dict)     # lifted: object name -> axis / angle / Pose
+    objects: dict = field(default_factory=dict)                 # part id / axis / angle / pose key -> UP object
+
+    def decode(self, instances: Iterable) -> tuple[Action, ...]:
+        """UP action instances of this problem -> forgeplan actions."""
+        return tuple(self._decode_one(ai) for ai in instances)
+
+    def _decode_one(self, ai) -> Action:
+        name = ai.action.name
+        if self.grounded:
+            return self.steps[name]
+        base = self.bases[name]
+        args = [self.values.get(p.object().name, p.object().name) for p in ai.actual_parameters]
+        if base in ("rotate",):
+            return Action(base, args[0], axis=args[2], angle_deg=args[3])  # type: ignore[arg-type]
+        if base in ("rotate_to_unlock", "rotate_to_lock"):
+            return Action(base, args[0], axis=args[1], angle_deg=args[2])  # type: ignore[arg-type]
+        if base in ("rotate_translate_to_unlock", "translate_rotate_to_lock"):
+            return Action(base, args[0], after_pose=args[1])  # type: ignore[arg-type]
+        if base == "replace":
+            return Action(base, args[0], target_part_id=args[1])  # type: ignore[arg-type]
+        return Action(base, args[0])  # type: ignore[arg-type]
+
+    def encode(self, actions: Sequence[Action]):
+        """A forgeplan plan as a plan of the lifted problem, or None when an action is not expressible.
+
+        Touch variants follow from the plan itself (which parts earlier actions named); an action whose
+        parameters name no object of the problem is outside the grounded action set.
+        """
+        from unified_planning.plans import ActionInstance, SequentialPlan
+
+        assert not self.grounded, "encode() maps to the lifted problem"
+        world, touched, out = self.task.world, set(), []
+        for a in actions:
+            slot_of = world.ids[i] if (i := world._slot_of(a.part_id)) is not None else None
+            args: list = [a.part_id]
+            if a.name in ("remove", "reset_pose", "rotate"):
+                args.append(slot_of)
+            if a.axis is not None:
+                args += [a.axis, self._angle_key(a.angle_deg)]
+            if a.after_pose is not None:
+                args.append(self._pose_key(a.after_pose))
+            if a.name == "replace":
+                args.append(a.target_part_id)
+            objs = [self.objects.get(k) for k in args]
+            if slot_of is None or any(o is None for o in objs):
+                return None
+            touches = a.touched
+            new = tuple(p not in touched for p in touches)
+            suffix = next(s for s, pattern in _variants(touches) if pattern == new)
+            touched.update(touches)
+            out.append(ActionInstance(self.problem.action(a.name + suffix), objs))  # type: ignore[attr-defined]
+        return SequentialPlan(out)
+
+    def _angle_key(self, angle: float | None) -> str | None:
+        """The angle object within rot_tol of `angle` (the engine accepts any angle that close)."""
+        from .engine import angle_diff
+
+        near = sorted((angle_diff(v, angle), k) for k, v in self.values.items()
+                      if isinstance(v, float) and angle is not None)
+        return near[0][1] if near and near[0][0] <= self.task.tolerances.rot_tol else None
+
+    def _pose_key(self, pose: Pose):
+        for k, v in self.values.items():
+            if isinstance(v, Pose) and self.task.world.pose_close(pose, v):
+                return k
+        return None
+
+
+def _angle_name(v: float) -> str:
+    return f"deg{v:g}"
+
+
+def build_problem(task: Task, objective: str = "moved-parts,actions", *, grounded: bool = False,
+                  weight: int = DEFAULT_WEIGHT) -> Encoding:
+    """The task as a unified-planning Problem: the lifted rework domain, or the expanded STRIPS problem."""
+    costs = touch_costs(objective, weight)
+    ab = abstraction(task)
+    return (_expanded(task, ab, objective, weight, costs) if grounded else _lifted(task, ab, objective, weight, costs))
+
+
+class _Vocabulary:
+    """Types and fluents shared by both renderings, so that lifted and expanded problems read alike."""
+
+    def __init__(self):
+        from unified_planning.shortcuts import BoolType, Fluent, IntType, UserType
+
+        self.part = UserType("part")
+        self.slot = UserType("slot", self.part)
+        self.spare = UserType("spare", self.part)
+        self.direction, self.axis, self.angle, self.pose = (UserType(n) for n in ("direction", "axis", "angle", "pose"))
+        s, b = self.slot, BoolType()
+        self.fluent = {n: Fluent(n, b, s=s) for n in ("present", "wrong", "pose_off", "rot_off", "unlock_turned", "locked")}
+        self.touched = Fluent("touched", b, x=self.part)
+        self.static = {
+            "spare_in": Fluent("spare_in", b, x=self.part, s=s),
+            "supports": Fluent("supports", b, q=s, p=s),
+            "holds": Fluent("holds", b, l=s, p=s),
+            "blocks": Fluent("blocks", b, b=s, p=s, d=self.direction),
+            "removal_dir": Fluent("removal_dir", b, p=s, d=self.direction),
+            "turn_fix": Fluent("turn_fix", b, s=s, a=self.axis, n=self.angle),
+            "unlock_fix": Fluent("unlock_fix", b, s=s, a=self.axis, n=self.angle),
+            "unlock_turn": Fluent("unlock_turn", b, l=s, a=self.axis, n=self.angle),
+            "lock_turn": Fluent("lock_turn", b, l=s, a=self.axis, n=self.angle),
+            "unlock_pose": Fluent("unlock_pose", b, l=s, q=self.pose),
+            "lock_pose": Fluent("lock_pose", b, l=s, q=self.pose),
+            "unlock_pose_off": Fluent("unlock_pose_off", b, l=s),
+            "unlock_rot_off": Fluent("unlock_rot_off", b, l=s),
+        }
+        self.cost = [Fluent(n, IntType()) for n in ("step_cost", "first_touch_cost", "double_first_touch_cost")]
+
+
+def _expanded(task: Task, ab: Abstraction, objective: str, weight: int, costs) -> Encoding:
+    """Plain STRIPS with action costs: nullary atoms, one action per step x free direction x touch variant."""
+    from unified_planning.shortcuts import BoolType, Fluent, InstantaneousAction, Int, MinimizeActionCosts, Not, Problem
+
+    problem = Problem(DOMAIN_NAME)
+    atoms: dict[tuple[str, str], object] = {}
+
+    def atom(f: str, pid: str):
+        if (f, pid) not in atoms:
+            atoms[(f, pid)] = Fluent(f"{f} {pid}", BoolType())
+            problem.add_fluent(atoms[(f, pid)], default_initial_value=False)
+        return atoms[(f, pid)]()
+
+    def lit(f: str, pid: str, value: bool):
+        return atom(f, pid) if value else Not(atom(f, pid))
+
+    with_touch = objective != "actions"
+    enc = Encoding(task, problem, objective, weight, True)
+    action_costs = {}
+    for step in ab.steps:
+        a = step.action
+        touches = a.touched
+        variants = _variants(touches) if with_touch else [("", ())]
+        paths = step.paths or ((None, ()),)
+        extra = [a.axis, f"{a.angle_deg:g}"] if a.axis is not None else []
+        if a.name in ("rotate_translate_to_unlock", "translate_rotate_to_lock"):
+            extra = ["unlocked" if a.name.endswith("unlock") else "target"]
+        if a.target_part_id is not None:
+            extra = [a.target_part_id]
+        for (suffix, new), (d, blockers) in itertools.product(variants, paths):
+            words = [a.name + suffix, a.part_id, *extra] + ([f"along {DIRECTION_NAMES[d]}"] if len(paths) > 1 else [])
+            name = " ".join(words)
+            while name in enc.steps:  # only part ids with spaces can collide; keep names unique
+                name += "'"
+            act = InstantaneousAction(name)
+            for lt in step.pre:
+                act.add_precondition(lit(*lt))
+            for b in blockers:
+                act.add_precondition(lit("present", b, False))
+            for f, pid, value in step.eff:
+                act.add_effect(atom(f, pid), value)
+            for p, is_new in zip(touches, new):
+                act.add_precondition(lit("touched", p, not is_new))
+                if is_new:
+                    act.add_effect(atom("touched", p), True)
+            problem.add_action(act)
+            enc.steps[name] = a
+            action_costs[act] = Int(costs[sum(new)])
+    for f, pid, _ in sorted(ab.init):
+        problem.set_initial_value(atom(f, pid), True)
+    for lt in ab.goal:
+        problem.add_goal(lit(*lt))
+    problem.add_quality_metric(MinimizeActionCosts(action_costs))
+    return enc
+
+
+def _lifted(task: Task, ab: Abstraction, objective: str, weight: int, costs) -> Encoding:
+    from unified_planning.shortcuts import MinimizeActionCosts, Object, Problem
+
+    voc = _Vocabulary()
+    problem = Problem(DOMAIN_NAME)
+    for f in (*voc.fluent.values(), voc.touched, *voc.static.values()):
+        problem.add_fluent(f, default_initial_value=False)
+    for f, c in zip(voc.cost, costs):
+        problem.add_fluent(f, default_initial_value=0)
+        problem.set_initial_value(f(), c)
+    world = task.world
+    objs = {pid: Object(pid, voc.slot) for pid in world.ids}
+    objs.update({w.part_id: Object(w.part_id, voc.spare) for w in task.assembly.spares})
+    enc = Encoding(task, problem, objective, weight, False, objects=objs)
+    for d in DIRECTIONS:
+        objs[d] = Object(DIRECTION_NAMES[d], voc.direction)
+    for ax in ("x", "y", "z"):
+        objs[ax] = Object(ax, voc.axis)
+    angles = {ang for fix in (*ab.turn_fix.values(), *ab.unlock_fix.values()) for _, ang in [fix]}
+    for i, lock in enumerate(world.lock):
+        if lock is not None and lock.kind == "rotate":
+            angles |= {lock.angle_deg, -lock.angle_deg}  # type: ignore[operator]
+        elif lock is not None:
+            for key, pose in ((f"{world.ids[i]} unlocked", world.unlocked[i]), (f"{world.ids[i]} target", Pose(world.target_position[i], ZERO3))):
+                objs[key] = Object(key, voc.pose)
+                enc.values[key] = pose
+    for ang in sorted(angles):
+        objs[_angle_name(ang)] = Object(_angle_name(ang), voc.angle)
+        enc.values[_angle_name(ang)] = float(ang)
+    problem.add_objects(objs.values())
+    st = voc.static
+    facts = [st["spare_in"](objs[w], objs[s]) for s, w in ab.spare_in.items()]
+    blocking = blocking_relation(world.assembly)
+    for i, p in enumerate(world.parts):
+        pid = p.part_id
+        facts += [st["supports"](objs[q], objs[pid]) for q in p.supports]
+        facts += [st["removal_dir"](objs[pid], objs[d]) for d in p.removal_dirs]
+        if p.lock is not None:
+            facts += [st["holds"](objs[pid], objs[q]) for q in p.lock.holds]
+            if p.lock.kind == "rotate":
+                facts.append(st["unlock_turn"](objs[pid], objs[p.lock.axis], objs[_angle_name(p.lock.angle_deg)]))
+                facts.append(st["lock_turn"](objs[pid], objs[p.lock.axis], objs[_angle_name(-p.lock.angle_deg)]))  # type: ignore[operator]
+            else:
+                facts.append(st["unlock_pose"](objs[pid], objs[f"{pid} unlocked"]))
+                facts.append(st["lock_pose"](objs[pid], objs[f"{pid} target"]))
+                facts += [st[n](objs[pid]) for n, on in (("unlock_pose_off", ab.unlock_pose_off), ("unlock_rot_off", ab.unlock_rot_off)) if pid in on]
+        for name, table in (("turn_fix", ab.turn_fix), ("unlock_fix", ab.unlock_fix)):
+            if pid in table:
+                ax, ang = table[pid]
+                facts.append(st[name](objs[pid], objs[ax], objs[_angle_name(ang)]))
+    for d in DIRECTIONS:
+        facts += [st["blocks"](objs[b], objs[q], objs[d]) for b, q in sorted(blocking[d])]
+    for fact in facts:
+        problem.set_initial_value(fact, True)
+    for f, pid, _ in sorted(ab.init):
+        problem.set_initial_value(voc.fluent[f](objs[pid]), True)
+    for f, pid, value in ab.goal:
+        problem.add_goal(voc.fluent[f](objs[pid]) if value else _not(voc.fluent[f](objs[pid])))
+    action_costs = {}
+    for base, build in _SCHEMAS.items():
+        for suffix, pattern in _variants(_SCHEMA_TOUCHES[base]):
+            act, touched_params = build(base + suffix, voc)
+            for prm, is_new in zip(touched_params, pattern):
+                t = voc.touched(prm)
+                act.add_precondition(_not(t) if is_new else t)
+                if is_new:
+                    act.add_effect(t, True)
+            problem.add_action(act)
+            enc.bases[act.name] = base
+            action_costs[act] = voc.cost[sum(pattern)]()
+    problem.add_quality_metric(MinimizeActionCosts(action_costs))
+    return enc
+
+
+def _not(x):
+    from unified_planning.shortcuts import Not
+
+    return Not(x)
+
+
+# Lifted schemas. Each builder returns the action and its touched parameters (SEMANTICS §4: replace
+# touches the spare and the target part).
+_SCHEMA_TOUCHES = {"insert": ("p",), "remove": ("x",), "reset_pose": ("x",), "rotate": ("x",),
+                   "rotate_to_unlock": ("l",), "rotate_translate_to_unlock": ("l",), "rotate_to_lock": ("l",),
+                   "translate_rotate_to_lock": ("l",), "replace": ("w", "s")}
+
+
+def _conds(voc: _Vocabulary):
+    """Derived predicates of SEMANTICS §2 as formulas (quantified over slots and directions)."""
+    from unified_planning.shortcuts import And, Equals, Exists, Forall, Not, Or, Variable
+
+    f, st = voc.fluent, voc.static
+    b, l, q, d = (Variable("blocker", voc.slot), Variable("holder", voc.slot), Variable("other", voc.slot),
+                  Variable("dir", voc.direction))
+
+    def free(p):
+        return Exists(And(st["removal_dir"](p, d), Forall(Or(Not(st["blocks"](b, p, d)), Not(f["present"](b))), b)), d)
+
+    def not_held(p):
+        return Forall(Or(Not(st["holds"](l, p)), Not(f["locked"](l))), l)
+
+    def occupies(x, s):
+        return And(f["present"](s), Or(And(Equals(x, s), Not(f["wrong"](s))), And(st["spare_in"](x, s), f["wrong"](s))))
+
+    def clear(s):
+        return And(Not(f["locked"](s)), not_held(s), free(s))
+
+    def holds_restored(lk):
+        return Forall(Or(Not(st["holds"](lk, q)), And(f["present"](q), Not(f["wrong"](q)), Not(f["pose_off"](q)),
+                                                       Not(f["rot_off"](q)))), q)
+
+    def supported(p):
+        return Forall(Or(Not(st["supports"](q, p)), f["present"](q)), q)
+
+    return free, not_held, occupies, clear, holds_restored, supported
+
+
+def _reset(act, voc: _Vocabulary, s, fluents: Iterable[str]) -> None:
+    for n in fluents:
+        act.add_effect(voc.fluent[n](s), False)
+
+
+def _insert(name: str, voc: _Vocabulary):
+    from unified_planning.shortcuts import InstantaneousAction, Not
+
+    free, not_held, _, _, _, supported = _conds(voc)
+    act = InstantaneousAction(name, p=voc.slot)
+    p = act.parameter("p")
+    act.add_precondition(Not(voc.fluent["present"](p)))
+    act.add_precondition(supported(p))
+    act.add_precondition(not_held(p))
+    act.add_precondition(free(p))
+    act.add_effect(voc.fluent["present"](p), True)
+    _reset(act, voc, p, ("wrong", "pose_off", "rot_off", "unlock_turned", "locked"))
+    return act, (p,)
+
+
+def _clearing(effects: tuple[str, ...], extra=None):
+    """remove / reset_pose / rotate: the occupant x of slot s, with the clearance of taking it out."""
+    def build(name: str, voc: _Vocabulary):
+        from unified_planning.shortcuts import And, InstantaneousAction, Or
+
+        _, _, occupies, clear, _, _ = _conds(voc)
+        params = {"x": voc.part, "s": voc.slot} | ({"a": voc.axis, "n": voc.angle} if extra else {})
+        act = InstantaneousAction(name, **params)
+        x, s = act.parameter("x"), act.parameter("s")
+        act.add_precondition(occupies(x, s))
+        act.add_precondition(clear(s))
+        if extra:
+            f, st = voc.fluent, voc.static
+            a, n = act.parameter("a"), act.parameter("n")
+            act.add_precondition(f["rot_off"](s))
+            act.add_precondition(Or(And(_not(f["unlock_turned"](s)), st["turn_fix"](s, a, n)),
+                                    And(f["unlock_turned"](s), st["unlock_fix"](s, a, n))))
+        if effects == ("present",):
+            act.add_effect(voc.fluent["present"](s), False)
+            _reset(act, voc, s, ("wrong", "pose_off", "rot_off", "unlock_turned", "locked"))
+        else:
+            _reset(act, voc, s, effects)
+        return act, (x,)
+    return build
+
+
+def _lock_turn(locking: bool):
+    def build(name: str, voc: _Vocabulary):
+        from unified_planning.shortcuts import InstantaneousAction, Not
+
+        _, _, _, _, holds_restored, _ = _conds(voc)
+        f, st = voc.fluent, voc.static
+        act = InstantaneousAction(name, l=voc.slot, a=voc.axis, n=voc.angle)
+        lk, a, n = act.parameter("l"), act.parameter("a"), act.parameter("n")
+        act.add_precondition(f["present"](lk))
+        act.add_precondition(Not(f["wrong"](lk)))
+        act.add_precondition(st["lock_turn" if locking else "unlock_turn"](lk, a, n))
+        if locking:
+            act.add_precondition(Not(f["locked"](lk)))
+            act.add_precondition(Not(f["pose_off"](lk)))
+            act.add_precondition(Not(f["rot_off"](lk)))
+            act.add_precondition(holds_restored(lk))
+        else:
+            act.add_precondition(f["locked"](lk))
+        act.add_effect(f["locked"](lk), locking)
+        return act, (lk,)
+    return build
+
+
+def _lock_pose(locking: bool):
+    def build(name: str, voc: _Vocabulary):
+        from unified_planning.shortcuts import InstantaneousAction, Not
+
+        _, _, _, _, holds_restored, _ = _conds(voc)
+        f, st = voc.fluent, voc.static
+        act = InstantaneousAction(name, l=voc.slot, q=voc.pose)
+        lk, q = act.parameter("l"), act.parameter("q")
+        act.add_precondition(f["present"](lk))
+        act.add_precondition(Not(f["wrong"](lk)))
+        act.add_precondition(st["lock_pose" if locking else "unlock_pose"](lk, q))
+        if locking:
+            act.add_precondition(Not(f["locked"](lk)))
+            act.add_precondition(holds_restored(lk))
+            act.add_effect(f["locked"](lk), True)
+            _reset(act, voc, lk, ("pose_off", "rot_off", "unlock_turned"))
+        else:
+            act.add_precondition(f["locked"](lk))
+            act.add_effect(f["locked"](lk), False)
+            act.add_effect(f["unlock_turned"](lk), True)
+            for flu, cond in (("pose_off", "unlock_pose_off"), ("rot_off", "unlock_rot_off")):
+                act.add_effect(f[flu](lk), True, condition=st[cond](lk))
+                act.add_effect(f[flu](lk), False, condition=Not(st[cond](lk)))
+        return act, (lk,)
+    return build
+
+
+def _replace(name: str, voc: _Vocabulary):
+    from unified_planning.shortcuts import InstantaneousAction
+
+    _, _, occupies, clear, _, _ = _conds(voc)
+    act = InstantaneousAction(name, w=voc.spare, s=voc.slot)
+    w, s = act.parameter("w"), act.parameter("s")
+    act.add_precondition(occupies(w, s))
+    act.add_precondition(clear(s))
+    _reset(act, voc, s, ("wrong", "pose_off", "rot_off"))
+    return act, (w, s)
+
+
+_SCHEMAS = {
+    "remove": _clearing(("present",)), "insert": _insert, "reset_pose": _clearing(("pose_off",)),
+    "rotate": _clearing(("rot_off", "unlock_turned"), extra=True),
+    "rotate_to_unlock": _lock_turn(False), "rotate_translate_to_unlock": _lock_pose(False),
+    "rotate_to_lock": _lock_turn(True), "translate_rotate_to_lock": _lock_pose(True), "replace": _replace,
+}
+
+
+# ----------------------------------------------------------------------------- planners and validator
+
+@dataclass
+class PlannerResult:
+    """What Fast Downward returned for a task, mapped back to forgeplan actions."""
+
+    status: object                   # unified_planning.engines.PlanGenerationResultStatus
+    plan: tuple[Action, ...] | None
+    cost: int | None                 # the plan's total cost under the objective's action costs
+    reported_cost: int | None        # the same as Fast Downward reported it (a consistency check)
+    seconds: float                   # wall time of the planner call (translate + search)
+    build_seconds: float             # task -> UP problem
+
+    @property
+    def optimal(self) -> bool:
+        from unified_planning.engines import PlanGenerationResultStatus as S
+
+        return self.status == S.SOLVED_OPTIMALLY
+
+
+def solve_fd(task: Task, objective: str = "moved-parts,actions", time_limit: float | None = None,
+             weight: int = DEFAULT_WEIGHT) -> PlannerResult:
+    """Optimal plan by Fast Downward's astar(lmcut()) on the expanded problem, in its own working directory.
+
+    The translator writes output.sas into the current directory, so every call runs in a fresh temporary
+    one; the time limit goes to `solve(timeout=...)` so that UP terminates the whole process group.
+    """
+    import contextlib
+    import tempfile
+    import time
+
+    from unified_planning.engines import PlanGenerationResultStatus as S
+    from unified_planning.shortcuts import OneshotPlanner, get_environment
+
+    get_environment().credits_stream = None
+    t0 = time.perf_counter()
+    enc = build_problem(task, objective, grounded=True, weight=weight)
+    t1 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="forgeplan-fd-") as tmp, contextlib.chdir(tmp):
+        with OneshotPlanner(name="fast-downward-opt") as planner:
+            res = planner.solve(enc.problem, timeout=time_limit)
+    t2 = time.perf_counter()
+    plan = enc.decode(res.plan.actions) if res.plan is not None else None
+    cost = plan_value(objective, plan, weight) if plan is not None else None
+    status = res.status
+    if plan is not None and objective == "moved-parts,actions" and len(plan) >= weight:
+        status = S.SOLVED_SATISFICING  # the weight argument (domains/README.md) needs c < W
+    return PlannerResult(status, plan, cost, _reported_cost(res), t2 - t1, t1 - t0)
+
+
+def _reported_cost(res) -> int | None:
+    """Fast Downward's own plan cost, less the artificial goal action UP adds (cost 1)."""
+    import re
+
+    found = re.findall(r"Plan cost: (\d+)", "".join(m.message for m in res.log_messages or ()))
+    return int(found[-1]) - 1 if found else None
+
+
+def validate(task: Task, actions: Sequence[Action], objective: str = "moved-parts,actions") -> bool:
+    """UP's SequentialPlanValidator on the lifted problem: the second opinion on a plan's validity.
+
+    A plan with an action outside the grounded action set (no object of the problem names its
+    parameters) is invalid for PDDL.
+    """
+    from unified_planning.engines import ValidationResultStatus
+    from unified_planning.shortcuts import PlanValidator, get_environment
+
+    get_environment().credits_stream = None
+    enc = build_problem(task, objective)
+    plan = enc.encode(actions)
+    if plan is None:
+        return False
+    with PlanValidator(name="sequential_plan_validator") as validator:
+        return validator.validate(enc.problem, plan).status == ValidationResultStatus.VALID
+
+
+# ----------------------------------------------------------------------------- files: export and import
+
+def pddl_writer(enc: Encoding):
+    """A PDDLWriter that has named every item (its renaming is what `get_item_named` reverses)."""
+    from unified_planning.io import PDDLWriter
+
+    writer = PDDLWriter(enc.problem)
+    writer.get_domain()
+    writer.get_problem()
+    return writer
+
+
+def domain_text() -> str:
+    """The lifted rework domain (task-independent; committed as domains/rework.pddl)."""
+    from .faults import make_task
+    from .library import BUILTIN, build
+
+    return pddl_writer(build_problem(make_task(build(next(iter(BUILTIN))), []))).get_domain()
+
+
+def write_pddl(enc: Encoding, out) -> tuple:
+    """Write domain.pddl and problem.pddl into folder `out`; returns both paths."""
+    from pathlib import Path
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    writer = pddl_writer(enc)
+    paths = (out / "domain.pddl", out / "problem.pddl")
+    paths[0].write_text(writer.get_domain(), encoding="utf-8")
+    paths[1].write_text(writer.get_problem(), encoding="utf-8")
+    return paths
+
+
+def read_plan(enc: Encoding, text: str, file: str = "plan") -> tuple[Action, ...]:
+    """An external planner's plan for the export of `enc` -> forgeplan actions.
+
+    Reads the common format (one `(action arg ...)` per line, `;` comments, as Fast Downward's sas_plan);
+    names go back through the PDDLWriter's renaming, so sanitised part ids come back as they were.
+    """
+    import re
+
+    from unified_planning.model import Action as UPAction
+    from unified_planning.plans import ActionInstance
+
+    writer = pddl_writer(enc)
+    instances = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        line = line.split(";", 1)[0].strip()
+        if not line:
+            continue
+        m = re.fullmatch(r"\(\s*([^()\s]+)((?:\s+[^()\s]+)*)\s*\)", line)
+        if m is None:
+            raise InputError(f"expected '(action arg ...)', got {line!r}", file=file, field=f"line {lineno}")
+        words = [m.group(1).lower(), *m.group(2).lower().split()]
+        try:
+            items = [writer.get_item_named(w) for w in words]
+        except Exception:  # noqa: BLE001 - UP raises its own UPException for unknown names
+            raise InputError(f"{line!r} names something that is not in this export "
+                             "(check --grounded and --objective)", file=file, field=f"line {lineno}") from None
+        act = items[0]
+        if not isinstance(act, UPAction) or len(items) - 1 != len(act.parameters):
+            raise InputError(f"{words[0]!r} is not an action of this export with {len(items) - 1} arguments",
+                             file=file, field=f"line {lineno}")
+        instances.append(ActionInstance(act, items[1:]))
+    return enc.decode(instances)

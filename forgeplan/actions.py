@@ -9,8 +9,11 @@ from .assembly import Pose
 # library order = canonical tie-break rank (encodings/SEMANTICS.md §4)
 ACTION_NAMES = (
     "remove", "insert", "reset_pose", "rotate", "rotate_to_unlock", "rotate_translate_to_unlock",
-    "rotate_to_lock", "translate_rotate_to_lock", "replace",
+    "rotate_to_lock", "translate_rotate_to_lock", "replace", "separate", "join",
 )
+# the nine FORGE actions; separate/join are forgeplan's subassembly extension (SEMANTICS §5)
+FORGE_ACTIONS = ACTION_NAMES[:9]
+GROUP_ACTIONS = ("separate", "join")
 # parameters beyond part_id, per action
 ACTION_PARAMS = {
     "remove": (), "insert": (), "reset_pose": (),
@@ -18,12 +21,14 @@ ACTION_PARAMS = {
     "rotate_to_lock": ("axis", "angle_deg"),
     "rotate_translate_to_unlock": ("after_pose",), "translate_rotate_to_lock": ("after_pose",),
     "replace": ("target_part_id",),
+    "separate": ("direction",), "join": ("direction",),
 }
 
 
 @dataclass(frozen=True)
 class Action:
-    """One plan step. `part_id` is the part physically acted on (for replace: the wrong part)."""
+    """One plan step. `part_id` is the part physically acted on (for replace: the wrong part; for a
+    group move: the first of `part_ids`, which lists the whole group in catalog order)."""
 
     name: str
     part_id: str
@@ -31,8 +36,17 @@ class Action:
     angle_deg: float | None = None
     after_pose: Pose | None = None
     target_part_id: str | None = None
+    part_ids: tuple[str, ...] | None = None
+    direction: str | None = None
+
+    @classmethod
+    def group(cls, name: str, part_ids, direction: str) -> "Action":
+        ids = tuple(part_ids)
+        return cls(name, ids[0] if ids else "", part_ids=ids, direction=direction)
 
     def to_json(self) -> dict:
+        if self.part_ids is not None:
+            return {"action": self.name, "part_ids": list(self.part_ids), "direction": self.direction}
         if self.name == "replace":
             return {"action": "replace", "wrong_part_id": self.part_id, "target_part_id": self.target_part_id}
         d: dict = {"action": self.name, "part_id": self.part_id}
@@ -46,9 +60,13 @@ class Action:
     @property
     def touched(self) -> tuple[str, ...]:
         """Part ids this action moves (J_move counts distinct ones)."""
+        if self.part_ids is not None:
+            return self.part_ids
         return (self.part_id, self.target_part_id) if self.name == "replace" else (self.part_id,)
 
     def __str__(self) -> str:
+        if self.part_ids is not None:
+            return f"{self.name}([{', '.join(self.part_ids)}], {self.direction})"
         extra = []
         if self.axis is not None:
             extra.append(f"{self.axis}, {self.angle_deg:g}")

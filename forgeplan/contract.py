@@ -138,8 +138,9 @@ def _to_action(i: int, a) -> Action:
         "rotate": {"part_id", "axis", "angle_deg"}, "rotate_to_unlock": {"part_id", "axis", "angle_deg"},
         "rotate_to_lock": {"part_id", "axis", "angle_deg"},
         "rotate_translate_to_unlock": {"part_id", "after_pose"}, "translate_rotate_to_lock": {"part_id", "after_pose"},
+        "separate": {"part_ids", "direction"}, "join": {"part_ids", "direction"},
     }.get(a.action, {"part_id"})
-    given = {f for f in ("part_id", "wrong_part_id", "target_part_id", "axis", "angle_deg", "after_pose")
+    given = {f for f in ("part_id", "wrong_part_id", "target_part_id", "axis", "angle_deg", "after_pose", "part_ids", "direction")
              if getattr(a, f) is not None}
     if given != allowed:
         missing, extra = sorted(allowed - given), sorted(given - allowed)
@@ -147,6 +148,8 @@ def _to_action(i: int, a) -> Action:
         raise ContractError(f"{where}: {a.action} takes {sorted(allowed)} ({detail})")
     if a.action == "replace":
         return Action("replace", a.wrong_part_id, target_part_id=a.target_part_id)
+    if a.part_ids is not None:
+        return Action.group(a.action, a.part_ids, a.direction)
     pose = Pose(tuple(a.after_pose.position), tuple(a.after_pose.rotation)) if a.after_pose else None  # type: ignore[arg-type]
     return Action(a.action, a.part_id, axis=a.axis, angle_deg=a.angle_deg, after_pose=pose)
 

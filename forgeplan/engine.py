@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple, Sequence
 
-from .actions import Action
+from .actions import GROUP_ACTIONS, Action
 from .assembly import DIRECTIONS, Assembly, Pose, unlocked_pose
 from .geometry import blocking_relation, symmetry_group
 from .rotations import angle_of, as_float, axis_matrix, euler_to_matrix, matmul, matrix_to_euler, transpose
@@ -20,7 +20,7 @@ ZERO3 = (0.0, 0.0, 0.0)
 
 # reason codes -> the verifier's failure categories (FORGE Table 9)
 DEPENDENCY_CODES = frozenset({"blocked", "held", "locked", "supports_missing", "holds_not_restored"})
-PARAMETER_CODES = frozenset({"bad_axis", "bad_angle", "bad_after_pose"})
+PARAMETER_CODES = frozenset({"bad_axis", "bad_angle", "bad_after_pose", "bad_direction"})
 
 
 class Illegal(NamedTuple):
@@ -63,6 +63,8 @@ class World:
             for b, q in edges:
                 blockers[(q, d)] |= 1 << self.index[b]
         self.dir_masks = [tuple((d, blockers[(p.part_id, d)]) for d in p.removal_dirs) for p in self.parts]
+        self.blockers_along = [{d: blockers[(p.part_id, d)] for d in DIRECTIONS} for p in self.parts]
+        self._separable: dict[int, bool] = {}
         self.supports_mask = [sum(1 << self.index[s] for s in p.supports) for p in self.parts]
         self.holders = [tuple(j for j, q in enumerate(self.parts) if q.lock and p.part_id in q.lock.holds)
                         for p in self.parts]
@@ -144,6 +146,8 @@ class World:
 
     def check(self, state: State, a: Action) -> Illegal | None:
         """None when `a` is legal in `state`, else the reason."""
+        if a.part_ids is not None or a.name in GROUP_ACTIONS:
+            return self._check_group(state, a)
         i = self._slot_of(a.part_id)
         if i is None:
             return Illegal("unknown_part", f"unknown part id {a.part_id!r}")
@@ -206,6 +210,65 @@ class World:
             return None
         return Illegal("unknown_action", f"unknown action {name!r}")
 
+    def _check_group(self, state: State, a: Action) -> Illegal | None:
+        """separate / join (SEMANTICS §5): a group of two or more parts moving along one direction."""
+        if a.name not in GROUP_ACTIONS or not a.part_ids:
+            return Illegal("not_applicable", f"{a.name} takes one part_id, not a group")
+        if len(a.part_ids) < 2 or len(set(a.part_ids)) != len(a.part_ids):
+            return Illegal("not_applicable", f"{a.name} needs two or more distinct parts (one part: remove/insert)")
+        if a.direction not in DIRECTIONS:
+            return Illegal("bad_direction", f"direction must be one of {list(DIRECTIONS)}, got {a.direction!r}")
+        d = a.direction
+        idx = []
+        for x in a.part_ids:
+            i = self._slot_of(x)
+            if i is None:
+                return Illegal("unknown_part", f"unknown part id {x!r}")
+            if i in idx:
+                return Illegal("not_applicable", f"{x} shares a slot with another member")
+            idx.append(i)
+        group = sum(1 << i for i in idx)
+        for x, i in zip(a.part_ids, idx):
+            s = state.slots[i]
+            if d not in self.parts[i].removal_dirs:
+                return Illegal("bad_direction", f"{x} cannot move along {d} (removal directions {list(self.parts[i].removal_dirs)})")
+            if a.name == "separate":
+                if not s.present or s.occupant != x:
+                    return Illegal("not_present", f"{x} is not in the assembly")
+                if s.locked:
+                    return Illegal("locked", f"{x} is an engaged lock; unlock it first")
+                if self.held(state, i):
+                    return Illegal("held", f"{x} is held by engaged lock {self._holder_names(state, i)}")
+                blocking = self.blockers_along[i][d] & state.mask & ~group
+            else:
+                if x not in self.index:
+                    return Illegal("not_applicable", f"{x} is a spare part; only target parts are inserted")
+                if s.present:
+                    return Illegal("already_present", f"slot {x} is already occupied by {s.occupant}")
+                missing = self.supports_mask[i] & ~(state.mask | group)
+                if missing:
+                    return Illegal("supports_missing", f"{x} needs its supports present: {self._names(missing)}")
+                if self.held(state, i):
+                    return Illegal("held", f"{x} is held by engaged lock {self._holder_names(state, i)}")
+                blocking = self.blockers_along[i][d] & state.mask
+            if blocking:
+                return Illegal("blocked", f"{x} is blocked along {d} by {self._names(blocking)}")
+        if not self.separable(group):
+            return Illegal("not_separable", "the group cannot itself be taken apart in free space with straight moves")
+        return None
+
+    def separable(self, group: int) -> bool:
+        """Can the slots of bitmask `group` be pre-assembled (separated) in free space? Cached."""
+        ok = self._separable.get(group)
+        if ok is None:
+            from .groups import is_separable
+
+            ok = self._separable[group] = is_separable(self.assembly, self._names(group).split(", "))
+        return ok
+
+    def _names(self, mask: int) -> str:
+        return ", ".join(self.ids[j] for j in range(len(self.ids)) if mask >> j & 1)
+
     def pose_close(self, a: Pose, b: Pose) -> bool:
         if not all(math.isfinite(v) for v in (*a.position, *a.rotation)):
             return False
@@ -217,6 +280,12 @@ class World:
 
     def apply(self, state: State, a: Action) -> State:
         """The successor of `state` under a legal action `a` (call `check` first)."""
+        if a.part_ids is not None:
+            for x in a.part_ids:
+                j = self.index[x] if x in self.index else self.spare_slot[x]
+                state = state.replace(j, self.empty_slot(j) if a.name == "separate" else
+                                      self.target_slot(j)._replace(locked=False if self.lock[j] else None))
+            return state
         i = self.index.get(a.part_id)
         if i is None:
             i = self.spare_slot[a.part_id]

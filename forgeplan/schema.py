@@ -182,8 +182,10 @@ class AnnotationModel(Strict):
 
 class ActionModel(Strict):
     action: Literal["remove", "insert", "reset_pose", "rotate", "rotate_to_unlock", "rotate_translate_to_unlock",
-                    "rotate_to_lock", "translate_rotate_to_lock", "replace"]
+                    "rotate_to_lock", "translate_rotate_to_lock", "replace", "separate", "join"]
     part_id: Optional[str] = None
+    part_ids: Optional[Annotated[list[str], Field(min_length=2, max_length=1000)]] = None
+    direction: Optional[Direction] = None
     wrong_part_id: Optional[str] = None
     target_part_id: Optional[str] = None
     axis: Optional[Axis] = None

@@ -208,3 +208,33 @@ def test_equivalence_respects_symmetry_and_tolerance(case, pick, frac, axis):
     assert w.equivalent(t.replace(i, t.slots[i]._replace(rotation=inside)), t)
     outside = matrix_to_euler(axis_matrix(axis, w.tol.rot_tol * (1.05 + frac)))
     assert not w.equivalent(t.replace(i, t.slots[i]._replace(rotation=outside)), t)
+
+
+SEP = Action.group("separate", [COVER, PIN], "+y")
+JOIN = Action.group("join", [COVER, PIN], "+y")
+
+
+def test_group_moves_need_released_locks_and_a_clear_direction():
+    assert code(T, SEP) == "held"
+    s = run(T, UNLATCH, UNCLIP)
+    assert code(s, Action.group("separate", [COVER, PIN], "+x")) == "bad_direction"
+    assert code(s, Action.group("separate", [PIN, BASE], "+y")) == "blocked"       # the cover is above them
+    assert code(s, Action.group("separate", [COVER], "+y")) == "not_applicable"   # one part: use remove
+    assert code(s, Action.group("separate", [COVER, "Nope"], "+y")) == "unknown_part"
+    assert code(s, Action.group("separate", [COVER, PIN], "up")) == "bad_direction"
+    out = run(s, SEP)
+    assert not out.slots[I[COVER]].present and not out.slots[I[PIN]].present
+    assert code(out, SEP) == "not_present"
+    assert code(out, JOIN) is None
+    assert run(out, JOIN, RELATCH, RECLIP) == T
+
+
+def test_join_checks_supports_locks_and_paths():
+    s = run(T, UNLATCH, UNCLIP, SEP)
+    assert code(s, Action.group("join", [COVER, BENT], "+y")) == "not_applicable"
+    c = I[CLIP]
+    held = s.replace(c, W.target_slot(c))
+    assert code(held, JOIN) == "held"
+    gone = run(s, Action("remove", BASE))
+    assert code(gone, JOIN) == "supports_missing"
+    assert code(s, Action.group("join", [BASE, PIN], "+y")) == "already_present"

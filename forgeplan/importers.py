@@ -323,7 +323,48 @@ def read_xmpuzzle(path: str | Path, *, solution: int = 0, problem: int = 0, data
     """One stored solution of one problem of a BurrTools puzzle file (gzip XML or plain XML)."""
     path = Path(path)
     file = str(path)
-    raw = _read_bytes(path) if data is None else data
+    root = _xml_root(_read_bytes(path) if data is None else data, file)
+    shapes_el = root.find("shapes")
+    shapes = [_parse_shape(el, k, file) for k, el in enumerate(shapes_el.findall("voxel") if shapes_el is not None else [])]
+    problems = root.find("problems")
+    plist = problems.findall("problem") if problems is not None else []
+    if not 0 <= problem < len(plist):
+        raise InputError(f"problem {problem} does not exist; the file has {len(plist)} problem(s)", file=file,
+                         field="--problem")
+    prob, pfield = plist[problem], f"problems.problem[{problem}]"
+    slots = _piece_slots(prob, shapes, file, pfield)
+    result_el = prob.find("result")
+    if result_el is None:
+        raise InputError("the problem has no <result>", file=file, field=pfield)
+    rid = _int_attr(result_el, "id", file, f"{pfield}.result")
+    if not 0 <= rid < len(shapes):
+        raise InputError(f"result shape {rid} does not exist", file=file, field=f"{pfield}.result")
+    sols_el = prob.find("solutions")
+    sols = sols_el.findall("solution") if sols_el is not None else []
+    if not 0 <= solution < len(sols):
+        raise InputError(f"solution {solution} does not exist; problem {problem} stores {len(sols)} solution(s)"
+                         + ("" if sols else " (solve it in BurrTools and save the solutions first)"),
+                         file=file, field="--solution")
+    sol, sfield = sols[solution], f"{pfield}.solutions.solution[{solution}].assembly"
+    asm_el = sol.find("assembly")
+    if asm_el is None:
+        raise InputError("the solution has no <assembly>", file=file, field=sfield)
+    placements = _parse_placements(asm_el.text or "", file, sfield)
+    if len(placements) != len(slots):
+        raise InputError(f"{len(placements)} placements for {len(slots)} pieces", file=file, field=sfield)
+    pieces = [SourcePiece(name, place_shape(sh.filled | sh.variable, sh.hotspot, pl[:3], pl[3]), sh.weight)
+              for (sh, name), pl in zip(slots, placements) if pl is not None]
+    _check_result(shapes[rid], pieces, file, sfield)
+    pname = prob.get("name") or ""
+    tag = f"asmNum={sol.get('asmNum')}" if sol.get("asmNum") else f"solution {solution}"
+    desc = f"BurrTools puzzle {path.name}, problem {problem}{' (' + pname + ')' if pname else ''}, {tag}"
+    suffix = (f"_p{problem}" if problem else "") + f"_s{solution}"
+    return build_assembly(snake_name(path.stem) + suffix, pieces, prefix=camel_name(path.stem + suffix),
+                          description=desc, source=f"imported from {path.name}", file=file)
+
+
+def _xml_root(raw: bytes, file: str) -> ET.Element:
+    """The <puzzle> element of a gzip or plain XML file, cube grid only; DTDs are refused."""
     if raw[:2] == b"\x1f\x8b":
         try:
             with gzip.GzipFile(fileobj=io.BytesIO(raw)) as gz:
@@ -344,16 +385,11 @@ def read_xmpuzzle(path: str | Path, *, solution: int = 0, problem: int = 0, data
     if grid is not None and _int_attr(grid, "type", file, "gridType", 0) != 0:
         raise InputError(f"grid type {grid.get('type')} is not supported; forgeplan imports cube grids (type 0) only",
                          file=file, field="gridType")
-    shapes_el = root.find("shapes")
-    shapes = [_parse_shape(el, k, file) for k, el in enumerate(shapes_el.findall("voxel"))] if shapes_el is not None else []
-    problems = root.find("problems")
-    plist = problems.findall("problem") if problems is not None else []
-    if not 0 <= problem < len(plist):
-        raise InputError(f"problem {problem} does not exist; the file has {len(plist)} problem(s)", file=file,
-                         field="--problem")
-    prob = plist[problem]
-    pfield = f"problems.problem[{problem}]"
-    # the placement order: each problem shape repeated `max` times, in listing order
+    return root
+
+
+def _piece_slots(prob: ET.Element, shapes: list[_Shape], file: str, pfield: str) -> list[tuple[_Shape, str]]:
+    """The placement order: each problem shape repeated `count` (or `max`) times, copies named `S#k`."""
     slots: list[tuple[_Shape, str]] = []
     pshapes = prob.find("shapes")
     for k, el in enumerate(pshapes.findall("shape") if pshapes is not None else []):
@@ -366,39 +402,7 @@ def read_xmpuzzle(path: str | Path, *, solution: int = 0, problem: int = 0, data
             count = _int_attr(el, "max", file, f, 1)
         sh = shapes[sid]
         slots += [(sh, sh.name if count == 1 else f"{sh.name}#{j + 1}") for j in range(count)]
-    result_el = prob.find("result")
-    if result_el is None:
-        raise InputError("the problem has no <result>", file=file, field=pfield)
-    rid = _int_attr(result_el, "id", file, f"{pfield}.result")
-    if not 0 <= rid < len(shapes):
-        raise InputError(f"result shape {rid} does not exist", file=file, field=f"{pfield}.result")
-    sols_el = prob.find("solutions")
-    sols = sols_el.findall("solution") if sols_el is not None else []
-    if not 0 <= solution < len(sols):
-        raise InputError(f"solution {solution} does not exist; problem {problem} stores {len(sols)} solution(s)"
-                         + ("" if sols else " (solve it in BurrTools and save the solutions first)"),
-                         file=file, field="--solution")
-    sfield = f"{pfield}.solutions.solution[{solution}].assembly"
-    asm_el = sols[solution].find("assembly")
-    if asm_el is None:
-        raise InputError("the solution has no <assembly>", file=file, field=sfield)
-    placements = _parse_placements(asm_el.text or "", file, sfield)
-    if len(placements) != len(slots):
-        raise InputError(f"{len(placements)} placements for {len(slots)} pieces", file=file, field=sfield)
-    pieces = []
-    for (sh, name), pl in zip(slots, placements):
-        if pl is None:
-            continue
-        x, y, z, t = pl
-        pieces.append(SourcePiece(name, place_shape(sh.filled | sh.variable, sh.hotspot, (x, y, z), t), sh.weight))
-    _check_result(shapes[rid], pieces, file, sfield)
-    pname = prob.get("name") or ""
-    sol = sols[solution]
-    tag = f"asmNum={sol.get('asmNum')}" if sol.get("asmNum") else f"solution {solution}"
-    desc = f"BurrTools puzzle {path.name}, problem {problem}{' (' + pname + ')' if pname else ''}, {tag}"
-    suffix = (f"_p{problem}" if problem else "") + f"_s{solution}"
-    return build_assembly(snake_name(path.stem) + suffix, pieces, prefix=camel_name(path.stem + suffix),
-                          description=desc, source=f"imported from {path.name}", file=file)
+    return slots
 
 
 def _check_result(result: _Shape, pieces: list[SourcePiece], file: str, field: str) -> None:
@@ -408,8 +412,7 @@ def _check_result(result: _Shape, pieces: list[SourcePiece], file: str, field: s
     for p in pieces:
         outside = sorted(p.voxels - allowed)
         if outside:
-            raise InputError(f"piece {p.name!r} leaves the result shape at {list(outside[0])}; the placement "
-                             "does not match BurrTools' orientation convention", file=file, field=field)
+            raise InputError(f"piece {p.name!r} leaves the result shape at {list(outside[0])}", file=file, field=field)
         covered |= p.voxels
     missing = sorted(result.filled - covered)
     if missing:

@@ -352,6 +352,20 @@ def test_xmpuzzle_rejections_name_the_field(tmp_path):
         assert str(f) in str(err.value)
 
 
+def test_xmpuzzle_unplaced_optional_pieces_are_skipped(tmp_path):
+    """A `min`/`max` shape has `max` placement slots; BurrTools writes unplaced ones as `x`."""
+    good = fixture_text(tmp_path)
+    placements = re.search(r"<assembly>([^<]*)</assembly>", good).group(1).split()
+    text = good.replace('<shape id="0" count="1"/>', '<shape id="0" min="1" max="2"/>')
+    text = text.replace(" ".join(placements), " ".join(placements[:4] + ["x"] + placements[4:]))
+    f = tmp_path / "optional.xmpuzzle"
+    f.write_text(text)
+    imp = read_puzzle(f)
+    doc = source(DATA / "solid6burr_a_asm386.json")
+    assert [imp.piece_names[p] for p in imp.assembly.part_ids] == ["S4#1"] + [p["id"] for p in doc["pieces"][1:]]
+    assert sorted(p.voxels for p in imp.assembly.parts) == sorted(frozenset(map(tuple, p["voxels"])) for p in doc["pieces"])
+
+
 def test_cli_import_writes_a_loadable_assembly(tmp_path, capsys):
     doc = source(DATA / "solid6burr_e_asm901.json")
     vox = {p["id"]: frozenset(map(tuple, p["voxels"])) for p in doc["pieces"]}

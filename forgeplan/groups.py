@@ -3,10 +3,9 @@
 Following Wilson & Latombe's non-directional blocking graphs, a set `G` of present parts can leave
 along direction `d` when no present part outside `G` blocks a member of `G` along `d`
 (`forgeplan.geometry.blocking_relation`, which is pairwise and exact for straight moves to infinity).
-Equivalently `G` is closed under "blockers along `d`" within the present set. Two more static rules
-from SEMANTICS.md carry over from single parts to groups: every member must allow `d` among its
-`removal_dirs`, and a group cannot leave while a part outside it rests on a member (`supports`), so
-candidate groups are closed under "parts resting on a member" as well.
+Equivalently `G` is closed under "blockers along `d`" within the present set; as for `remove` and
+`separate` in SEMANTICS.md, every member must also allow `d` among its `removal_dirs`. Supports do not
+restrict removal (they constrain `insert`/`join` only), so they play no part here.
 
 A set of parts is *separable* (level-1 disassemblable, SPEC §4) when it is a single part, or when it
 splits into a moving group and a rest that are both separable. In this model separability is
@@ -80,7 +79,6 @@ class SeparationReplay(NamedTuple):
 class _Compiled:
     ids: tuple[str, ...]
     blockers: dict[str, tuple[int, ...]]   # direction -> per part: mask of parts blocking it
-    riders: tuple[int, ...]                # per part: mask of parts listing it as a support
     dirs: tuple[frozenset[str], ...]       # per part: allowed removal directions
     frames: int                            # mask of parts of kind "frame" (preferred to stay)
     memo: dict = field(default_factory=dict)
@@ -115,23 +113,19 @@ def _compile(asm: Assembly) -> _Compiled:
     for d, edges in blocking_relation(asm).items():
         for b, p in edges:
             blockers[d][index[p]] |= 1 << index[b]
-    riders = [0] * len(ids)
-    for q in asm.parts:
-        for s in q.supports:
-            riders[index[s]] |= 1 << index[q.part_id]
     frames = sum(1 << i for i, p in enumerate(asm.parts) if p.kind == "frame")
-    return _Compiled(ids, {d: tuple(v) for d, v in blockers.items()}, tuple(riders),
+    return _Compiled(ids, {d: tuple(v) for d, v in blockers.items()},
                      tuple(frozenset(p.removal_dirs) for p in asm.parts), frames)
 
 
 def _closure(c: _Compiled, seed: int, d: str, within: int) -> int:
-    """Smallest superset of `seed` inside `within` closed under blockers along `d` and riders."""
+    """Smallest superset of `seed` inside `within` closed under blockers along `d`."""
     group, frontier = seed, seed
     block = c.blockers[d]
     while frontier:
         grown = 0
         for i in _bits(frontier):
-            grown |= block[i] | c.riders[i]
+            grown |= block[i]
         grown &= within & ~group
         group |= grown
         frontier = grown
@@ -144,7 +138,7 @@ def _dirs_ok(c: _Compiled, group: int, d: str) -> bool:
 
 def _is_closed(c: _Compiled, group: int, d: str, within: int) -> bool:
     outside = within & ~group
-    return not any((c.blockers[d][i] | c.riders[i]) & outside for i in _bits(group))
+    return not any(c.blockers[d][i] & outside for i in _bits(group))
 
 
 def _minimal_groups(c: _Compiled, within: int) -> list[tuple[int, str]]:
@@ -332,7 +326,7 @@ def replay_separations(asm: Assembly, steps: Sequence[dict | Step]) -> Separatio
             rest = comp & ~g
             hit = 0
             for i in _bits(g):
-                hit |= (c.blockers[d][i] | c.riders[i]) & rest
+                hit |= c.blockers[d][i] & rest
             return result(False, k, f"step {k}: moving {list(move)} along {d} is blocked by {list(c.names(hit))}")
         components.remove(comp)
         components += [comp & ~g, g]

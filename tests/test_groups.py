@@ -215,17 +215,19 @@ def asm_of(*parts) -> Assembly:
     return Assembly("fixture", "fixture", tuple(parts))
 
 
-def test_supports_and_removal_dirs_bind_groups():
+def test_removal_dirs_bind_groups_and_supports_do_not():
     base = part("Base", "base", box(0, 0, 0, 2, 1, 1))
-    top = part("Top", "cap", box(0, 1, 0, 2, 2, 1), supports=("Base",))
-    a = asm_of(base, top)
-    assert closure(a, "Base", "+x") == {"Base", "Top"}          # the cap rides on the base
-    assert not is_movable(a, ["Base"], "+x") and is_movable(a, ["Top"], "+x")
-    assert disassemble(a).steps[0].move == ("Top",)
     pin = part("Pin", "pin", box(0, 1, 0, 1, 2, 1), dirs=("+y",))
-    b = asm_of(base, pin)
-    assert is_movable(b, ["Pin"], "+y") and not is_movable(b, ["Pin"], "+x")
-    assert candidate_groups(b)["+x"] == (frozenset({"Base"}),)
+    a = asm_of(base, pin)
+    assert is_movable(a, ["Pin"], "+y") and not is_movable(a, ["Pin"], "+x")
+    assert candidate_groups(a)["+x"] == (frozenset({"Base"}),)    # the pin may not leave along x
+    assert candidate_groups(a)["-y"] == (frozenset({"Base"}),)
+    assert not is_movable(a, ["Base", "Pin"], "+x")                 # every member must allow d
+    # supports constrain insert/join only (SEMANTICS §3, §5): a supporting part may still leave
+    top = part("Top", "cap", box(0, 1, 0, 2, 2, 1), supports=("Base",))
+    b = asm_of(base, top)
+    assert closure(b, "Base", "+x") == {"Base"} and is_movable(b, ["Base"], "+x")
+    assert disassembly_verdict(b)["mode"] == "single_part"
 
 
 def test_enclosed_core_is_interlocked_with_the_wording_check_geometry_uses():

@@ -344,6 +344,31 @@ def assembly_steps(asm: Assembly) -> tuple[Step, ...]:
     return tuple(reversed(plan.steps))
 
 
+class MainBody(NamedTuple):
+    """How the main body grows when the plan is reversed: `core` first, then each pre-assembled group
+    of `joins` comes in along `OPPOSITE[step.direction]` (the last group separated joins first)."""
+
+    core: str
+    joins: tuple[Step, ...]
+
+    @property
+    def insertion_order(self) -> tuple[str, ...]:
+        return (self.core, *(p for s in self.joins for p in s.move))
+
+
+def main_body(asm: Assembly) -> MainBody:
+    """The chain of separations from the whole assembly, each taken from what stays (see `disassemble`)."""
+    c = _compile(asm)
+    within, chain = (1 << len(c.ids)) - 1, []
+    while within & (within - 1):
+        split = _split(c, within)
+        if split is None:
+            raise AssemblyError(_interlock_text(disassemble(asm)), file=f"assembly {asm.assembly_id}")
+        chain.append(Step(c.names(split[0]), split[1]))
+        within &= ~split[0]
+    return MainBody(c.names(within)[0], tuple(reversed(chain)))
+
+
 def _interlock_text(plan: Disassembly) -> str:
     sets = "; ".join(f"parts {list(s)} interlock" for s in plan.interlocked)
     return (f"not disassemblable with straight moves: {sets} (no straight translation to infinity separates "

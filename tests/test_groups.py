@@ -20,7 +20,7 @@ from forgeplan.assembly import DIRECTIONS, Assembly
 from forgeplan.errors import AssemblyError
 from forgeplan.groups import (OPPOSITE, Step, assembly_steps, candidate_counts, candidate_groups, closed_groups,
                               closure, disassemble, disassembly_verdict, group_moves, is_level1, is_movable,
-                              is_separable, replay_separations)
+                              is_separable, main_body, replay_separations)
 from forgeplan.importers import read_puzzle
 from forgeplan.library.voxels import box, part
 
@@ -142,6 +142,13 @@ def test_level1_burr_comes_apart(name):
     assert oracle.replay(asm.part_ids, [Step(tuple(s["move"]), s["dir"]) for s in ref])
     join = assembly_steps(asm)
     assert join == tuple(reversed(disassemble(asm).steps))
+    body = main_body(asm)                  # the main body grows from one core part by joining groups
+    present = set(asm.part_ids)
+    for s in reversed(body.joins):
+        assert is_movable(asm, s.move, s.direction, present) and is_separable(asm, s.move)
+        present -= set(s.move)
+    assert present == {body.core} and sorted(body.insertion_order) == sorted(asm.part_ids)
+    assert (mode == "single_part") == all(len(s.move) == 1 for s in body.joins)
 
 
 @pytest.mark.parametrize("name", sorted(INTERLOCKED))
@@ -169,6 +176,8 @@ def test_other_puzzles_get_the_partial_moves_verdict(name):
     assert not bad.valid and "partial move" in bad.reason
     with pytest.raises(AssemblyError, match="partial moves"):
         assembly_steps(asm)
+    with pytest.raises(AssemblyError, match="partial moves"):
+        main_body(asm)
 
 
 def test_candidate_groups_of_a_solid_burr_are_stable():
@@ -193,6 +202,31 @@ def test_candidate_groups_of_the_packing_box():
     assert len(closed_groups(asm, "+z")) == 14 and len(closed_groups(asm, "-z")) == 14
     # the -z groups hold the box with pieces it cannot release: none is separable in free space
     assert {s.direction for s in group_moves(asm)} == {"+z"} and len(group_moves(asm)) == 14
+
+
+@pytest.mark.parametrize("name", ["solid6burr_a_asm386", "mj_burr6_puzzle4", "solid6burr_e_asm901"])
+def test_engine_separate_agrees_with_group_moves(name):
+    """The engine's `separate` legality (SEMANTICS §5) is exactly `group_moves` for groups of 2+ parts
+    (plus the whole present set, which `group_moves` leaves out), in the target state and after a move."""
+    from forgeplan.actions import Action
+    from forgeplan.engine import World
+
+    asm = load(name)[0].assembly
+    world = World(asm)
+    states = [world.target_state()]
+    first = next((s for s in disassemble(asm).steps if len(s.move) > 1), None)
+    if first is not None:
+        states.append(world.apply(states[0], Action.group("separate", first.move, first.direction)))
+    for state in states:
+        present = [p for p, s in zip(world.ids, state.slots) if s.present]
+        legal = {(frozenset(s.move), s.direction) for s in group_moves(asm, present) if len(s.move) > 1}
+        whole = frozenset(present)
+        for r in range(2, len(present) + 1):
+            for g in itertools.combinations(present, r):
+                for d in DIRECTIONS:
+                    ok = world.check(state, Action.group("separate", g, d)) is None
+                    expect = (frozenset(g), d) in legal or (frozenset(g) == whole and is_separable(asm, g))
+                    assert ok == expect, (g, d)
 
 
 def test_replay_rejections_say_why():

@@ -1,0 +1,122 @@
+"""`forgeplan grammar | tiny-model | train | infer`: the model side (torch only where a model runs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import EXIT_NEGATIVE, emit_json
+
+
+def register(sub) -> None:
+    g = sub.add_parser("grammar", help="print the output-contract grammar specialised to a task")
+    g.add_argument("task_dir", type=Path, metavar="TASK_DIR", nargs="?",
+                   help="task folder (omit to print the generic grammar)")
+    g.add_argument("--check", action="store_true", help="also validate the grammar with llguidance (if installed)")
+    g.set_defaults(func=run_grammar)
+
+    t = sub.add_parser("tiny-model", help="build a tiny causal LM and a locally trained tokenizer (no downloads)")
+    t.add_argument("--out", type=Path, required=True, help="folder to save_pretrained into")
+    t.add_argument("--bench", type=Path, help="benchmark folder whose train split trains the tokenizer "
+                                             "(default: tasks of the built-in assemblies)")
+    t.add_argument("--vocab-size", type=int, default=2048)
+    t.add_argument("--tokenizer", choices=("byte-level", "sentencepiece"), default="byte-level")
+    t.add_argument("--arch", choices=("qwen2", "llama"), default="qwen2")
+    t.add_argument("--hidden", type=int, default=64)
+    t.add_argument("--layers", type=int, default=2)
+    t.add_argument("--seed", type=int, default=0)
+    t.set_defaults(func=run_tiny)
+
+    tr = sub.add_parser("train", help="LoRA SFT on a benchmark's train split")
+    tr.add_argument("--model", type=Path, required=True, help="local Hugging Face causal LM folder")
+    tr.add_argument("--bench", type=Path, required=True, help="benchmark folder (manifest.json, tasks/)")
+    tr.add_argument("--out", type=Path, required=True, help="adapter folder to write")
+    tr.add_argument("--config", type=Path, help="models/NAME.toml (default: models/forge-qwen3.5-9b.toml)")
+    tr.add_argument("--limit", type=int, default=0, help="use only the first N training samples")
+    tr.add_argument("--max-steps", type=int, help="override the config's max_steps")
+    tr.add_argument("--max-seconds", type=float, help="override the config's max_seconds")
+    tr.set_defaults(func=run_train)
+
+    i = sub.add_parser("infer", help="greedy inference over a benchmark split -> predictions JSONL")
+    i.add_argument("--model", type=Path, required=True, help="local Hugging Face causal LM folder")
+    i.add_argument("--adapter", type=Path, help="LoRA adapter folder from `forgeplan train`")
+    i.add_argument("--bench", type=Path, required=True)
+    i.add_argument("--split", default="test")
+    i.add_argument("--out", type=Path, required=True, help="predictions JSONL to write")
+    i.add_argument("--constrained", choices=("grammar", "legal", "none"), default="grammar",
+                   help="grammar: output always parses; legal: also only actions legal in the state so far")
+    i.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    i.add_argument("--dtype", choices=("float32", "bfloat16", "float16"), default="float32")
+    i.add_argument("--batch-size", type=int, default=1)
+    i.add_argument("--limit", type=int, default=0, help="only the first N samples of the split")
+    i.add_argument("--max-new-tokens", type=int, default=4096)
+    i.set_defaults(func=run_infer)
+
+
+def run_grammar(args) -> int:
+    from ..llm.grammar import base_grammar, check_llguidance, lark_parser, specialise
+    from ..task import load_task
+
+    text = specialise(load_task(args.task_dir)) if args.task_dir else base_grammar()
+    lark_parser(text)  # loads LALR + strict, or InputError
+    print(text, end="")
+    if args.check:
+        import sys
+
+        try:
+            verdict = check_llguidance(text)
+        except ImportError:
+            print("forgeplan: --check needs llguidance (pip install llguidance); the grammar was only "
+                  "checked with Lark", file=sys.stderr)
+            return EXIT_NEGATIVE
+        print(f"// {verdict}", file=sys.stderr)
+    return 0
+
+
+def _need_llm() -> None:
+    from ..errors import InputError
+
+    try:
+        import peft  # noqa: F401
+        import torch  # noqa: F401
+        import transformers  # noqa: F401
+    except ImportError as exc:
+        raise InputError(f"this command needs the [llm] extra (pip install 'forgeplan[llm]'): {exc}") from None
+
+
+def run_tiny(args) -> int:
+    _need_llm()
+    from ..llm.tiny import make_tiny
+
+    emit_json(make_tiny(args.out, bench=args.bench, vocab_size=args.vocab_size, kind=args.tokenizer,
+                        arch=args.arch, hidden=args.hidden, layers=args.layers, seed=args.seed))
+    return 0
+
+
+def run_train(args) -> int:
+    _need_llm()
+    from dataclasses import replace
+
+    from ..llm.config import load_config
+    from ..llm.train import train
+
+    config = load_config(args.config)
+    if args.max_steps is not None:
+        config = replace(config, max_steps=args.max_steps)
+    if args.max_seconds is not None:
+        config = replace(config, max_seconds=args.max_seconds)
+    emit_json(train(args.model, args.bench, args.out, config, limit=args.limit))
+    return 0
+
+
+def run_infer(args) -> int:
+    _need_llm()
+    from ..errors import InputError
+    from ..llm.infer import run_infer as infer
+    from ..llm.train import load_for_inference
+
+    if args.batch_size < 1 or args.max_new_tokens < 1:
+        raise InputError("--batch-size and --max-new-tokens must be at least 1")
+    model, tokenizer, device = load_for_inference(args.model, args.adapter, args.device, args.dtype)
+    emit_json(infer(model, tokenizer, args.bench, args.split, args.out, mode=args.constrained, device=device,
+                    batch_size=args.batch_size, limit=args.limit, max_new_tokens=args.max_new_tokens))
+    return 0

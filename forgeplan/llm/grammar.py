@@ -1,0 +1,156 @@
+"""The output-contract grammar (grammars/rework_plan.lark) and its specialisation to one task.
+
+The generic grammar accepts any ids; a task's grammar replaces the vocabulary rules at the end of the
+file with that task's values, so that a constrained decoder can only name parts, spares and lock
+mechanisms that exist. The structure stays in the .lark file; this module only writes the values, as
+Lark string literals of their compact JSON text (the exact bytes `prompt.target_text` produces).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from pathlib import Path
+
+from ..assembly import Pose, unlocked_pose
+from ..errors import InputError
+from ..task import Task
+
+GRAMMAR_PATH = Path(__file__).resolve().parents[2] / "grammars" / "rework_plan.lark"
+VOCABULARY_RULES = ("sample_id", "assembly_id", "slot", "present_part", "spare_slot", "spare", "lock_slot",
+                    "rotate_unlock", "rotate_lock", "coupled_unlock", "coupled_lock", "replace_pair")
+ACTION_RULE = "action"  # marked in the automaton: the legal-action mask starts each action there
+_RULE_LINE = re.compile(r"^(\??[a-z_][a-z0-9_]*)\s*:(.*)$")
+
+
+def compact(value) -> str:
+    """Compact JSON text, the one serialisation the grammar accepts."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+@lru_cache(maxsize=1)
+def base_grammar() -> str:
+    try:
+        return GRAMMAR_PATH.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read the grammar: {exc.strerror}", file=str(GRAMMAR_PATH)) from None
+
+
+def lark_literal(text: str) -> str:
+    """A Lark string literal matching exactly `text`."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _fields(*pairs) -> str:
+    """`"k":v,...` compact JSON members (no braces), for vocabulary values spanning several fields."""
+    return compact(dict(pairs))[1:-1]
+
+
+def vocabulary(task: Task) -> dict[str, list[str]]:
+    """Each vocabulary rule's values for this task, as the JSON text they stand for."""
+    asm = task.assembly
+    slots = list(asm.part_ids)
+    spares = [w.part_id for w in asm.spares]
+    spare_slots = list(dict.fromkeys(w.variant_of for w in asm.spares))
+    rot = [p for p in asm.parts if p.lock is not None and p.lock.kind == "rotate"]
+    coupled = [p for p in asm.parts if p.lock is not None and p.lock.kind == "coupled"]
+    return {
+        "sample_id": [compact(task.sample_id)],
+        "assembly_id": [compact(asm.assembly_id)],
+        "slot": [compact(p) for p in slots],
+        "present_part": [compact(p) for p in slots + spares],
+        "spare_slot": [compact(p) for p in spare_slots],
+        "spare": [compact(p) for p in spares],
+        "lock_slot": [compact(p.part_id) for p in asm.locks],
+        "rotate_unlock": [_fields(("part_id", p.part_id), ("axis", p.lock.axis), ("angle_deg", p.lock.angle_deg))
+                          for p in rot],
+        "rotate_lock": [_fields(("part_id", p.part_id), ("axis", p.lock.axis), ("angle_deg", -p.lock.angle_deg))
+                        for p in rot],
+        "coupled_unlock": [_fields(("part_id", p.part_id), ("after_pose", unlocked_pose(p).to_json())) for p in coupled],
+        "coupled_lock": [_fields(("part_id", p.part_id), ("after_pose", Pose(p.centroid).to_json())) for p in coupled],
+        "replace_pair": [_fields(("wrong_part_id", w.part_id), ("target_part_id", w.variant_of)) for w in asm.spares],
+    }
+
+
+def _rules(text: str) -> tuple[list[str], dict[str, list[str]], list[str]]:
+    """(rule order, name -> alternative lines, the lines before and between) by the file's layout contract."""
+    order: list[str] = []
+    alts: dict[str, list[str]] = {}
+    current = None
+    for line in text.splitlines():
+        m = _RULE_LINE.match(line)
+        if m and not line.startswith((" ", "\t")):
+            current = m.group(1).lstrip("?")
+            order.append(current)
+            alts[current] = [m.group(2).strip()]
+        elif current is not None and line.strip().startswith("|"):
+            alts[current].append(line.strip()[1:].strip())
+        else:
+            current = None
+            order.append(line)  # a comment, blank line or terminal definition, kept verbatim
+    return order, alts, []
+
+
+def specialise(task: Task) -> str:
+    """The task-specialised grammar text (Lark, same layout, vocabulary rules replaced)."""
+    vocab = vocabulary(task)
+    order, alts, _ = _rules(base_grammar())
+    empty = {name for name, values in vocab.items() if not values}
+    for name in VOCABULARY_RULES:
+        if name not in alts:
+            raise InputError(f"vocabulary rule {name} is missing", file=str(GRAMMAR_PATH))
+        alts[name] = [lark_literal(v) for v in vocab[name]]
+    # drop alternatives that use an empty vocabulary, to the fixed point (a rule may become empty too)
+    changed = bool(empty)
+    while changed:
+        changed = False
+        for name, lines in alts.items():
+            if name in empty:
+                continue
+            alts[name] = [a for a in lines
+                          if not any(re.search(rf"(?<![\w\"]){e}(?![\w\"])", _code(a)) for e in empty)]
+            if not alts[name]:
+                empty.add(name)
+                changed = True
+    if "start" in empty:
+        raise InputError("the task leaves the grammar empty", field="grammar")
+    out = []
+    for item in order:
+        if item in alts:
+            lines = alts[item]
+            if not lines:
+                continue
+            out.append(f"{item}: {lines[0]}")
+            out += [f"{' ' * len(item)}| {a}" for a in lines[1:]]
+        else:
+            out.append(item)
+    return "\n".join(out) + "\n"
+
+
+def _code(alternative: str) -> str:
+    """An alternative with its string literals blanked, so rule names inside literals do not count."""
+    return re.sub(r'"(?:[^"\\]|\\.)*"', '""', re.sub(r"/(?:[^/\\]|\\.)+/", "//", alternative))
+
+
+def lark_parser(text: str):
+    """The grammar loaded the house way: LALR, strict (conflicts and regex collisions are errors)."""
+    from lark import Lark  # noqa: PLC0415
+    from lark.exceptions import LarkError  # noqa: PLC0415
+
+    try:
+        return Lark(text, parser="lalr", strict=True)
+    except LarkError as exc:
+        raise InputError(f"grammar does not load: {exc}", field="grammar") from None
+
+
+def check_llguidance(text: str) -> str:
+    """Validate with llguidance; returns a one-line verdict. Raises ImportError when it is not installed."""
+    import llguidance  # noqa: PLC0415 - benchmark-only peer
+
+    grm = llguidance.LLMatcher.grammar_from_lark(text)
+    is_error, messages = llguidance.LLMatcher.validate_grammar_with_warnings(grm)
+    if is_error:
+        raise InputError(f"llguidance rejects the grammar: {' '.join(m.strip() for m in messages)}", field="grammar")
+    warn = f" (warnings: {' '.join(m.strip() for m in messages)})" if messages else ""
+    return f"llguidance {llguidance.__version__} accepts the grammar{warn}"

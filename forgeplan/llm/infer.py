@@ -1,0 +1,105 @@
+"""Greedy inference over a benchmark split, with optional grammar or legal-action masking.
+
+Greedy (temperature 0), at most 4,096 new tokens by default (SPEC §8). The raw output of every sample
+is written to the predictions JSONL as decoded, before anything parses it; `forgeplan evaluate` parses
+it once. Rows are batched with left padding; each row carries its own task mask.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+from .bench import load_sample, split_ids
+from .masking import make_mask
+from .prompt import build_prompt, prompt_text
+from .vocab import vocab_from_tokenizer
+
+MAX_NEW_TOKENS = 4096
+MODES = ("grammar", "legal", "none")
+
+
+def eos_ids(model, tokenizer) -> tuple[int, ...]:
+    ids = []
+    for src in (getattr(model.generation_config, "eos_token_id", None), tokenizer.eos_token_id):
+        ids += src if isinstance(src, (list, tuple)) else ([src] if src is not None else [])
+    return tuple(dict.fromkeys(ids))
+
+
+def generate(model, tokenizer, tasks, mode: str, *, device: str = "cpu", max_new_tokens: int = MAX_NEW_TOKENS,
+             vocab=None, sample_seed: int | None = None) -> list[dict]:
+    """Greedy outputs for a batch of tasks: raw text, new token count, seconds, mask time per step.
+
+    `sample_seed` switches to ancestral sampling (tests use it to walk many paths of the masks).
+    """
+    import torch  # noqa: PLC0415
+    from transformers import LogitsProcessorList  # noqa: PLC0415
+
+    from .processor import PlanMaskProcessor  # noqa: PLC0415
+
+    tokenizer.padding_side = "left"
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    prompts = [prompt_text(tokenizer, build_prompt(t)) for t in tasks]
+    enc = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(device)
+    eos = eos_ids(model, tokenizer)
+    processors = LogitsProcessorList()
+    proc = None
+    if mode != "none":
+        vocab = vocab or vocab_from_tokenizer(tokenizer)
+        proc = PlanMaskProcessor([make_mask(mode, t, vocab) for t in tasks], eos, max_new_tokens)
+        processors.append(proc)
+    sampling = {"do_sample": False}
+    if sample_seed is not None:
+        torch.manual_seed(sample_seed)
+        sampling = {"do_sample": True, "temperature": 1.0, "top_k": 0, "top_p": 1.0}
+    t0 = time.perf_counter()
+    with torch.inference_mode():
+        out = model.generate(**enc, max_new_tokens=max_new_tokens, num_beams=1, **sampling,
+                             logits_processor=processors, eos_token_id=list(eos), pad_token_id=tokenizer.pad_token_id)
+    seconds = time.perf_counter() - t0
+    rows = []
+    for r in range(len(tasks)):
+        new = out[r, enc["input_ids"].shape[1]:].tolist()
+        while new and new[-1] == tokenizer.pad_token_id and tokenizer.pad_token_id not in eos:
+            new.pop()
+        cut = next((k for k, tok in enumerate(new) if tok in eos), len(new))
+        rows.append({"raw_output": tokenizer.decode(new[:cut], skip_special_tokens=True,
+                                                    clean_up_tokenization_spaces=False),
+                     "new_tokens": cut, "stopped": "eos" if cut < len(new) else "max_new_tokens",
+                     "seconds": round(seconds / len(tasks), 4)})
+    if proc is not None and proc.step_seconds:
+        for row in rows:
+            row["mask_ms_per_step"] = round(1000 * sum(proc.step_seconds) / len(proc.step_seconds), 4)
+    return rows
+
+
+def run_infer(model, tokenizer, bench: Path, split: str, out: Path, *, mode: str, device: str, batch_size: int = 1,
+              limit: int = 0, max_new_tokens: int = MAX_NEW_TOKENS, progress: bool = True) -> dict:
+    """Write one {"sample_id", "raw_output", ...} line per sample of the split; returns a summary."""
+    from tqdm import tqdm  # noqa: PLC0415
+
+    ids = split_ids(bench, split)[: limit or None]
+    vocab = vocab_from_tokenizer(tokenizer) if mode != "none" else None
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tokens = stopped_eos = 0
+    start = time.perf_counter()
+    with out.open("w", encoding="utf-8") as fh, tqdm(total=len(ids), desc=f"infer ({mode})", unit="task",
+                                                      disable=not progress) as bar:
+        for k in range(0, len(ids), batch_size):
+            chunk = ids[k:k + batch_size]
+            tasks = [load_sample(bench, sid)[0] for sid in chunk]
+            rows = generate(model, tokenizer, tasks, mode, device=device, max_new_tokens=max_new_tokens, vocab=vocab)
+            for sid, row in zip(chunk, rows):
+                fh.write(json.dumps({"sample_id": sid, "raw_output": row["raw_output"], "constrained": mode,
+                                     "new_tokens": row["new_tokens"], "stopped": row["stopped"]}, ensure_ascii=False) + "\n")
+                tokens += row["new_tokens"]
+                stopped_eos += row["stopped"] == "eos"
+            fh.flush()
+            bar.update(len(chunk))
+    seconds = time.perf_counter() - start
+    return {"predictions": str(out), "samples": len(ids), "split": split, "constrained": mode,
+            "new_tokens": tokens, "stopped_at_eos": stopped_eos, "seconds": round(seconds, 2),
+            "tokens_per_second": round(tokens / seconds, 2) if seconds else None}

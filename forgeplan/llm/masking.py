@@ -1,0 +1,317 @@
+"""Allowed-token tables for one task: the grammar mask and the legal-action mask (no torch here).
+
+`GrammarMask` walks every state of the task's byte DFA against the sorted byte table of the vocabulary
+once (`Vocab`): a token is allowed in a state when all its bytes keep the DFA alive, so tokens spanning
+several terminals, several JSON fields or half a UTF-8 character are handled by construction. Each
+state gets its allowed token ids and, per token, the number of bytes still needed to finish the object
+after it (`bounds`). Decoding then only looks tables up.
+
+Budget: with `bounds` the decoder can keep the output completable within the tokens left — a token is
+allowed only if the bytes still needed after it fit in the remaining budget (one byte per token, which
+byte-level and byte-fallback vocabularies always allow) — so a constrained generation never ends cut off.
+
+Sharing: every task grammar starts with the same forced literal up to its sample id, and tasks of one
+assembly differ only there. The DFA is compiled once per assembly with a placeholder sample id and its
+tables are reused; only the short forced prefix is rebuilt per task.
+
+`LegalMask` (`--constrained legal`) is the product of the grammar DFA with the engine: inside the
+action list each action must spell one of the actions legal in the symbolic state reached so far
+(forgeplan.grounding.legal_actions on the task's actual state, stepped with World.apply), so every
+decoded plan replays without an illegal action. Its states are explored lazily and cached.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from ..actions import Action
+from ..errors import InputError
+from ..grounding import legal_actions
+from ..state import State
+from ..task import Task
+from .automaton import DEAD, ByteDFA, compile_lark
+from .grammar import ACTION_RULE, compact, specialise
+from .vocab import Vocab
+
+INF = 1 << 30
+PRE = -2  # before the first token when the decoder strips one leading space: that space is free
+PLACEHOLDER_SAMPLE_ID = "\x01sample\x01"
+
+
+@dataclass
+class MaskEntry:
+    ids: np.ndarray       # allowed content token ids (int64)
+    bounds: np.ndarray    # bytes still needed to complete the object after each of those tokens
+    accepting: bool       # EOS allowed: the object is complete
+
+    @property
+    def max_bound(self) -> int:
+        return int(self.bounds.max()) if len(self.bounds) else 0
+
+    def within(self, budget: int) -> np.ndarray:
+        """Allowed ids whose completion fits in `budget` more tokens."""
+        if budget >= self.max_bound:
+            return self.ids
+        return self.ids[self.bounds <= budget]
+
+
+# --------------------------------------------------------------------------- the task DFA
+
+@lru_cache(maxsize=64)
+def _shared_dfa(grammar_text: str) -> ByteDFA:
+    return compile_lark(grammar_text, marked=frozenset({ACTION_RULE}))
+
+
+def _forced_prefix(dfa: ByteDFA) -> bytes:
+    out, q = bytearray(), 0
+    while len(dfa.live[q]) == 1 and not dfa.accepting[q]:
+        b = dfa.live[q][0]
+        out.append(b)
+        q = dfa.trans[q][b]
+    return bytes(out)
+
+
+@dataclass
+class TaskDFA:
+    """A task's DFA: a chain for the forced prefix (states 0..k-1) then the shared DFA shifted by k."""
+
+    dfa: ByteDFA
+    shared: ByteDFA
+    offset: int
+
+
+def task_dfa(task: Task) -> TaskDFA:
+    from dataclasses import replace as dc_replace  # noqa: PLC0415
+
+    generic = specialise(dc_replace(task, sample_id=PLACEHOLDER_SAMPLE_ID))
+    shared = _shared_dfa(generic)
+    forced = _forced_prefix(shared)
+    ph = compact(PLACEHOLDER_SAMPLE_ID).encode("utf-8")
+    if forced.count(ph) != 1:
+        raise InputError("the grammar must start with a fixed literal that contains the sample id", field="grammar")
+    cut = forced.index(ph) + len(ph)
+    prefix = forced[:cut].replace(ph, compact(task.sample_id).encode("utf-8"))
+    resume = shared.run(forced[:cut])
+    k = len(prefix)
+    trans = [{prefix[i]: i + 1} for i in range(k - 1)] + [{prefix[-1]: resume + k}]
+    trans += [{b: t + k for b, t in row.items()} for row in shared.trans]
+    dfa = ByteDFA(
+        trans=trans,
+        accepting=[False] * k + shared.accepting,
+        marked=[False] * k + shared.marked,
+        live=[(prefix[i],) for i in range(k)] + shared.live,
+        dist=[k - i + shared.dist[resume] for i in range(k)] + shared.dist,
+    )
+    return TaskDFA(dfa, shared, k)
+
+
+# --------------------------------------------------------------------------- walking the vocabulary
+
+def walk(vocab: Vocab, state, step, live, bound) -> MaskEntry:
+    """Depth-first walk of the byte trie from `state`: the tokens whose bytes all stay alive."""
+    ids: list[int] = []
+    bounds: list[int] = []
+    sb, si = vocab.sorted_bytes, vocab.sorted_ids
+    stack = [(state, b"", 0, len(sb))]
+    while stack:
+        s, p, lo, hi = stack.pop()
+        if p:
+            e = vocab.exact_end(p, lo, hi)
+            if e > lo:
+                d = bound(s)
+                ids.extend(si[lo:e])
+                bounds.extend([d] * (e - lo))
+                lo = e
+        if lo >= hi:
+            continue
+        for b in live(s):
+            a, z = vocab.child_range(p, b, lo, hi)
+            if a < z:
+                t = step(s, b)
+                if t is not None:
+                    stack.append((t, p + bytes((b,)), a, z))
+    order = np.argsort(np.asarray(ids, dtype=np.int64), kind="stable")
+    return MaskEntry(np.asarray(ids, dtype=np.int64)[order], np.asarray(bounds, dtype=np.int64)[order], False)
+
+
+@lru_cache(maxsize=16)
+def _shared_tables(shared: ByteDFA, vocab: Vocab) -> tuple[MaskEntry, ...]:
+    return tuple(_dfa_entry(shared, vocab, q) for q in range(shared.n_states))
+
+
+def _dfa_entry(dfa: ByteDFA, vocab: Vocab, q: int) -> MaskEntry:
+    trans, dist = dfa.trans, dfa.dist
+    e = walk(vocab, q, lambda s, b: trans[s].get(b), lambda s: dfa.live[s], lambda s: dist[s])
+    e.accepting = dfa.accepting[q]
+    return e
+
+
+class GrammarMask:
+    """Allowed tokens per DFA state of one task, computed once (shared states come from a cache)."""
+
+    def __init__(self, task: Task, vocab: Vocab):
+        self.task, self.vocab = task, vocab
+        td = task_dfa(task)
+        self.dfa = td.dfa
+        shared = _shared_tables(td.shared, vocab)
+        self.tables = [_dfa_entry(td.dfa, vocab, q) for q in range(td.offset)] + list(shared)
+        self.pre = None
+        if vocab.strip_first_space:
+            trans, dfa = self.dfa.trans, self.dfa
+            self.pre = walk(vocab, PRE, lambda s, b: 0 if s == PRE and b == 0x20 else trans[0 if s == PRE else s].get(b),
+                            lambda s: (0x20, *dfa.live[0]) if s == PRE else dfa.live[s],
+                            lambda s: dfa.dist[0 if s == PRE else s])
+        if not len(self.entry(self.start()).ids):
+            raise InputError("the tokenizer cannot spell the first byte of the grammar", field="tokenizer")
+
+    def start(self):
+        return PRE if self.pre is not None else 0
+
+    def entry(self, state) -> MaskEntry:
+        return self.pre if state == PRE else self.tables[state]
+
+    def advance(self, state, token_id: int):
+        """The state after a token (None when the token leaves the language)."""
+        data = self.vocab.token_bytes[token_id] if token_id < self.vocab.size else None
+        if data is None:
+            return None
+        if state == PRE:
+            state, data = 0, data[1:] if data.startswith(b" ") else data
+        q = self.dfa.run(data, state)
+        return None if q == DEAD else q
+
+
+# --------------------------------------------------------------------------- legal-action mask
+
+class _Legal:
+    """Legal action strings per engine state, sorted, with the action each spells (cached)."""
+
+    def __init__(self, task: Task):
+        self.world = task.world
+        self.cache: dict[State, tuple[list[bytes], dict[bytes, Action]]] = {}
+
+    def of(self, state: State) -> tuple[list[bytes], dict[bytes, Action]]:
+        got = self.cache.get(state)
+        if got is None:
+            acts = {compact(a.to_json()).encode("utf-8"): a for a in legal_actions(self.world, state)}
+            got = self.cache[state] = (sorted(acts), acts)
+        return got
+
+    def matches(self, state: State, prefix: bytes) -> list[bytes]:
+        lst, _ = self.of(state)
+        i = bisect_left(lst, prefix)
+        out = []
+        while i < len(lst) and lst[i].startswith(prefix):
+            out.append(lst[i])
+            i += 1
+        return out
+
+
+class LegalMask:
+    """Product of the grammar DFA and the engine: (dfa state, engine state, bytes of the current action)."""
+
+    def __init__(self, task: Task, vocab: Vocab, grammar: GrammarMask | None = None):
+        self.grammar = grammar or GrammarMask(task, vocab)
+        self.vocab, self.task = vocab, task
+        self.dfa = self.grammar.dfa
+        self.legal = _Legal(task)
+        self.cache: dict = {}
+        self.max_token = max((len(b) for b in vocab.sorted_bytes), default=1)
+        self.near_mark = self._distance_to_marks()
+
+    def _distance_to_marks(self) -> list[int]:
+        n = self.dfa.n_states
+        rev: list[list[int]] = [[] for _ in range(n)]
+        for q, row in enumerate(self.dfa.trans):
+            for t in row.values():
+                rev[t].append(q)
+        dist = [0 if self.dfa.marked[q] else INF for q in range(n)]
+        frontier = [q for q in range(n) if self.dfa.marked[q]]
+        while frontier:
+            nxt = []
+            for t in frontier:
+                for q in rev[t]:
+                    if dist[q] == INF:
+                        dist[q] = dist[t] + 1
+                        nxt.append(q)
+            frontier = nxt
+        return dist
+
+    def start(self):
+        return (self.grammar.start(), self.task.actual, None)
+
+    def step(self, st, b: int):
+        q, s, p = st
+        if q == PRE:
+            if b == 0x20:
+                return (0, s, None)
+            q = 0
+        q2 = self.dfa.trans[q].get(b)
+        if q2 is None:
+            return None
+        if p is None:
+            if self.dfa.marked[q] and b == 0x7B:  # '{' opens an action
+                return (q2, s, b"{") if self.legal.matches(s, b"{") else None
+            nxt = (q2, s, None)
+        else:
+            p2 = p + bytes((b,))
+            m = self.legal.matches(s, p2)
+            if not m:
+                return None
+            if m[0] == p2:
+                s = self.task.world.apply(s, self.legal.of(s)[1][p2])
+                nxt = (q2, s, None)
+            else:
+                nxt = (q2, s, p2)
+        return nxt if self.bound(nxt) < INF else None
+
+    def live(self, st):
+        return (0x20, *self.dfa.live[0]) if st[0] == PRE else self.dfa.live[st[0]]
+
+    def bound(self, st) -> int:
+        """Fewest bytes to a complete object from this product state (INF at a dead end)."""
+        q, s, p = st
+        dfa = self.dfa
+        q = 0 if q == PRE else q
+        if p is not None:
+            return min((len(m) - len(p) + dfa.dist[dfa.run(m[len(p):], q)] for m in self.legal.matches(s, p)), default=INF)
+        if dfa.marked[q] and dfa.live[q] == (0x7B,):
+            return min((len(m) + dfa.dist[dfa.run(m, q)] for m in self.legal.of(s)[0]), default=INF)
+        return dfa.dist[q]
+
+    def entry(self, st) -> MaskEntry:
+        q, s, p = st
+        if q == PRE or p is None and self.near_mark[q] > self.max_token:
+            return self.grammar.entry(q)  # no token from here reaches an action: the grammar decides
+        e = self.cache.get(st)
+        if e is None:
+            e = walk(self.vocab, st, self.step, self.live, self.bound)
+            e.accepting = self.dfa.accepting[q]
+            self.cache[st] = e
+        return e
+
+    def advance(self, st, token_id: int):
+        data = self.vocab.token_bytes[token_id] if token_id < self.vocab.size else None
+        if data is None:
+            return None
+        for b in data:
+            st = self.step(st, b)
+            if st is None:
+                return None
+        return st
+
+
+MASKS = {"grammar": GrammarMask, "legal": LegalMask}
+
+
+def make_mask(mode: str, task: Task, vocab: Vocab):
+    """The mask object for `--constrained MODE` (None for 'none')."""
+    if mode == "none":
+        return None
+    if mode not in MASKS:
+        raise InputError(f"--constrained must be one of {['none', *MASKS]}, got {mode!r}", field="--constrained")
+    return MASKS[mode](task, vocab)

@@ -1,0 +1,72 @@
+"""Prompt serialisation (SPEC §8), shared by training, inference and the benchmark's JSONL export.
+
+A prompt is a system line asking for one JSON object plus the task's public representation as the
+user turn; the answer is the output contract as compact JSON (`target_text`), the exact text the
+grammar accepts. The representation is derived from the eight public files (forgeplan.task
+.public_files), condensed to fit a small context: voxels are replaced by what they imply (target
+position, blocking per removal direction, contacts, symmetry count), the target state by what differs
+from "every part present at its target position, unrotated, seated, locks engaged", and the actual
+state is given in full. No torch here: the benchmark's JSONL export imports this module.
+"""
+
+from __future__ import annotations
+
+from ..task import Task, public_files
+from .grammar import compact
+
+SYSTEM = ("You repair faulty interlocking assemblies. Reply with exactly one JSON object with the keys "
+          "\"annotation\" and \"rework_plan\" (compact JSON, no prose).")
+
+
+def task_json(task: Task) -> dict:
+    """The public task representation as a compact dict (deterministic key order)."""
+    files = public_files(task)
+    cat, bg = files["part_catalog.json"], files["blocking_graph.json"]
+    target = files["target_state.json"]
+    supports: dict[str, list[str]] = {}
+    for s, p in files["assembly_graph.json"]["supports"]:
+        supports.setdefault(p, []).append(s)
+    parts = []
+    for p in cat["parts"]:
+        pid = p["part_id"]
+        blocked = {d: [b for b, q in bg["edges"][d] if q == pid] for d in bg["removal_dirs"][pid]}
+        entry = {"part_id": pid, "kind": p["kind"], "target_position": target["slots"][pid]["position"],
+                 "symmetries": len(p["symmetry"]), "supports": supports.get(pid, []), "blocked_by": blocked}
+        if p["lock"] is not None:
+            entry["lock"] = p["lock"]
+        parts.append(entry)
+    return {
+        "sample_id": task.sample_id,
+        "assembly_id": task.assembly.assembly_id,
+        "family": cat["family"],
+        "tolerances": target.get("tolerances"),
+        "parts": parts,
+        "spare_parts": [{"part_id": w["part_id"], "variant_of": w["variant_of"], "difference": w["difference"]}
+                        for w in cat["spare_parts"]],
+        "contacts": files["contact_graph.json"]["edges"],
+        "sequence": files["assembly_graph.json"]["sequence"],
+        "actual_state": files["actual_state.json"]["slots"],
+        "initial_state_present": [pid for pid, s in files["initial_state.json"]["slots"].items() if s["present"]],
+    }
+
+
+def build_prompt(task: Task) -> list[dict]:
+    """Chat messages: the system line and the task as the user turn."""
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": compact(task_json(task))}]
+
+
+def target_text(reference: dict) -> str:
+    """The assistant turn: annotation and rework_plan of a reference (or any contract object), compact."""
+    return compact({"annotation": reference["annotation"], "rework_plan": reference["rework_plan"]})
+
+
+def render_plain(messages: list[dict]) -> str:
+    """A chat rendering for tokenizers without a chat template."""
+    return "".join(f"<|{m['role']}|>\n{m['content']}\n" for m in messages) + "<|assistant|>\n"
+
+
+def prompt_text(tokenizer, messages: list[dict]) -> str:
+    """The model's own chat template when it has one (generation prompt added), else `render_plain`."""
+    if getattr(tokenizer, "chat_template", None):
+        return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    return render_plain(messages)

@@ -1,0 +1,139 @@
+"""A tiny causal LM and a locally trained tokenizer, so every model path runs without downloads.
+
+The tokenizer is trained with the `tokenizers` library on benchmark text (prompts and answers): either
+byte-level BPE (Qwen2 / GPT-2 style, the default) or SentencePiece-style BPE with '▁' spaces and
+`<0xNN>` byte fallback (Llama 2 style). The model is a Qwen2- or Llama-style config with a few small
+layers, randomly initialised, with its embedding matrix padded past the tokenizer (as real checkpoints
+do), which the constrained decoder must tolerate.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable
+
+CHAT_TEMPLATE = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+
+
+def train_tokenizer(texts: Iterable[str], vocab_size: int = 2048, kind: str = "byte-level"):
+    """A PreTrainedTokenizerFast trained on `texts` (kind: byte-level | sentencepiece)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: PLC0415
+    from transformers import PreTrainedTokenizerFast  # noqa: PLC0415
+
+    texts = list(texts)
+    if kind == "byte-level":
+        tok = Tokenizer(models.BPE())
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+        tok.decoder = decoders.ByteLevel()
+        trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIALS,
+                                      initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+        tok.train_from_iterator(texts, trainer)
+    elif kind == "sentencepiece":
+        tok = _sentencepiece_bpe(texts, vocab_size)
+    else:
+        raise ValueError(f"tokenizer kind {kind!r} must be byte-level or sentencepiece")
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
+                                   bos_token=None, unk_token="<unk>" if kind == "sentencepiece" else None,
+                                   additional_special_tokens=["<|im_start|>"])
+    fast.chat_template = CHAT_TEMPLATE
+    return fast
+
+
+def _sentencepiece_bpe(texts: list[str], vocab_size: int):
+    """Llama-2-style BPE: Metaspace pre-tokenizer, byte fallback via <0xNN> pieces, '▁' decoded to space."""
+    import json  # noqa: PLC0415
+
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers  # noqa: PLC0415
+
+    base = Tokenizer(models.BPE(unk_token="<unk>"))
+    base.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first")
+    trainer = trainers.BpeTrainer(vocab_size=max(vocab_size - 256, 300), special_tokens=["<unk>", *SPECIALS],
+                                  show_progress=False)
+    base.train_from_iterator(texts, trainer)
+    model = json.loads(base.to_str())["model"]
+    vocab: dict[str, int] = {}
+    for t in ["<unk>", *SPECIALS]:
+        vocab[t] = len(vocab)
+    for b in range(256):
+        vocab[f"<0x{b:02X}>"] = len(vocab)
+    for t in sorted(model["vocab"], key=model["vocab"].get):
+        vocab.setdefault(t, len(vocab))
+    merges = [tuple(m) if isinstance(m, list) else tuple(m.split(" ")) for m in model["merges"]]
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, unk_token="<unk>", byte_fallback=True, fuse_unk=True))
+    tok.normalizer = normalizers.Sequence([])
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first")
+    tok.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(),
+                                     decoders.Strip(" ", 1, 0)])
+    tok.add_special_tokens(["<unk>", *SPECIALS])
+    return tok
+
+
+def build_model(tokenizer, *, arch: str = "qwen2", hidden: int = 64, layers: int = 2, heads: int = 4,
+                max_positions: int = 8192, pad_vocab_to: int = 64, seed: int = 0):
+    """A randomly initialised causal LM for `tokenizer` (embedding rows padded to a multiple of pad_vocab_to)."""
+    import torch  # noqa: PLC0415
+    from transformers import AutoModelForCausalLM, LlamaConfig, Qwen2Config  # noqa: PLC0415
+
+    n = len(tokenizer)
+    vocab = -(-(n + 1) // pad_vocab_to) * pad_vocab_to  # strictly larger than the tokenizer
+    common = dict(vocab_size=vocab, hidden_size=hidden, intermediate_size=hidden * 2, num_hidden_layers=layers,
+                  num_attention_heads=heads, num_key_value_heads=max(1, heads // 2),
+                  max_position_embeddings=max_positions, tie_word_embeddings=True,
+                  eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id, bos_token_id=None)
+    config = Qwen2Config(**common) if arch == "qwen2" else LlamaConfig(**common)
+    torch.manual_seed(seed)
+    return AutoModelForCausalLM.from_config(config)
+
+
+def corpus(bench: Path | None, limit: int = 400) -> list[str]:
+    """Tokenizer training text: prompts and answers of a benchmark's train split (or built-in tasks)."""
+    from .bench import load_sample, split_ids  # noqa: PLC0415
+    from .prompt import build_prompt, target_text  # noqa: PLC0415
+
+    texts = []
+    if bench is not None:
+        for sid in split_ids(bench, "train")[:limit]:
+            task, ref = load_sample(bench, sid)
+            texts += [m["content"] for m in build_prompt(task)]
+            if ref is not None:
+                texts.append(target_text(ref))
+        return texts
+    from ..faults import FaultSpec, candidates, make_task  # noqa: PLC0415
+    from ..library import BUILTIN, build  # noqa: PLC0415
+    from ..reference import simple_reference  # noqa: PLC0415
+    from ..task import world_for  # noqa: PLC0415
+
+    from ..diagnosis import MISTAKE_TYPES  # noqa: PLC0415
+    from ..state import Tolerances  # noqa: PLC0415
+
+    for aid in BUILTIN:
+        asm = build(aid)
+        world = world_for(asm, Tolerances())
+        for ftype in ("", *MISTAKE_TYPES):
+            if ftype and not candidates(world, ftype):
+                continue
+            task = make_task(asm, [FaultSpec(ftype)] if ftype else [], seed=0)
+            ref = simple_reference(task)
+            texts += [m["content"] for m in build_prompt(task)]
+            if ref is not None:
+                texts.append(target_text(ref))
+    return texts
+
+
+def make_tiny(out: Path, *, bench: Path | None = None, vocab_size: int = 2048, kind: str = "byte-level",
+              arch: str = "qwen2", hidden: int = 64, layers: int = 2, seed: int = 0) -> dict:
+    """Train the tokenizer, build the model, save both with save_pretrained; returns a summary."""
+    tok = train_tokenizer(corpus(bench), vocab_size, kind)
+    model = build_model(tok, arch=arch, hidden=hidden, layers=layers, seed=seed)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    tok.save_pretrained(out)
+    model.generation_config.eos_token_id = tok.eos_token_id
+    model.generation_config.pad_token_id = tok.pad_token_id
+    model.save_pretrained(out)
+    return {"out": str(out), "tokenizer": kind, "tokenizer_size": len(tok), "model_vocab": model.config.vocab_size,
+            "arch": arch, "parameters": sum(p.numel() for p in model.parameters())}

@@ -1,0 +1,133 @@
+"""The bytes each token id stands for, and a sorted byte table of the vocabulary (the byte trie).
+
+Constrained decoding compares token *bytes* with the grammar's byte automaton, so the mapping from
+ids to bytes must be exact for every tokenizer family:
+
+- byte-level BPE (GPT-2, Qwen, Llama 3): vocabulary strings spell bytes with the printable stand-ins of
+  `bytes_to_unicode` (e.g. 'Ġ' is a space); each character maps back to one byte, so a token may hold
+  half a UTF-8 character;
+- SentencePiece-style (Llama 2, Mistral, Gemma): '▁' is a space and `<0xNN>` byte-fallback tokens are
+  single bytes;
+- anything else: the token decoded on its own (lossy for partial characters; reported by `kind`).
+
+Special and control tokens (EOS, padding, chat markers) get no bytes: they can never be emitted as
+content. Ids at or beyond the tokenizer's size (a model vocabulary padded for efficiency) have no bytes
+either. The sorted table makes every trie node a contiguous range found by bisection.
+"""
+
+from __future__ import annotations
+
+import json
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+
+@lru_cache(maxsize=1)
+def _byte_decoder() -> dict[str, int]:
+    """Inverse of GPT-2's bytes_to_unicode."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return {chr(c): b for b, c in zip(bs, cs)}
+
+
+@dataclass(eq=False)
+class Vocab:
+    """Token bytes (None for special or unknown ids), the EOS ids, and the sorted byte table."""
+
+    token_bytes: list[bytes | None]
+    eos_ids: tuple[int, ...]
+    kind: str
+    strip_first_space: bool = False  # the decoder drops one leading space of the output (SentencePiece)
+    sorted_bytes: list[bytes] = field(init=False, repr=False)
+    sorted_ids: list[int] = field(init=False, repr=False)
+
+    def __post_init__(self):
+        pairs = sorted((b, i) for i, b in enumerate(self.token_bytes) if b)
+        self.sorted_bytes = [b for b, _ in pairs]
+        self.sorted_ids = [i for _, i in pairs]
+
+    @property
+    def size(self) -> int:
+        return len(self.token_bytes)
+
+    def child_range(self, prefix: bytes, byte: int, lo: int, hi: int) -> tuple[int, int]:
+        """The range of tokens starting with prefix+byte inside [lo, hi) (the range of `prefix`)."""
+        p = prefix + bytes((byte,))
+        a = bisect_left(self.sorted_bytes, p, lo, hi)
+        b = bisect_left(self.sorted_bytes, prefix + bytes((byte + 1,)), a, hi) if byte < 255 else hi
+        return a, b
+
+    def exact_end(self, prefix: bytes, lo: int, hi: int) -> int:
+        """Tokens equal to `prefix` are [lo, exact_end) of its range."""
+        return bisect_right(self.sorted_bytes, prefix, lo, hi)
+
+    def single_bytes(self) -> set[int]:
+        return {b[0] for b in self.token_bytes if b is not None and len(b) == 1}
+
+    def text(self, ids) -> str:
+        data = b"".join(self.token_bytes[i] or b"" for i in ids if i < self.size)
+        if self.strip_first_space and data.startswith(b" "):
+            data = data[1:]
+        return data.decode("utf-8", errors="replace")
+
+
+def _decoders(node) -> list[dict]:
+    if not node:
+        return []
+    out = [node]
+    for sub in node.get("decoders", []) or []:
+        out += _decoders(sub)
+    return out
+
+
+def _decoder_kind(backend_json: dict) -> str:
+    decoders = [d.get("type", "") for d in _decoders(backend_json.get("decoder"))]
+    pre = json.dumps(backend_json.get("pre_tokenizer"))
+    if "ByteLevel" in decoders or '"ByteLevel"' in pre:
+        return "byte-level"
+    if "ByteFallback" in decoders or "Metaspace" in decoders or "Metaspace" in pre or any(
+            d == "Replace" for d in decoders):
+        return "sentencepiece"
+    return "decoded"
+
+
+def vocab_from_tokenizer(tokenizer) -> Vocab:
+    """A Vocab for a Hugging Face tokenizer (fast tokenizers read exactly; others by decoding)."""
+    special = set(getattr(tokenizer, "all_special_ids", []) or [])
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    kind, strip = "decoded", False
+    if backend is not None:
+        data = json.loads(backend.to_str())
+        kind = _decoder_kind(data)
+        strip = any(d.get("type") == "Strip" and d.get("content") == " " and d.get("start", 0) > 0
+                    for d in _decoders(data.get("decoder")))
+        special |= {t["id"] for t in data.get("added_tokens", []) if t.get("special")}
+    pieces = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
+    out: list[bytes | None] = []
+    dec = _byte_decoder()
+    for i, piece in enumerate(pieces):
+        if i in special or piece is None:
+            out.append(None)
+        elif kind == "byte-level":
+            try:
+                out.append(bytes(dec[c] for c in piece))
+            except KeyError:  # an added, non-special token stored as plain text
+                out.append(piece.encode("utf-8"))
+        elif kind == "sentencepiece":
+            if len(piece) == 6 and piece.startswith("<0x") and piece.endswith(">"):
+                out.append(bytes((int(piece[3:5], 16),)))
+            else:
+                out.append(piece.replace("▁", " ").encode("utf-8"))
+        else:
+            out.append(tokenizer.decode([i]).encode("utf-8"))
+    out = [b if b else None for b in out]
+    eos = getattr(tokenizer, "eos_token_id", None)
+    eos_ids = tuple(eos) if isinstance(eos, (list, tuple)) else ((eos,) if eos is not None else ())
+    return Vocab(out, eos_ids, kind, strip)

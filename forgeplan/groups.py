@@ -81,15 +81,15 @@ class _Compiled:
     blockers: dict[str, tuple[int, ...]]   # direction -> per part: mask of parts blocking it
     dirs: tuple[frozenset[str], ...]       # per part: allowed removal directions
     frames: int                            # mask of parts of kind "frame" (preferred to stay)
+    index: dict[str, int] = field(default_factory=dict)
     memo: dict = field(default_factory=dict)
 
     def mask(self, parts: Iterable[str]) -> int:
-        index = {p: i for i, p in enumerate(self.ids)}
         m = 0
         for p in parts:
-            if p not in index:
+            if p not in self.index:
                 raise KeyError(p)
-            m |= 1 << index[p]
+            m |= 1 << self.index[p]
         return m
 
     def names(self, mask: int) -> tuple[str, ...]:
@@ -115,7 +115,7 @@ def _compile(asm: Assembly) -> _Compiled:
             blockers[d][index[p]] |= 1 << index[b]
     frames = sum(1 << i for i, p in enumerate(asm.parts) if p.kind == "frame")
     return _Compiled(ids, {d: tuple(v) for d, v in blockers.items()},
-                     tuple(frozenset(p.removal_dirs) for p in asm.parts), frames)
+                     tuple(frozenset(p.removal_dirs) for p in asm.parts), frames, index)
 
 
 def _closure(c: _Compiled, seed: int, d: str, within: int) -> int:

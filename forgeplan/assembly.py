@@ -193,7 +193,7 @@ def assembly_from_json(data: dict, file: str) -> Assembly:
     return Assembly(m.assembly_id, m.family, tuple(parts), spares, m.description, m.source)
 
 
-def load_assembly(ref: str | Path) -> Assembly:
+def load_assembly(ref: str | Path, *, check_disassembly: bool = True) -> Assembly:
     """A built-in assembly by id, or an assembly JSON file by path; validated and geometry-checked."""
     from .geometry import check_geometry
     from .library import BUILTIN, build
@@ -211,7 +211,7 @@ def load_assembly(ref: str | Path) -> Assembly:
             raise InputError(f"cannot read assembly JSON: {exc}", file=str(path)) from None
         asm = assembly_from_json(data, str(path))
     validate_assembly(asm)
-    check_geometry(asm)
+    check_geometry(asm, disassembly=check_disassembly)
     return asm
 
 

@@ -103,9 +103,13 @@ def symmetry_group(part: Part) -> tuple[IntMatrix, ...]:
     return tuple(group)
 
 
-def check_geometry(asm: Assembly) -> None:
-    """Reject overlapping voxels, supports without contact, and assemblies that cannot be taken apart."""
-    from .graphs import disassembly_layers
+def check_geometry(asm: Assembly, *, disassembly: bool = True) -> None:
+    """Reject overlapping voxels, supports without contact or in a cycle, and (unless `disassembly` is
+    False) assemblies that straight single-part and group moves cannot take apart."""
+    import networkx as nx
+
+    from .graphs import support_graph
+    from .groups import disassembly_verdict
 
     owner: dict = {}
     for p in asm.parts:
@@ -120,7 +124,14 @@ def check_geometry(asm: Assembly) -> None:
             if (p.part_id, s) not in contacts and (s, p.part_id) not in contacts:
                 raise AssemblyError(f"support {s} of {p.part_id} is not in face contact with it",
                                     file=f"assembly {asm.assembly_id}")
-    disassembly_layers(asm)  # raises naming the interlocked parts
+    supports = support_graph(asm)
+    if not nx.is_directed_acyclic_graph(supports):
+        cyc = nx.find_cycle(supports)
+        raise AssemblyError(f"supports form a cycle: {[e[0] for e in cyc]}", file=f"assembly {asm.assembly_id}")
+    if disassembly:
+        verdict = disassembly_verdict(asm)
+        if not verdict["disassemblable"]:
+            raise AssemblyError(verdict["verdict"], file=f"assembly {asm.assembly_id}")
 
 
 def direction_vector(d: str) -> tuple[int, int, int]:

@@ -21,17 +21,22 @@ def _row(asm) -> dict:
 
 def run(args) -> int:
     from ..assembly import load_assembly
+    from ..groups import disassembly_verdict
     from ..library import BUILTIN
+    from . import EXIT_NEGATIVE
 
     if args.check:
-        asm = load_assembly(args.check)
-        row = _row(asm)
-        row["verdict"] = "valid: disassemblable one part at a time with straight moves, no overlapping voxels"
+        asm = load_assembly(args.check, check_disassembly=False)
+        verdict = disassembly_verdict(asm)
+        row = {"assembly_id": asm.assembly_id, "family": asm.family, "parts": len(asm.parts),
+               "locks": len(asm.locks), "spares": len(asm.spares), **verdict}
+        if verdict["disassemblable"]:
+            row["blocking_depth"] = _row(asm)["blocking_depth"]
         if args.json:
             emit_json(row)
         else:
-            print(f"{asm.assembly_id}: {row['verdict']} ({row['parts']} parts, depth {row['blocking_depth']})")
-        return 0
+            print(f"{asm.assembly_id}: {verdict['verdict']} ({row['parts']} parts)")
+        return 0 if verdict["disassemblable"] else EXIT_NEGATIVE
     rows = [_row(load_assembly(a)) for a in BUILTIN]
     if args.json:
         emit_json(rows)

@@ -314,6 +314,22 @@ class Encoding:
             out.append(ActionInstance(self.problem.action(a.name + suffix), objs))  # type: ignore[attr-defined]
         return SequentialPlan(out)
 
+    def validate(self, actions: Sequence[Action]) -> bool:
+        """UP's SequentialPlanValidator on this (lifted) problem.
+
+        A plan with an action outside the grounded action set (no object of the problem names its
+        parameters) is invalid for PDDL.
+        """
+        from unified_planning.engines import ValidationResultStatus
+        from unified_planning.shortcuts import PlanValidator, get_environment
+
+        get_environment().credits_stream = None
+        plan = self.encode(actions)
+        if plan is None:
+            return False
+        with PlanValidator(name="sequential_plan_validator") as validator:
+            return validator.validate(self.problem, plan).status == ValidationResultStatus.VALID
+
     def _angle_key(self, angle: float | None) -> str | None:
         """The angle object within rot_tol of `angle` (the engine accepts any angle that close)."""
         from .engine import angle_diff
@@ -720,21 +736,8 @@ def _reported_cost(res) -> int | None:
 
 
 def validate(task: Task, actions: Sequence[Action], objective: str = "moved-parts,actions") -> bool:
-    """UP's SequentialPlanValidator on the lifted problem: the second opinion on a plan's validity.
-
-    A plan with an action outside the grounded action set (no object of the problem names its
-    parameters) is invalid for PDDL.
-    """
-    from unified_planning.engines import ValidationResultStatus
-    from unified_planning.shortcuts import PlanValidator, get_environment
-
-    get_environment().credits_stream = None
-    enc = build_problem(task, objective)
-    plan = enc.encode(actions)
-    if plan is None:
-        return False
-    with PlanValidator(name="sequential_plan_validator") as validator:
-        return validator.validate(enc.problem, plan).status == ValidationResultStatus.VALID
+    """UP's SequentialPlanValidator on the lifted problem: the second opinion on a plan's validity."""
+    return build_problem(task, objective).validate(actions)
 
 
 # ----------------------------------------------------------------------------- files: export and import

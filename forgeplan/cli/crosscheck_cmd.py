@@ -1,0 +1,51 @@
+"""`forgeplan crosscheck PATH`: clingo and Fast Downward must reach the same proved optimum on every task."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import EXIT_NEGATIVE, emit_json
+
+
+def register(sub) -> None:
+    from ..pddl import OBJECTIVES
+
+    p = sub.add_parser("crosscheck", help="compare clingo's and Fast Downward's optimal plans on tasks")
+    p.add_argument("path", type=Path, metavar="PATH", help="a task folder, or a folder with task folders at any depth")
+    p.add_argument("--limit", type=int, metavar="N", help="check only the first N tasks (path order)")
+    p.add_argument("--time-limit", type=float, metavar="S", help="seconds per planner per task (then: unknown)")
+    p.add_argument("--objective", choices=OBJECTIVES, default=OBJECTIVES[0], help="what both planners minimise")
+    p.add_argument("--json", action="store_true", help="print every comparison and the summary as JSON")
+    p.set_defaults(func=run)
+
+
+def _plan(side) -> str:
+    if side.plan is None:
+        return f"{side.planner}: no plan ({side.status})"
+    return f"{side.planner} [{side.status}, J={side.moved_parts}, c={side.actions}]: " + (", ".join(map(str, side.plan)) or "(empty)")
+
+
+def run(args) -> int:
+    from ..crosscheck import crosscheck, summary
+    from ..errors import InputError
+
+    if args.limit is not None and args.limit < 1:
+        raise InputError("must be a positive number of tasks", field="--limit")
+    if args.time_limit is not None and not args.time_limit > 0:
+        raise InputError("must be a positive number of seconds", field="--time-limit")
+    done = []
+    for c in crosscheck(args.path, limit=args.limit, time_limit=args.time_limit, objective=args.objective):
+        done.append(c)
+        if not args.json:
+            ratio = "-" if c.ratio is None else f"{c.ratio:.1f}x"
+            print(f"{c.verdict:8s} {c.task_id}: {c.reason} (clingo {c.clingo.seconds:.2f}s, "
+                  f"Fast Downward {c.fd.seconds:.2f}s, ratio {ratio})", flush=True)
+            if c.verdict == "disagree":
+                print(f"         {c.path}\n         {_plan(c.clingo)}\n         {_plan(c.fd)}", flush=True)
+    total = summary(done)
+    if args.json:
+        emit_json({"comparisons": [c.to_json() for c in done], "summary": total})
+    else:
+        print(f"{total['agree']} agree, {total['disagree']} disagree, {total['unknown']} unknown of {total['tasks']} tasks; "
+              f"median time ratio Fast Downward / clingo: {total['median_ratio_fd_over_clingo']}")
+    return EXIT_NEGATIVE if total["disagree"] else 0

@@ -1,0 +1,171 @@
+"""clingo vs Fast Downward: the same task, two independent optimality proofs, one verdict.
+
+A reference is "provably minimal" (SPEC §5) only when clingo's proof and Fast Downward's optimal A*
+search (lmcut, an admissible heuristic) reach the same optimum. Both plans are replayed in the engine,
+so a planner cannot agree by returning a plan the semantics rejects. A planner that stops at its time
+limit, or returns a plan without an optimality proof, makes the task *unknown*, never an agreement.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Iterator
+
+from .actions import Action, moved_parts
+from .errors import InputError
+from .task import Task, load_task
+
+VERDICTS = ("agree", "disagree", "unknown")
+
+
+@dataclass
+class Side:
+    """One planner's answer, as the comparison sees it (status names are the planner's own)."""
+
+    planner: str
+    status: str
+    optimal: bool
+    unsolvable: bool                 # proved: no plan at all
+    plan: tuple[Action, ...] | None
+    moved_parts: int | None
+    actions: int | None
+    seconds: float
+    valid: bool | None = None        # the engine's verdict on the plan (None without a plan)
+    problem: str = ""                # an internal inconsistency of this side, if any
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["plan"] = None if self.plan is None else [a.to_json() for a in self.plan]
+        d["seconds"] = round(self.seconds, 4)
+        return d
+
+
+@dataclass
+class Comparison:
+    task_id: str
+    objective: str
+    verdict: str                     # one of VERDICTS
+    reason: str
+    clingo: Side
+    fd: Side
+    path: str | None = None
+
+    @property
+    def ratio(self) -> float | None:
+        """Fast Downward's time over clingo's (translate + search vs. clingo's whole solve)."""
+        return self.fd.seconds / self.clingo.seconds if self.clingo.seconds > 0 else None
+
+    def to_json(self) -> dict:
+        return {"task_id": self.task_id, "path": self.path, "objective": self.objective, "verdict": self.verdict,
+                "reason": self.reason, "ratio": None if self.ratio is None else round(self.ratio, 2),
+                "clingo": self.clingo.to_json(), "fast_downward": self.fd.to_json()}
+
+
+def value(objective: str, side: Side) -> tuple[int, ...]:
+    """The optimised value of a side's plan: (J_move, c), (c,) or (J_move,)."""
+    return {"moved-parts,actions": (side.moved_parts, side.actions), "actions": (side.actions,),
+            "moved-parts": (side.moved_parts,)}[objective]  # type: ignore[return-value]
+
+
+def _replayed(task: Task, side: Side) -> Side:
+    if side.plan is not None:
+        world = task.world
+        replay = world.replay(task.actual, side.plan)
+        side.valid = replay.failure is None and world.equivalent(replay.final, task.target)
+        j, c = len(moved_parts(side.plan)), len(side.plan)
+        if (side.moved_parts, side.actions) != (j, c) and not side.problem:
+            side.problem = f"reports J={side.moved_parts}, c={side.actions} but its plan has J={j}, c={c}"
+    return side
+
+
+def clingo_side(task: Task, objective: str, time_limit: float | None) -> Side:
+    from .asp import Status, solve_task
+
+    try:
+        r = solve_task(task, objective, time_limit=time_limit)
+    except RuntimeError as exc:  # asp.py's own replay check of its plan
+        return Side("clingo", "error", False, False, None, None, None, 0.0, problem=str(exc))
+    has_plan = r.status in (Status.OPTIMAL, Status.FEASIBLE)
+    return _replayed(task, Side("clingo", r.status.value, r.optimal, r.status is Status.UNSOLVABLE,
+                                r.plan if has_plan else None, r.moved_parts if has_plan else None,
+                                r.actions if has_plan else None, r.seconds))
+
+
+def fd_side(task: Task, objective: str, time_limit: float | None) -> Side:
+    from unified_planning.engines import PlanGenerationResultStatus as S
+
+    from .pddl import solve_fd
+
+    r = solve_fd(task, objective, time_limit=time_limit)
+    plan = r.plan
+    side = Side("fast-downward", r.status.name.lower(), r.optimal, r.status == S.UNSOLVABLE_PROVEN, plan,
+                None if plan is None else len(moved_parts(plan)), None if plan is None else len(plan), r.seconds)
+    if plan is not None and r.reported_cost is not None and r.reported_cost != r.cost:
+        side.problem = f"Fast Downward reports cost {r.reported_cost}, the plan costs {r.cost}"
+    return _replayed(task, side)
+
+
+def judge(objective: str, a: Side, b: Side) -> tuple[str, str]:
+    """(verdict, reason) for two sides; any contradiction is a disagreement, any missing proof unknown."""
+    for s in (a, b):
+        if s.problem:
+            return "disagree", f"{s.planner}: {s.problem}"
+        if s.valid is False:
+            return "disagree", f"{s.planner}'s plan is not valid in the engine"
+    if a.unsolvable and b.unsolvable:
+        return "agree", "both prove the task unsolvable"
+    for s, t in ((a, b), (b, a)):
+        if s.unsolvable and t.plan is not None:
+            return "disagree", f"{s.planner} proves the task unsolvable, {t.planner} has a valid plan"
+        if s.optimal and t.plan is not None and value(objective, t) < value(objective, s):
+            return "disagree", f"{t.planner}'s plan {value(objective, t)} beats {s.planner}'s optimum {value(objective, s)}"
+    if a.optimal and b.optimal:
+        va, vb = value(objective, a), value(objective, b)
+        if va != vb:
+            return "disagree", f"optima differ: {a.planner} {va}, {b.planner} {vb}"
+        return "agree", f"same optimum {va}"
+    missing = [s.planner for s in (a, b) if not (s.optimal or s.unsolvable)]
+    return "unknown", f"no optimality proof from {' and '.join(missing)} ({', '.join(f'{s.planner}: {s.status}' for s in (a, b))})"
+
+
+def compare_task(task: Task, objective: str = "moved-parts,actions", time_limit: float | None = None,
+                 path: str | None = None) -> Comparison:
+    cl = clingo_side(task, objective, time_limit)
+    fd = fd_side(task, objective, time_limit)
+    verdict, reason = judge(objective, cl, fd)
+    return Comparison(task.sample_id, objective, verdict, reason, cl, fd, path)
+
+
+def find_tasks(path: Path) -> list[Path]:
+    """The task folders at or below `path` (a task folder holds part_catalog.json), sorted."""
+    path = Path(path)
+    if (path / "part_catalog.json").is_file():
+        return [path]
+    if not path.is_dir():
+        raise InputError("not a folder", file=str(path))
+    found = sorted(p.parent for p in path.rglob("part_catalog.json"))
+    if not found:
+        raise InputError("no task folders (folders holding part_catalog.json) below this path", file=str(path))
+    return found
+
+
+def crosscheck(path: Path, *, limit: int | None = None, time_limit: float | None = None,
+               objective: str = "moved-parts,actions") -> Iterator[Comparison]:
+    """Compare every task below `path` (the first `limit` in path order), one at a time."""
+    for folder in find_tasks(path)[:limit]:
+        yield compare_task(load_task(folder), objective, time_limit, str(folder))
+
+
+def summary(comparisons: list[Comparison]) -> dict:
+    ratios = [c.ratio for c in comparisons if c.verdict == "agree" and c.ratio is not None]
+    return {**{v: sum(c.verdict == v for c in comparisons) for v in VERDICTS}, "tasks": len(comparisons),
+            "median_ratio_fd_over_clingo": round(statistics.median(ratios), 2) if ratios else None,
+            "median_clingo_seconds": _median(c.clingo.seconds for c in comparisons),
+            "median_fd_seconds": _median(c.fd.seconds for c in comparisons)}
+
+
+def _median(xs) -> float | None:
+    xs = list(xs)
+    return round(statistics.median(xs), 4) if xs else None

@@ -1,0 +1,229 @@
+"""PDDL side: committed domain = generated domain, export/import round trips through files and real
+Fast Downward, reversible names, the weight argument, and UP's validator agreeing with the engine."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+from unified_planning.engines import PlanGenerationResultStatus as S
+from unified_planning.io import PDDLReader
+from unified_planning.shortcuts import OneshotPlanner, get_environment
+
+from cases import all_cases
+from forgeplan.actions import Action
+from forgeplan.assembly import Assembly, validate_assembly
+from forgeplan.cli import main
+from forgeplan.faults import FaultSpec, make_task
+from forgeplan.geometry import check_geometry
+from forgeplan.grounding import slot_actions
+from forgeplan.library import BUILTIN, build
+from forgeplan.pddl import build_problem, domain_text, pddl_writer, read_plan, solve_fd
+from forgeplan.repair import repair_plan
+from forgeplan.task import load_task, write_task
+
+DOMAINS = Path(__file__).resolve().parent.parent / "domains"
+get_environment().credits_stream = None
+
+
+def case(name: str):
+    return dict(all_cases())[name]
+
+
+def engine_valid(task, plan) -> bool:
+    """Legal, inside the grounded action set at every step, and ends target-equivalent."""
+    world, state = task.world, task.actual
+    for a in plan:
+        i = world._slot_of(a.part_id)
+        if i is None or a not in slot_actions(world, state, i) or world.check(state, a) is not None:
+            return False
+        state = world.apply(state, a)
+    return world.equivalent(state, task.target)
+
+
+def solve_file_problem(folder: Path, **engine):
+    """Parse an export back with UP's PDDL reader and solve it with a real Fast Downward."""
+    problem = PDDLReader().parse_problem(str(folder / "domain.pddl"), str(folder / "problem.pddl"))
+    with contextlib.chdir(folder), OneshotPlanner(**engine) as planner:
+        res = planner.solve(problem, timeout=60)
+    assert res.plan is not None, res.status
+    lines = [f"({ai.action.name} {' '.join(p.object().name for p in ai.actual_parameters)})" for ai in res.plan.actions]
+    return res, "; written like Fast Downward's sas_plan\n" + "\n".join(lines) + "\n; cost = ? (general cost)\n"
+
+
+# ----------------------------------------------------------------------------- the committed domain
+
+def test_committed_domain_is_generated():
+    assert (DOMAINS / "rework.pddl").read_text(encoding="utf-8") == domain_text()
+
+
+@pytest.mark.parametrize("asm_id", list(BUILTIN))
+def test_every_lifted_export_uses_the_committed_domain(asm_id):
+    committed = (DOMAINS / "rework.pddl").read_text(encoding="utf-8")
+    names = [n for n, _ in all_cases() if n.startswith(asm_id + "/")]
+    for name in (names[0], names[-1]):  # no-fault and a multi-fault task
+        for objective in ("moved-parts,actions", "actions", "moved-parts"):
+            assert pddl_writer(build_problem(case(name), objective)).get_domain() == committed
+
+
+# ----------------------------------------------------------------------------- round trips
+
+@pytest.mark.parametrize("name", ["shaft_stack/wrong_part/0", "bayonet_structure/multi/0"])
+def test_grounded_round_trip_is_optimal_and_valid(tmp_path, name):
+    task = case(name)
+    write_task(task, tmp_path / "task")
+    assert main(["export-pddl", str(tmp_path / "task"), "--out", str(tmp_path / "pddl"), "--grounded"]) == 0
+    domain = (tmp_path / "pddl" / "domain.pddl").read_text()
+    assert "forall" not in domain and "exists" not in domain and "when" not in domain
+    res, text = solve_file_problem(tmp_path / "pddl", name="fast-downward-opt")
+    assert res.status == S.SOLVED_OPTIMALLY
+    plan = read_plan(build_problem(load_task(tmp_path / "task"), grounded=True), text)
+    assert engine_valid(task, plan)
+    assert (len({p for a in plan for p in a.touched}), len(plan)) == _value(solve_fd(task).plan)
+
+
+def _value(plan):
+    return len({p for a in plan for p in a.touched}), len(plan)
+
+
+@pytest.mark.parametrize("name", ["shaft_stack/wrong_part/0", "bayonet_structure/interference_lock/0"])
+def test_lifted_round_trip_through_the_cli(tmp_path, name, capsys):
+    task = case(name)
+    write_task(task, tmp_path / "task")
+    assert main(["export-pddl", str(tmp_path / "task"), "--out", str(tmp_path / "pddl")]) == 0
+    assert (tmp_path / "pddl" / "domain.pddl").read_text() == (DOMAINS / "rework.pddl").read_text()
+    # blind A* is optimal and accepts the lifted domain's axioms and conditional effects
+    res, text = solve_file_problem(tmp_path / "pddl", name="fast-downward",
+                                   params={"fast_downward_search_config": "astar(blind())"})
+    (tmp_path / "sas_plan").write_text(text)
+    capsys.readouterr()
+    assert main(["import-plan", str(tmp_path / "task"), str(tmp_path / "sas_plan")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["annotation"]["assembly_id"] == task.assembly.assembly_id
+    plan = read_plan(build_problem(task), text)
+    assert [a.to_json() for a in plan] == out["rework_plan"]["actions"]
+    assert engine_valid(task, plan)
+    assert _value(plan) == _value(solve_fd(task).plan)  # lifted optimum = expanded optimum
+
+
+def test_import_plan_rejects_what_the_export_does_not_name(tmp_path, capsys):
+    task = case("shaft_stack/missing_part/0")
+    write_task(task, tmp_path / "task")
+    bad = tmp_path / "plan"
+    bad.write_text("(insert_first nosuchpart)\n")
+    assert main(["import-plan", str(tmp_path / "task"), str(bad)]) == 2
+    assert "line 1" in capsys.readouterr().err
+    bad.write_text("insert_first\n")
+    assert main(["import-plan", str(tmp_path / "task"), str(bad)]) == 2
+    # a lifted plan given to the grounded import is rejected, not misread
+    enc = build_problem(task)
+    names = pddl_writer(enc)
+    pid = names.get_pddl_name(enc.objects[task.world.ids[0]])
+    bad.write_text(f"(remove_first {pid} {pid})\n")
+    assert main(["import-plan", str(tmp_path / "task"), str(bad), "--grounded"]) == 2
+
+
+def test_import_plan_says_when_the_plan_is_illegal(tmp_path, capsys):
+    task = case("bayonet_structure/interference_lock/0")
+    write_task(task, tmp_path / "task")
+    enc = build_problem(task)
+    names = pddl_writer(enc)
+    base = names.get_pddl_name(enc.objects["BayonetStructure_Part00_Base"])
+    (tmp_path / "plan").write_text(f"(remove_first {base} {base})\n")  # buried under everything
+    assert main(["import-plan", str(tmp_path / "task"), str(tmp_path / "plan")]) == 1
+    assert "illegal" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------- reversible names
+
+def renamed(asm: Assembly, names: dict[str, str]) -> Assembly:
+    """The same assembly with part ids replaced (supports, locks and spares follow)."""
+    def lock(lk):
+        return None if lk is None else dataclasses.replace(lk, holds=tuple(names[h] for h in lk.holds))
+
+    parts = tuple(dataclasses.replace(p, part_id=names[p.part_id], supports=tuple(names[s] for s in p.supports),
+                                      lock=lock(p.lock)) for p in asm.parts)
+    spares = tuple(dataclasses.replace(w, part_id=names[w.part_id], variant_of=names[w.variant_of]) for w in asm.spares)
+    out = dataclasses.replace(asm, parts=parts, spares=spares)
+    validate_assembly(out)
+    check_geometry(out)
+    return out
+
+
+UGLY = ["Gehäuse.01", "shaft shaft", "Lager ü.β", "gear.v2", "GEAR.V2", "spacer\u00a0x", "☃ clip", "nut-1 (M6)", "gear.v2 wrong"]
+
+
+@pytest.mark.parametrize("grounded", [True, False])
+def test_sanitised_names_round_trip(tmp_path, grounded, capsys):
+    asm = build("shaft_stack")
+    ids = [*asm.part_ids, *(w.part_id for w in asm.spares)]
+    asm = renamed(asm, dict(zip(ids, UGLY)))
+    task = make_task(asm, [FaultSpec("wrong_part"), FaultSpec("misplacement", "Lager ü.β")], seed=3)
+    write_task(task, tmp_path / "task")
+    flag = ["--grounded"] if grounded else []
+    assert main(["export-pddl", str(tmp_path / "task"), "--out", str(tmp_path / "pddl"), *flag]) == 0
+    text = (tmp_path / "pddl" / "problem.pddl").read_text() + (tmp_path / "pddl" / "domain.pddl").read_text()
+    assert text.isascii() and "shaft shaft" not in text and "(M6)" not in text
+    engine = {"name": "fast-downward-opt"} if grounded else {"name": "fast-downward",
+                                                               "params": {"fast_downward_search_config": "astar(blind())"}}
+    _, plan_text = solve_file_problem(tmp_path / "pddl", **engine)
+    (tmp_path / "sas_plan").write_text(plan_text)
+    capsys.readouterr()
+    assert main(["import-plan", str(tmp_path / "task"), str(tmp_path / "sas_plan"), *flag]) == 0
+    out = json.loads(capsys.readouterr().out)
+    named = {a.get("part_id") or a["wrong_part_id"] for a in out["rework_plan"]["actions"]}
+    assert named and named <= set(UGLY)
+    assert {"gear.v2 wrong", "Lager ü.β"} <= named  # the spare and the misplaced part kept their exact ids
+
+
+# ----------------------------------------------------------------------------- objectives and the weight
+
+def test_objectives_are_what_the_costs_minimise():
+    task = case("shaft_stack/multi/0")
+    lex, act, mov = (solve_fd(task, o) for o in ("moved-parts,actions", "actions", "moved-parts"))
+    assert all(r.status == S.SOLVED_OPTIMALLY and engine_valid(task, r.plan) for r in (lex, act, mov))
+    assert len(act.plan) <= len(lex.plan)
+    assert _value(mov.plan)[0] == _value(lex.plan)[0]
+    assert lex.cost == lex.reported_cost == 1000 * _value(lex.plan)[0] + len(lex.plan)
+
+
+def test_weight_check_refuses_to_call_a_long_plan_lexicographically_optimal():
+    task = case("shaft_stack/multi/0")
+    res = solve_fd(task, weight=3)  # the optimal plan has more than 3 actions
+    assert res.plan is not None and len(res.plan) >= 3
+    assert res.status == S.SOLVED_SATISFICING and not res.optimal
+
+
+# ----------------------------------------------------------------------------- second opinion
+
+VALIDATOR_CASES = ["shaft_stack/wrong_part/0", "shaft_stack/wrong_orientation/0", "bayonet_structure/multi/0",
+                   "bayonet_structure/under_insertion/1", "bayonet_structure/interference_lock/0"]
+
+
+def plan_variants(task, plan):
+    """The valid plan, and invalid ones: dropped, swapped, and with an illegal grounded action."""
+    world = task.world
+    out = [plan, plan[1:], plan[:-1]]
+    if len(plan) > 1:
+        out.append((plan[1], plan[0], *plan[2:]))
+    illegal = [a for i in range(len(world.ids)) for a in slot_actions(world, task.actual, i)
+               if world.check(task.actual, a) is not None]
+    if illegal:
+        out.append((illegal[0], *plan))
+    out.append((*plan, Action("rotate", world.ids[-1], axis="x", angle_deg=37.0)))  # outside the grounded set
+    return out
+
+
+@pytest.mark.parametrize("name", VALIDATOR_CASES)
+def test_validator_agrees_with_engine(name):
+    task = case(name)
+    enc = build_problem(task)
+    plan = tuple(repair_plan(task.world, task.actual, task.target))
+    verdicts = [(engine_valid(task, p), enc.validate(p)) for p in plan_variants(task, plan)]
+    assert verdicts[0] == (True, True)
+    assert any(not e for e, _ in verdicts[1:])  # the variants do include invalid plans
+    assert all(e == v for e, v in verdicts), verdicts
+

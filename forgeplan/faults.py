@@ -106,13 +106,17 @@ def initial_state(world: World, faulty: list[int]) -> State:
 
 
 def make_task(asm: Assembly, faults: list[FaultSpec], *, seed: int = 0, sample_id: str | None = None,
-              tolerances: Tolerances = Tolerances(), boundary: bool = False) -> Task:
-    """A task on `asm` with the given faults (none = no-fault; `boundary` perturbs inside tolerance)."""
+              tolerances: Tolerances = Tolerances(), boundary: bool = False, boundary_seed: int | None = None) -> Task:
+    """A task on `asm` with the given faults (none = no-fault; `boundary` perturbs inside tolerance).
+
+    The perturbation draws from `boundary_seed` (default `seed`) and the faults from `seed`, so a
+    counterfactual pair shares its perturbation and differs only in the faulty parts.
+    """
     world = world_for(asm, tolerances)
     rng = random.Random(seed)
     state = world.target_state()
     if boundary:
-        state = perturb_within_tolerance(world, state, rng)
+        state = perturb_within_tolerance(world, state, random.Random(seed if boundary_seed is None else boundary_seed))
     used: list[int] = []
     for f in faults:
         if f.part_id is not None:

@@ -1,4 +1,20 @@
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).parent))
+
+SMALL_BENCH_TASKS = 40
+# small, fast-to-solve assemblies of four families (the composition itself is tested on the full library)
+SMALL_BENCH_ASSEMBLIES = ["bayonet_structure", "shaft_stack", "luban_lock_3", "burr_6_key", "mortise_frame", "dovetail_drawer_box"]
+
+
+@pytest.fixture(scope="session")
+def small_bench(tmp_path_factory) -> Path:
+    """A reduced benchmark (same proportions as the default), built once per test session."""
+    from forgeplan.bench.store import build_bench
+
+    out = tmp_path_factory.mktemp("bench") / "b"
+    build_bench(out, tasks=SMALL_BENCH_TASKS, seed=42, jobs=2, assemblies=SMALL_BENCH_ASSEMBLIES)
+    return out

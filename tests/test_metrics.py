@@ -42,7 +42,9 @@ def test_core_metrics_and_overall():
 def test_sapf_samples_without_fields_are_left_out():
     samples = [s("A", "missing_part", p=None, n=1), s("A", "missing_part", p=0.0, n=2)]
     assert core_metrics(samples)["SAPF"] == 0.0
-    assert core_metrics([s("A", "missing_part", p=None)])["SAPF"] == 0.0   # nothing to score: 0 by the "–" rule
+    only = core_metrics([s("A", "missing_part", p=None, g=True)])
+    assert only["SAPF"] is None and only["HRQ"] is None               # undefined, shown as "–"
+    assert only["Overall-Core"] == pytest.approx(100 / 4)             # mean of SSE 0, VMRE 0, DGTR 100, MVE 0
 
 
 def test_edit_distance():

@@ -28,13 +28,21 @@ def _versions() -> dict:
 
 
 def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, progress=None,
-                tolerances: Tolerances = Tolerances()) -> dict:
-    """Generate the benchmark into `out` (must be empty or absent); returns the manifest."""
+                tolerances: Tolerances = Tolerances(), assemblies: list[str] | None = None) -> dict:
+    """Generate the benchmark into `out` (must be empty or absent); returns the manifest.
+
+    `assemblies` restricts the library (default: every built-in assembly).
+    """
     if tasks < 20:
         raise InputError(f"--tasks must be at least 20 to keep every stratum, got {tasks}", field="--tasks")
     if out.exists() and any(out.iterdir()):
         raise InputError("output folder is not empty", file=str(out))
-    families = {a: load_assembly(a).family for a in BUILTIN}
+    chosen = list(BUILTIN) if assemblies is None else assemblies
+    unknown = sorted(set(chosen) - set(BUILTIN))
+    if unknown or len(chosen) < 2:
+        raise InputError(f"need two or more built-in assemblies; unknown: {unknown}" if unknown else
+                         "need two or more built-in assemblies (one for each split)", field="--assemblies")
+    families = {a: load_assembly(a).family for a in chosen}
     slots = plan_composition(families, tasks, seed)
     work = partial(generate, seed=seed, tolerances=tolerances)
     (out / "tasks").mkdir(parents=True, exist_ok=True)
@@ -58,6 +66,7 @@ def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, pro
             pool.join()
     manifest = {
         "schema_version": "1.0", "benchmark": "forgeplan FORGE-Bench-shaped", "seed": seed, "tasks": tasks,
+        "library": sorted(families),
         "protocol": PROTOCOL, "tolerances": tolerances.to_json(), "versions": _versions(),
         "composition": composition_counts(slots),
         "splits": {s: [r["sample_id"] for r in records if r["split"] == s] for s in ("train", "test")},

@@ -18,6 +18,7 @@ def register(sub) -> None:
     b.add_argument("--tasks", type=int, default=4000)
     b.add_argument("--seed", type=int, default=42)
     b.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    b.add_argument("--assemblies", nargs="+", metavar="ID", help="restrict to these built-in assemblies (default: all)")
     b.add_argument("--quiet", action="store_true", help="no progress bar")
     b.set_defaults(func=run_build)
     s = bsub.add_parser("stats", help="print the composition tables")
@@ -37,7 +38,8 @@ def run_build(args) -> int:
     from ..bench.store import build_bench, stats
 
     with tqdm(total=args.tasks, desc="bench build", unit="task", disable=args.quiet, file=sys.stderr) as bar:
-        manifest = build_bench(args.out, args.tasks, args.seed, max(1, args.jobs), progress=bar.update)
+        manifest = build_bench(args.out, args.tasks, args.seed, max(1, args.jobs), progress=bar.update,
+                               assemblies=args.assemblies)
     _print_table(stats(manifest))
     print(f"wrote {args.tasks} tasks to {args.out}")
     return 0

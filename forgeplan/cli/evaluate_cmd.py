@@ -27,7 +27,7 @@ def run_evaluate(args) -> int:
     from tqdm import tqdm
 
     from ..evaluation.evaluate import read_predictions, score_split, summarise
-    from ..evaluation.report import write_report
+    from ..evaluation.report import fmt as _fmt, write_report
     from ..bench.store import load_manifest
 
     preds = read_predictions(args.predictions)
@@ -42,8 +42,8 @@ def run_evaluate(args) -> int:
         print(json.dumps(summary, indent=1))
     else:
         m = summary["metrics"]
-        print("  ".join(f"{k} {m[k]:.2f}" for k in ("SSE", "SAPF", "VMRE", "DGTR", "MVE", "HRQ", "Overall-Core")))
-        print("  ".join(f"{k} {m[k]:.2f}" for k in ("SSE-any", "MVE-any", "NoFault-Compliance", "MPA", "RCA")))
+        print("  ".join(f"{k} {_fmt(m[k])}" for k in ("SSE", "SAPF", "VMRE", "DGTR", "MVE", "HRQ", "Overall-Core")))
+        print("  ".join(f"{k} {_fmt(m[k])}" for k in ("SSE-any", "MVE-any", "NoFault-Compliance", "MPA", "RCA")))
     return 0
 
 

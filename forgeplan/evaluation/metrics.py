@@ -12,17 +12,20 @@ FAILURE_CATEGORIES = ("misdiagnosis", "dependency_omission", "illegal_grounding"
                       "incomplete_restoration", "over_disassembly", "no_fault_intervention", "schema_failure")
 
 
-def macro_assembly(samples: list[SampleScore], value) -> float:
-    """Mean within each assembly, then across assemblies (samples with value None are left out)."""
+def macro_assembly(samples: list[SampleScore], value) -> float | None:
+    """Mean within each assembly, then across assemblies (samples with value None are left out).
+
+    None when no sample is eligible (e.g. HRQ on a split without hard tasks): undefined, not zero.
+    """
     per: dict[str, list[float]] = defaultdict(list)
     for s in samples:
         v = value(s)
         if v is not None:
             per[s.assembly_id].append(float(v))
-    return 100 * mean(mean(v) for v in per.values()) if per else 0.0
+    return 100 * mean(mean(v) for v in per.values()) if per else None
 
 
-def macro_assembly_type(samples: list[SampleScore], value) -> float:
+def macro_assembly_type(samples: list[SampleScore], value) -> float | None:
     """Mean within each (assembly, fault type) stratum, then across types, then across assemblies."""
     per: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for s in samples:
@@ -30,11 +33,12 @@ def macro_assembly_type(samples: list[SampleScore], value) -> float:
         if v is not None:
             per[s.assembly_id][s.stratum].append(float(v))
     if not per:
-        return 0.0
+        return None
     return 100 * mean(mean(mean(vals) for vals in types.values()) for types in per.values())
 
 
-def core_metrics(samples: list[SampleScore]) -> dict[str, float]:
+def core_metrics(samples: list[SampleScore]) -> dict[str, float | None]:
+    """The six core metrics, Overall-Core (mean of the defined ones), and the extra rates."""
     faults = [s for s in samples if s.is_fault]
     hard = [s for s in faults if s.hrq is not None]
     m = {
@@ -45,13 +49,14 @@ def core_metrics(samples: list[SampleScore]) -> dict[str, float]:
         "MVE": macro_assembly_type(faults, lambda s: s.mve),
         "HRQ": macro_assembly(hard, lambda s: s.hrq),
     }
-    m["Overall-Core"] = mean(m[k] for k in CORE)
+    defined = [m[k] for k in CORE if m[k] is not None]
+    m["Overall-Core"] = mean(defined) if defined else None
     m["SSE-any"] = macro_assembly(faults, lambda s: s.sse_any)
     m["MVE-any"] = macro_assembly_type(faults, lambda s: s.mve_any)
     nofault = [s for s in samples if not s.is_fault]
-    m["NoFault-Compliance"] = 100 * mean(s.nofault_ok for s in nofault) if nofault else 0.0
-    m["MPA"] = 100 * mean(s.mpa for s in faults) if faults else 0.0
-    m["RCA"] = 100 * mean(s.rca for s in faults) if faults else 0.0
+    m["NoFault-Compliance"] = 100 * mean(s.nofault_ok for s in nofault) if nofault else None
+    m["MPA"] = 100 * mean(s.mpa for s in faults) if faults else None
+    m["RCA"] = 100 * mean(s.rca for s in faults) if faults else None
     return m
 
 

@@ -17,10 +17,15 @@ PAPER_ROWS = {
 COLUMNS = (*CORE, "Overall-Core")
 
 
+def fmt(value) -> str:
+    """Two decimals, or "–" for a metric with no eligible sample."""
+    return "–" if value is None else f"{value:.2f}"
+
+
 def _table(rows: dict[str, dict], cols) -> list[str]:
     out = ["| | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
     for name, m in rows.items():
-        out.append(f"| {name} | " + " | ".join(f"{m[c]:.2f}" if isinstance(m.get(c), (int, float)) else "–" for c in cols) + " |")
+        out.append(f"| {name} | " + " | ".join(fmt(m.get(c)) for c in cols) + " |")
     return out
 
 
@@ -35,10 +40,10 @@ def write_report(summary: dict, out: Path, name: str = "predictions") -> list[Pa
     lines += _table({name: m, **PAPER_ROWS}, COLUMNS)
     lines += ["", "The papers' references are minimal only within a candidate set; forgeplan's are proven minimal.", "",
               "## Beyond the papers", "",
-              f"- SSE-any (credits any proven-optimal plan): {m['SSE-any']:.2f}",
-              f"- MVE-any: {m['MVE-any']:.2f}",
-              f"- No-fault empty-plan compliance: {m['NoFault-Compliance']:.2f}",
-              f"- MAGAR minimal rework: MPA {m['MPA']:.2f}, RCA {m['RCA']:.2f}", "",
+              f"- SSE-any (credits any proven-optimal plan): {fmt(m['SSE-any'])}",
+              f"- MVE-any: {fmt(m['MVE-any'])}",
+              f"- No-fault empty-plan compliance: {fmt(m['NoFault-Compliance'])}",
+              f"- MAGAR minimal rework: MPA {fmt(m['MPA'])}, RCA {fmt(m['RCA'])}", "",
               "## Failure categories (FORGE Table 9)", "", "| category | count | example |", "|---|---|---|"]
     for c in FAILURE_CATEGORIES:
         f = summary["failures"][c]

@@ -1,0 +1,48 @@
+"""`forgeplan demo`: the main job on the built-in assemblies (README's first command)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+
+def register(sub) -> None:
+    p = sub.add_parser("demo", help="build a benchmark, cross-check it, run the baselines, evaluate, report")
+    p.add_argument("--out", type=Path, default=Path("runs/demo"))
+    p.add_argument("--full", action="store_true", help="the full 4,000-task benchmark instead of the reduced one")
+    p.add_argument("--tasks", type=int, help="benchmark size (default 400, or 4000 with --full)")
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--crosscheck", type=int, default=12, metavar="N", help="test tasks to cross-check with Fast Downward")
+    p.add_argument("--force", action="store_true", help="replace an existing output folder")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    import shutil
+
+    from tqdm import tqdm
+
+    from ..demo import REDUCED_TASKS, Stage, run_demo
+    from ..errors import InputError
+
+    tasks = args.tasks or (4000 if args.full else REDUCED_TASKS)
+    if args.out.exists() and any(args.out.iterdir()):
+        if not args.force:
+            raise InputError("output folder exists and is not empty (use --force to replace it)", file=str(args.out))
+        shutil.rmtree(args.out)
+    bar = {}
+
+    def start(name, total):
+        bar["b"] = tqdm(total=total, desc=name, unit="task", file=sys.stderr, leave=False)
+
+    def done(message):
+        name = bar["b"].desc
+        bar["b"].close()
+        print(f"[{name}] {message}", flush=True)
+
+    result = run_demo(args.out, tasks=tasks, seed=args.seed, jobs=max(1, args.jobs), crosscheck_sample=args.crosscheck,
+                      stage=Stage(start, lambda n: bar["b"].update(n), done))
+    print(f"report: {result['report']}")
+    return 1 if result["crosscheck"]["disagree"] else 0

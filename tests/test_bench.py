@@ -1,0 +1,84 @@
+"""Benchmark composition, split, determinism, closed loop and counterfactual pairs."""
+
+import filecmp
+import json
+
+from conftest import SMALL_BENCH_ASSEMBLIES, SMALL_BENCH_TASKS
+from forgeplan.assembly import load_assembly
+from forgeplan.bench.composition import PROTOCOL, composition_counts, plan_composition, split_assemblies
+from forgeplan.bench.store import build_bench, load_manifest
+from forgeplan.library import BUILTIN
+from forgeplan.task import load_task
+from forgeplan.verify import verify
+
+FAMILIES = {a: load_assembly(a).family for a in BUILTIN}
+
+
+def test_default_composition_is_exactly_forge_bench():
+    c = composition_counts(plan_composition(FAMILIES, 4000, 42))
+    assert (c["tasks"], c["train"], c["test"]) == (4000, 3000, 1000)
+    assert (c["no_fault"], c["single_fault"], c["multi_fault"]) == (1115, 2353, 532)
+    assert c["counterfactual_pairs"] == 160
+    assert c["boundary_no_fault"] > 0
+
+
+def test_synthetic_26_assembly_library_splits_21_5_with_two_unseen_families():
+    fams = {f"a{i:02d}": f"fam{i % 8}" for i in range(24)} | {"rare_a": "rare1", "rare_b": "rare2"}
+    train, test = split_assemblies(fams, 42)
+    assert (len(train), len(test)) == (21, 5) and not set(train) & set(test)
+    unseen = {fams[a] for a in test} - {fams[a] for a in train}
+    assert len(unseen) >= 2
+    c = composition_counts(plan_composition(fams, 4000, 42))
+    assert (c["assemblies_train"], c["assemblies_test"]) == (21, 5)
+
+
+def test_smaller_builds_keep_the_proportions():
+    c = composition_counts(plan_composition(FAMILIES, 400, 42))
+    assert (c["train"], c["test"]) == (300, 100)
+    assert abs(c["no_fault"] - 111.5) <= 1 and abs(c["single_fault"] - 235.3) <= 1 and abs(c["multi_fault"] - 53.2) <= 1
+    assert c["counterfactual_pairs"] == 16
+
+
+def test_split_is_disjoint_by_assembly(small_bench):
+    m = load_manifest(small_bench)
+    assert not set(m["assemblies"]["train"]) & set(m["assemblies"]["test"])
+    assert len(m["splits"]["train"]) + len(m["splits"]["test"]) == 40
+
+
+def test_every_reference_is_proven_and_valid(small_bench):
+    m = load_manifest(small_bench)
+    for sid in m["splits"]["train"] + m["splits"]["test"]:
+        folder = small_bench / "tasks" / sid
+        ref = json.loads((folder / "reference.json").read_text())
+        assert ref["proof"]["optimal"] is True
+        v = verify(load_task(folder), json.dumps({k: ref[k] for k in ("annotation", "rework_plan")}))
+        assert v.valid, (sid, v.reason)
+        meta = json.loads((folder / "meta.json").read_text())
+        assert meta["split"] in ("train", "test") and meta["difficulty"] in ("easy", "medium", "hard", "expert")
+
+
+def test_counterfactual_pairs_differ_only_in_the_faulty_part(small_bench):
+    m = load_manifest(small_bench)
+    by_pair = {}
+    for r in m["records"]:
+        if r["counterfactual_pair"] is not None:
+            by_pair.setdefault(r["counterfactual_pair"], {})[r["counterfactual_role"]] = r["sample_id"]
+    assert by_pair
+    for roles in by_pair.values():
+        fault = load_task(small_bench / "tasks" / roles["fault"])
+        clean = load_task(small_bench / "tasks" / roles["nofault"])
+        ref = json.loads((small_bench / "tasks" / roles["fault"] / "reference.json").read_text())
+        faulty = {m["part_id"] for m in ref["annotation"]["mistakes"]}
+        differ = {fault.world.ids[i] for i, (a, b) in enumerate(zip(fault.actual.slots, clean.actual.slots)) if a != b}
+        assert differ == faulty
+
+
+def test_same_seed_gives_byte_identical_output_whatever_the_jobs(small_bench, tmp_path):
+    other = tmp_path / "b1"
+    build_bench(other, tasks=SMALL_BENCH_TASKS, seed=42, jobs=1, assemblies=SMALL_BENCH_ASSEMBLIES)
+    cmp = filecmp.dircmp(small_bench, other)
+    assert not cmp.left_only and not cmp.right_only and not cmp.diff_files
+    a = sorted(p.relative_to(small_bench) for p in small_bench.rglob("*.json"))
+    b = sorted(p.relative_to(other) for p in other.rglob("*.json"))
+    assert a == b
+    assert all((small_bench / p).read_bytes() == (other / p).read_bytes() for p in a)

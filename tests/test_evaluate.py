@@ -1,0 +1,68 @@
+"""End-to-end scoring on a real small benchmark: oracle 100, and each failure counted where it belongs."""
+
+import json
+
+from forgeplan.bench.store import load_manifest
+from forgeplan.evaluation.baselines import BASELINES
+from forgeplan.evaluation.evaluate import score_split, summarise
+from forgeplan.evaluation.report import write_report
+from forgeplan.task import load_task, read_json
+
+
+def predictions(bench, name, split="test"):
+    out = {}
+    for sid in load_manifest(bench)["splits"][split]:
+        folder = bench / "tasks" / sid
+        out[sid] = BASELINES[name](load_task(folder), read_json(folder / "reference.json"))
+    return out
+
+
+def test_oracle_scores_100_on_every_defined_metric(small_bench, tmp_path):
+    for split in ("train", "test"):
+        s = summarise(score_split(small_bench, predictions(small_bench, "oracle", split), split), split)
+        assert all(v == 100.0 for v in s["metrics"].values() if v is not None), s["metrics"]
+        assert s["metrics"]["DGTR"] == 100.0 and s["metrics"]["Overall-Core"] == 100.0
+        assert sum(f["count"] for f in s["failures"].values()) == 0
+    files = write_report(s, tmp_path / "r", "oracle")
+    assert all(f.exists() and f.stat().st_size > 0 for f in files)
+
+
+def test_dropping_one_action_loses_dgtr_on_that_sample_only(small_bench):
+    preds = predictions(small_bench, "oracle", "train")
+    victim = next(sid for sid, raw in preds.items() if json.loads(raw)["rework_plan"]["actions"])
+    out = json.loads(preds[victim])
+    out["rework_plan"]["actions"].pop()
+    preds[victim] = json.dumps(out)
+    samples = score_split(small_bench, preds, "train")
+    assert [s.sample_id for s in samples if not s.g and s.is_fault] == [victim]
+    assert next(s for s in samples if s.sample_id == victim).category == "incomplete_restoration"
+
+
+def test_intervening_on_a_no_fault_task_and_unparseable_output(small_bench):
+    preds = predictions(small_bench, "oracle", "train")
+    records = {r["sample_id"]: r for r in load_manifest(small_bench)["records"]}
+    nofault = next(sid for sid in preds if records[sid]["condition"] in ("nofault", "boundary"))
+    task = load_task(small_bench / "tasks" / nofault)
+    out = json.loads(preds[nofault])
+    out["rework_plan"]["actions"] = [{"action": "remove", "part_id": task.world.ids[-1]}]
+    preds[nofault] = json.dumps(out)
+    broken = next(sid for sid in preds if records[sid]["condition"] == "single")
+    preds[broken] = '{"annotation": '
+    samples = {s.sample_id: s for s in score_split(small_bench, preds, "train")}
+    assert samples[nofault].category == "no_fault_intervention" and samples[nofault].nofault_ok is False
+    assert samples[broken].category == "schema_failure" and not samples[broken].g
+    s = summarise(list(samples.values()), "train")
+    assert s["metrics"]["DGTR"] < 100 and s["metrics"]["NoFault-Compliance"] < 100
+    assert s["failures"]["schema_failure"]["count"] == 1
+
+
+def test_missing_predictions_count_as_schema_failures(small_bench):
+    samples = score_split(small_bench, {}, "test")
+    assert all(s.category == "schema_failure" for s in samples)
+    assert summarise(samples, "test")["metrics"]["DGTR"] == 0.0
+
+
+def test_baselines_frame_the_scale(small_bench):
+    m = {n: summarise(score_split(small_bench, predictions(small_bench, n, "train"), "train"), "train")["metrics"]
+         for n in ("oracle", "local-repair", "no-op")}
+    assert m["oracle"]["Overall-Core"] > m["local-repair"]["Overall-Core"] > m["no-op"]["Overall-Core"] == 0.0

@@ -101,6 +101,8 @@ class World:
         return min(angle_of(matmul(r, transpose(g))) for g in self.symmetry[i])
 
     def rot_off(self, i: int, slot: Slot) -> bool:
+        if slot.rotation == ZERO3 or angle_of(euler_to_matrix(slot.rotation)) <= self.tol.rot_tol:
+            return False  # within tolerance of the identity, which every symmetry group contains
         return self.rotation_error(i, slot.rotation) > self.tol.rot_tol
 
     def restored(self, state: State, i: int) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from dataclasses import dataclass
@@ -132,6 +133,13 @@ def write_task(task: Task, out: Path) -> None:
 
 # ----------------------------------------------------------------------------- loading
 
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", file=str(path)) from None
+
+
 def read_json(path: Path):
     """JSON from a file, with a one-line error naming the file (no NaN/Infinity, size-limited)."""
     try:
@@ -152,6 +160,17 @@ def read_json(path: Path):
         raise InputError(f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", file=str(path)) from None
 
 
+ASSEMBLY_FILES = PUBLIC_FILES[:5]
+STATE_FILES = PUBLIC_FILES[5:]
+FILE_MODELS = {
+    "part_catalog.json": PartCatalog, "assembly_graph.json": AssemblyGraphFile,
+    "blocking_graph.json": BlockingGraphFile, "contact_graph.json": ContactGraphFile,
+    "action_space.json": ActionSpaceFile, "initial_state.json": StateFile,
+    "actual_state.json": StateFile, "target_state.json": StateFile,
+}
+_ASSEMBLIES: dict[str, Assembly] = {}
+
+
 def load_task(folder: Path) -> Task:
     folder = Path(folder)
     if not folder.is_dir():
@@ -159,18 +178,26 @@ def load_task(folder: Path) -> Task:
     missing = [n for n in PUBLIC_FILES if not (folder / n).is_file()]
     if missing:
         raise InputError(f"missing task files {missing}", file=str(folder))
-    raw = {n: read_json(folder / n) for n in PUBLIC_FILES}
-    models = {
-        "part_catalog.json": PartCatalog, "assembly_graph.json": AssemblyGraphFile,
-        "blocking_graph.json": BlockingGraphFile, "contact_graph.json": ContactGraphFile,
-        "action_space.json": ActionSpaceFile, "initial_state.json": StateFile,
-        "actual_state.json": StateFile, "target_state.json": StateFile,
-    }
-    m = {n: parse_model(models[n], raw[n], str(folder / n)) for n in PUBLIC_FILES}
-    asm_ids = {n: m[n].assembly_id for n in PUBLIC_FILES}
+    # the five assembly files are identical across an assembly's tasks: parse and validate them once
+    # per content (hashing bytes is far cheaper than parsing the voxel catalog again)
+    digest = hashlib.sha1()
+    for n in ASSEMBLY_FILES:
+        digest.update(_read_bytes(folder / n))
+    key = digest.hexdigest()
+    asm = _ASSEMBLIES.get(key)
+    names = STATE_FILES if asm is not None else PUBLIC_FILES
+    raw = {n: read_json(folder / n) for n in names}
+    m = {n: parse_model(FILE_MODELS[n], raw[n], str(folder / n)) for n in names}
+    asm_ids = {n: raw[n].get("assembly_id") for n in names}
+    if asm is not None:
+        asm_ids["part_catalog.json"] = asm.assembly_id
     if len(set(asm_ids.values())) != 1:
         raise InputError(f"files disagree on assembly_id: {asm_ids}", file=str(folder), field="assembly_id")
-    asm = _assembly_from_files(folder, m)
+    if asm is None:
+        asm = _assembly_from_files(folder, m)
+        if len(_ASSEMBLIES) > 256:
+            _ASSEMBLIES.clear()
+        _ASSEMBLIES[key] = asm
     tol_m = m["target_state.json"].tolerances
     tol = Tolerances(tol_m.pos_tol, tol_m.rot_tol_deg) if tol_m else Tolerances()
     world = world_for(asm, tol)

@@ -145,7 +145,8 @@ def score_sample(task: Task, raw: str | None, reference: dict, meta: dict, rewor
     ref_id = identity(ref_actions)
     s.sse = out is not None and pred_id == ref_id
     ref_moved = rework["moved_part_count"]
-    s.sse_any = out is not None and is_optimal_identity(task, out.actions, ref_moved, len(ref_actions))
+    optimal_valid = s.g and len(out.actions) == len(ref_actions) and len(moved_parts(out.actions)) == ref_moved  # type: ignore[union-attr]
+    s.sse_any = out is not None and (s.sse or optimal_valid or is_optimal_identity(task, out.actions, ref_moved, len(ref_actions)))
     fid = state_fidelity(reference["annotation"]["mistakes"], out, tol.pos_tol, tol.rot_tol)
     afid = action_fidelity(ref_actions, out, tol.pos_tol, tol.rot_tol)
     fams = [sum(x) / len(x) for x in (fid, afid) if x]
@@ -180,10 +181,13 @@ def is_optimal_identity(task: Task, actions, moved: int, length: int) -> bool:
     w = task.world
     state = task.actual
     for a in actions:
-        cand = [g for i in range(len(w.ids)) for g in slot_actions(w, state, i)
-                if (g.name, g.part_id) == (a.name, a.part_id) and g.part_ids == a.part_ids]
+        i = w.index.get(a.part_id, w.spare_slot.get(a.part_id))
         if a.part_ids is not None:
             cand = [a]
+        elif i is None:
+            return False
+        else:
+            cand = [g for g in slot_actions(w, state, i) if (g.name, g.part_id) == (a.name, a.part_id)]
         legal = [g for g in cand if w.check(state, g) is None]
         if not legal:
             return False

@@ -65,6 +65,7 @@ class World:
         self.dir_masks = [tuple((d, blockers[(p.part_id, d)]) for d in p.removal_dirs) for p in self.parts]
         self.blockers_along = [{d: blockers[(p.part_id, d)] for d in DIRECTIONS} for p in self.parts]
         self._separable: dict[int, bool] = {}
+        self._needs_groups: bool | None = None
         self.supports_mask = [sum(1 << self.index[s] for s in p.supports) for p in self.parts]
         self.holders = [tuple(j for j, q in enumerate(self.parts) if q.lock and p.part_id in q.lock.holds)
                         for p in self.parts]
@@ -258,6 +259,15 @@ class World:
         if not self.separable(group):
             return Illegal("not_separable", "the group cannot itself be taken apart in free space with straight moves")
         return None
+
+    @property
+    def needs_groups(self) -> bool:
+        """True when the assembly comes apart only with subassembly (group) moves."""
+        if self._needs_groups is None:
+            from .groups import disassembly_verdict
+
+            self._needs_groups = disassembly_verdict(self.assembly)["mode"] == "group_moves"
+        return self._needs_groups
 
     def separable(self, group: int) -> bool:
         """Can the slots of bitmask `group` be pre-assembled (separated) in free space? Cached."""

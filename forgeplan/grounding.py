@@ -64,6 +64,32 @@ def slot_actions(world: World, state: State, i: int) -> list[Action]:
     return out
 
 
+def group_actions(world: World, state: State) -> list[Action]:
+    """Grounded separate/join moves (SEMANTICS §5), only for assemblies that need group moves.
+
+    separate: the movable, free-space-separable groups of the present parts (groups.group_moves);
+    join: the separable groups of the whole assembly whose members are all absent. The engine
+    still checks locks, supports and paths.
+    """
+    if not world.needs_groups:
+        return []
+    from .groups import group_moves
+
+    present = [pid for pid, s in zip(world.ids, state.slots) if s.present]
+    occupant = {pid: s.occupant for pid, s in zip(world.ids, state.slots)}
+    out = []
+    for step in group_moves(world.assembly, present):
+        if len(step.move) >= 2:
+            out.append(Action.group("separate", [occupant[p] for p in step.move], step.direction))
+    absent = {pid for pid, s in zip(world.ids, state.slots) if not s.present}
+    if len(absent) >= 2:
+        for step in group_moves(world.assembly, world.ids):
+            if len(step.move) >= 2 and absent.issuperset(step.move):
+                out.append(Action.group("join", step.move, step.direction))
+    return out
+
+
 def legal_actions(world: World, state: State, slots=None) -> list[Action]:
     idx = range(len(world.ids)) if slots is None else slots
-    return [a for i in idx for a in slot_actions(world, state, i) if world.check(state, a) is None]
+    single = [a for i in idx for a in slot_actions(world, state, i) if world.check(state, a) is None]
+    return single + [a for a in group_actions(world, state) if world.check(state, a) is None]

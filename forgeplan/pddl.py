@@ -261,7 +261,7 @@ class Encoding:
     steps: dict[str, Action] = field(default_factory=dict)      # expanded: UP action name -> Action
     bases: dict[str, str] = field(default_factory=dict)         # lifted: UP action name -> forgeplan action name
     values: dict[str, object] = field(default_factory=dict)     # lifted: object name -> axis / angle / Pose
-    objects: dict = field(default_factory=dict)                 # part id / axis / angle / pose key -> UP object
+    objects: dict = field(default_factory=dict)                 # part id, or (kind, ...) for the others -> UP object
 
     def decode(self, instances: Iterable) -> tuple[Action, ...]:
         """UP action instances of this problem -> forgeplan actions."""
@@ -299,7 +299,7 @@ class Encoding:
             if a.name in ("remove", "reset_pose", "rotate"):
                 args.append(slot_of)
             if a.axis is not None:
-                args += [a.axis, self._angle_key(a.angle_deg)]
+                args += [("axis", a.axis), self._angle_key(a.angle_deg)]
             if a.after_pose is not None:
                 args.append(self._pose_key(a.after_pose))
             if a.name == "replace":
@@ -330,23 +330,17 @@ class Encoding:
         with PlanValidator(name="sequential_plan_validator") as validator:
             return validator.validate(self.problem, plan).status == ValidationResultStatus.VALID
 
-    def _angle_key(self, angle: float | None) -> str | None:
+    def _angle_key(self, angle: float | None) -> tuple | None:
         """The angle object within rot_tol of `angle` (the engine accepts any angle that close)."""
         from .engine import angle_diff
 
-        near = sorted((angle_diff(v, angle), k) for k, v in self.values.items()
-                      if isinstance(v, float) and angle is not None)
+        near = sorted((angle_diff(k[1], angle), k) for k in self.objects
+                      if isinstance(k, tuple) and k[0] == "angle" and angle is not None)
         return near[0][1] if near and near[0][0] <= self.task.tolerances.rot_tol else None
 
-    def _pose_key(self, pose: Pose):
-        for k, v in self.values.items():
-            if isinstance(v, Pose) and self.task.world.pose_close(pose, v):
-                return k
-        return None
-
-
-def _angle_name(v: float) -> str:
-    return f"deg{v:g}"
+    def _pose_key(self, pose: Pose) -> tuple | None:
+        return next((k for k in self.objects if isinstance(k, tuple) and k[0] == "pose"
+                     and self.task.world.pose_close(pose, self.values[self.objects[k].name])), None)
 
 
 def build_problem(task: Task, objective: str = "moved-parts,actions", *, grounded: bool = False,
@@ -458,21 +452,30 @@ def _lifted(task: Task, ab: Abstraction, objective: str, weight: int, costs) -> 
     objs = {pid: Object(pid, voc.slot) for pid in world.ids}
     objs.update({w.part_id: Object(w.part_id, voc.spare) for w in task.assembly.spares})
     enc = Encoding(task, problem, objective, weight, False, objects=objs)
+    used = set(objs)
+
+    def add(key: tuple, name: str, typ, value=None) -> None:
+        while name in used:  # a part id may look like any other object's name
+            name += "'"
+        used.add(name)
+        objs[key] = Object(name, typ)
+        if value is not None:
+            enc.values[name] = value
+
     for d in DIRECTIONS:
-        objs[d] = Object(DIRECTION_NAMES[d], voc.direction)
+        add(("dir", d), DIRECTION_NAMES[d], voc.direction)
     for ax in ("x", "y", "z"):
-        objs[ax] = Object(ax, voc.axis)
+        add(("axis", ax), ax, voc.axis, ax)
     angles = {ang for fix in (*ab.turn_fix.values(), *ab.unlock_fix.values()) for _, ang in [fix]}
     for i, lock in enumerate(world.lock):
         if lock is not None and lock.kind == "rotate":
             angles |= {lock.angle_deg, -lock.angle_deg}  # type: ignore[operator]
         elif lock is not None:
-            for key, pose in ((f"{world.ids[i]} unlocked", world.unlocked[i]), (f"{world.ids[i]} target", Pose(world.target_position[i], ZERO3))):
-                objs[key] = Object(key, voc.pose)
-                enc.values[key] = pose
+            pid = world.ids[i]
+            add(("pose", pid, "unlocked"), f"{pid} unlocked", voc.pose, world.unlocked[i])
+            add(("pose", pid, "target"), f"{pid} target", voc.pose, Pose(world.target_position[i], ZERO3))
     for ang in sorted(angles):
-        objs[_angle_name(ang)] = Object(_angle_name(ang), voc.angle)
-        enc.values[_angle_name(ang)] = float(ang)
+        add(("angle", float(ang)), f"deg{ang:g}", voc.angle, float(ang))
     problem.add_objects(objs.values())
     st = voc.static
     facts = [st["spare_in"](objs[w], objs[s]) for s, w in ab.spare_in.items()]
@@ -480,22 +483,23 @@ def _lifted(task: Task, ab: Abstraction, objective: str, weight: int, costs) -> 
     for i, p in enumerate(world.parts):
         pid = p.part_id
         facts += [st["supports"](objs[q], objs[pid]) for q in p.supports]
-        facts += [st["removal_dir"](objs[pid], objs[d]) for d in p.removal_dirs]
+        facts += [st["removal_dir"](objs[pid], objs[("dir", d)]) for d in p.removal_dirs]
         if p.lock is not None:
             facts += [st["holds"](objs[pid], objs[q]) for q in p.lock.holds]
             if p.lock.kind == "rotate":
-                facts.append(st["unlock_turn"](objs[pid], objs[p.lock.axis], objs[_angle_name(p.lock.angle_deg)]))
-                facts.append(st["lock_turn"](objs[pid], objs[p.lock.axis], objs[_angle_name(-p.lock.angle_deg)]))  # type: ignore[operator]
+                ax = objs[("axis", p.lock.axis)]
+                facts.append(st["unlock_turn"](objs[pid], ax, objs[("angle", float(p.lock.angle_deg))]))  # type: ignore[arg-type]
+                facts.append(st["lock_turn"](objs[pid], ax, objs[("angle", float(-p.lock.angle_deg))]))  # type: ignore[operator]
             else:
-                facts.append(st["unlock_pose"](objs[pid], objs[f"{pid} unlocked"]))
-                facts.append(st["lock_pose"](objs[pid], objs[f"{pid} target"]))
+                facts.append(st["unlock_pose"](objs[pid], objs[("pose", pid, "unlocked")]))
+                facts.append(st["lock_pose"](objs[pid], objs[("pose", pid, "target")]))
                 facts += [st[n](objs[pid]) for n, on in (("unlock_pose_off", ab.unlock_pose_off), ("unlock_rot_off", ab.unlock_rot_off)) if pid in on]
         for name, table in (("turn_fix", ab.turn_fix), ("unlock_fix", ab.unlock_fix)):
             if pid in table:
                 ax, ang = table[pid]
-                facts.append(st[name](objs[pid], objs[ax], objs[_angle_name(ang)]))
+                facts.append(st[name](objs[pid], objs[("axis", ax)], objs[("angle", float(ang))]))
     for d in DIRECTIONS:
-        facts += [st["blocks"](objs[b], objs[q], objs[d]) for b, q in sorted(blocking[d])]
+        facts += [st["blocks"](objs[b], objs[q], objs[("dir", d)]) for b, q in sorted(blocking[d])]
     for fact in facts:
         problem.set_initial_value(fact, True)
     for f, pid, _ in sorted(ab.init):
@@ -687,8 +691,9 @@ class PlannerResult:
     plan: tuple[Action, ...] | None
     cost: int | None                 # the plan's total cost under the objective's action costs
     reported_cost: int | None        # the same as Fast Downward reported it (a consistency check)
-    seconds: float                   # wall time of the planner call (translate + search)
+    seconds: float                   # wall time of the planner call (write PDDL, translate, search)
     build_seconds: float             # task -> UP problem
+    planner_seconds: float | None    # Fast Downward's own "Planner time" (translate + search)
 
     @property
     def optimal(self) -> bool:
@@ -724,15 +729,18 @@ def solve_fd(task: Task, objective: str = "moved-parts,actions", time_limit: flo
     status = res.status
     if plan is not None and objective == "moved-parts,actions" and len(plan) >= weight:
         status = S.SOLVED_SATISFICING  # the weight argument (domains/README.md) needs c < W
-    return PlannerResult(status, plan, cost, _reported_cost(res), t2 - t1, t1 - t0)
+    log = "".join(m.message for m in res.log_messages or ())
+    reported = _last_number(r"Plan cost: (\d+)", log)
+    return PlannerResult(status, plan, cost, None if reported is None else int(reported) - 1, t2 - t1, t1 - t0,
+                         _last_number(r"Planner time: ([\d.]+)s", log))
 
 
-def _reported_cost(res) -> int | None:
-    """Fast Downward's own plan cost, less the artificial goal action UP adds (cost 1)."""
+def _last_number(pattern: str, log: str) -> float | None:
+    """A figure from Fast Downward's log (the plan cost there includes UP's artificial goal action, cost 1)."""
     import re
 
-    found = re.findall(r"Plan cost: (\d+)", "".join(m.message for m in res.log_messages or ()))
-    return int(found[-1]) - 1 if found else None
+    found = re.findall(pattern, log)
+    return float(found[-1]) if found else None
 
 
 def validate(task: Task, actions: Sequence[Action], objective: str = "moved-parts,actions") -> bool:

@@ -1,0 +1,59 @@
+"""clingo vs Fast Downward solve time per task at the same proved optimum (built-in and scaling assemblies)."""
+
+from __future__ import annotations
+
+import statistics
+
+from . import machine
+
+NAME = "crosscheck"
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--runs", type=int, default=3, help="repetitions per task (median reported)")
+    p.add_argument("--time-limit", type=float, default=120.0, help="seconds per planner per run")
+    p.add_argument("--fault", default="missing_part", help="fault type of the one task per built-in assembly")
+    p.add_argument("--sizes", default="10,20,40", help="parts of the synthetic chain assemblies")
+    p.add_argument("--depth", type=int, default=4, help="blocking-chain depth of the synthetic assemblies")
+
+
+def _row(group: str, task, runs: int, time_limit: float) -> dict:
+    from ..crosscheck import compare_task
+
+    comps = [compare_task(task, time_limit=time_limit) for _ in range(runs)]
+    cl = statistics.median(c.clingo.seconds for c in comps)
+    fd = statistics.median(c.fd.seconds for c in comps)
+    last = comps[-1]
+    return {"group": group, "task": task.sample_id, "parts": len(task.world.ids),
+            "verdicts": sorted({c.verdict for c in comps}), "moved_parts": last.fd.moved_parts, "actions": last.fd.actions,
+            "clingo_seconds": round(cl, 4), "fd_seconds": round(fd, 4), "ratio_fd_over_clingo": round(fd / cl, 2) if cl else None}
+
+
+def _summary(rows: list[dict]) -> dict:
+    agreed = [r for r in rows if r["verdicts"] == ["agree"]]
+    med = lambda key: round(statistics.median(r[key] for r in agreed), 4) if agreed else None  # noqa: E731
+    return {"tasks": len(rows), "agree": len(agreed), "median_clingo_seconds": med("clingo_seconds"),
+            "median_fd_seconds": med("fd_seconds"), "median_ratio_fd_over_clingo": med("ratio_fd_over_clingo")}
+
+
+def run(args) -> dict:
+    from ..assembly import load_assembly
+    from ..faults import FaultSpec, candidates, make_task
+    from ..library import BUILTIN
+    from ..synthetic import chain_task
+    from ..task import world_for
+    from ..state import Tolerances
+
+    rows = []
+    for asm_id in BUILTIN:
+        asm = load_assembly(asm_id)
+        if candidates(world_for(asm, Tolerances()), args.fault):
+            rows.append(_row("builtin", make_task(asm, [FaultSpec(args.fault)], seed=0), args.runs, args.time_limit))
+    for n in (int(x) for x in args.sizes.split(",")):
+        rows.append(_row("synthetic", chain_task(n, args.depth), args.runs, args.time_limit))
+    return {"benchmark": "crosscheck", "runs": args.runs, "fault": args.fault, "time_limit": args.time_limit,
+            "fd_time": "wall time of unified-planning's solve() on the expanded problem: write PDDL, translate, search",
+            "clingo_time": "SolveResult.seconds of forgeplan.asp.solve_task",
+            "builtin": _summary([r for r in rows if r["group"] == "builtin"]),
+            "synthetic": _summary([r for r in rows if r["group"] == "synthetic"]),
+            "rows": rows, "target_ratio": 10, **machine()}

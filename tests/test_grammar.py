@@ -44,9 +44,10 @@ def generic():
 @pytest.mark.parametrize("name,task", CASES, ids=IDS)
 def test_reference_parses_under_its_task_grammar(name, task, generic):
     text = reference_text(task)
-    lark_parser(specialise(task)).parse(text)
-    generic.parse(text)
     assert task_dfa(task).dfa.accepts(text.encode("utf-8"))
+    generic.parse(text)
+    if name.endswith("/multi/0"):  # the strict LALR load is slow: once per assembly
+        lark_parser(specialise(task)).parse(text)
 
 
 def test_grammar_rejects(generic):
@@ -116,7 +117,7 @@ def _task_parser(text: str):
     return lark_parser(text)
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=st.sampled_from(range(len(CASES))), seed=st.integers(0, 2**32 - 1), length=st.integers(50, 1500))
 def test_every_accepted_string_is_a_valid_contract(case, seed, length):
     _, task = CASES[case]

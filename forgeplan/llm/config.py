@@ -33,7 +33,7 @@ class TrainConfig:
     max_input_tokens: int = 12288
     dtype: str = "bfloat16"          # float32 | bfloat16 | float16
     device: str = "auto"             # auto | cpu | cuda
-    max_steps: int = 0               # optimizer steps; 0 = as many as the epochs give
+    max_steps: int = 0               # exactly this many optimizer steps (data cycled); 0 = from epochs
     max_seconds: float = 0.0         # stop after this wall time; 0 = no limit
     max_grad_norm: float = 1.0
     split: str = "train"

@@ -75,6 +75,14 @@ def generate(model, tokenizer, tasks, mode: str, *, device: str = "cpu", max_new
     return rows
 
 
+def generate_all(model, tokenizer, tasks, mode: str, *, batch_size: int = 8, **kw) -> list[dict]:
+    """`generate` over consecutive batches (long prompts make big batches slow on CPU)."""
+    rows: list[dict] = []
+    for k in range(0, len(tasks), batch_size):
+        rows += generate(model, tokenizer, tasks[k:k + batch_size], mode, **kw)
+    return rows
+
+
 def run_infer(model, tokenizer, bench: Path, split: str, out: Path, *, mode: str, device: str, batch_size: int = 1,
               limit: int = 0, max_new_tokens: int = MAX_NEW_TOKENS, progress: bool = True) -> dict:
     """Write one {"sample_id", "raw_output", ...} line per sample of the split; returns a summary."""

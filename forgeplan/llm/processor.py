@@ -68,6 +68,8 @@ class PlanMaskProcessor(_logits_processor_base()):  # type: ignore[misc]
                 continue
             e = m.entry(self.states[row])
             ids = e.within(left)
+            if not len(ids) and not e.accepting:  # budget below the shortest completion: get as close as possible
+                ids = e.ids[e.bounds == e.bounds.min()]
             if m.vocab.size > scores.shape[1]:  # a model vocabulary smaller than its tokenizer
                 ids = ids[ids < scores.shape[1]]
             allowed[row, ids] = True

@@ -26,10 +26,12 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int = 2048, kind: str = "b
 
     texts = list(texts)
     if kind == "byte-level":
+        # no pre-split on punctuation: merges run across JSON syntax, so a small vocabulary compresses the
+        # prompts about 4x (as a large real vocabulary would) and tokens span several fields and terminals
         tok = Tokenizer(models.BPE())
-        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
         tok.decoder = decoders.ByteLevel()
-        trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIALS,
+        trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIALS, max_token_length=24,
                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
         tok.train_from_iterator(texts, trainer)
     elif kind == "sentencepiece":

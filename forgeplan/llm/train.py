@@ -123,7 +123,7 @@ def train(model_path: Path, bench: Path, out: Path, config: TrainConfig, *, limi
     per_step = config.batch_size * config.grad_accum
     steps = math.ceil(len(examples) * config.epochs / per_step)
     if config.max_steps:
-        steps = min(steps, config.max_steps)
+        steps = config.max_steps  # exactly this many (the data is cycled), e.g. smoke tests
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.learning_rate)
     scheduler = get_scheduler(config.scheduler, optimizer, num_warmup_steps=math.ceil(config.warmup_ratio * steps),
                               num_training_steps=steps)
@@ -143,7 +143,7 @@ def train(model_path: Path, bench: Path, out: Path, config: TrainConfig, *, limi
             ids, mask, labels = (t.to(device) for t in collate(batch, tokenizer.pad_token_id))
             loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss / config.grad_accum
             loss.backward()
-            step_loss += float(loss)
+            step_loss += loss.detach().item()
         torch.nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm)
         optimizer.step()
         scheduler.step()

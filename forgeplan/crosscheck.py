@@ -98,7 +98,10 @@ def fd_side(task: Task, objective: str, time_limit: float | None) -> Side:
 
     from .pddl import solve_fd
 
-    r = solve_fd(task, objective, time_limit=time_limit)
+    try:
+        r = solve_fd(task, objective, time_limit=time_limit)
+    except InputError as exc:  # a task outside what the PDDL domain encodes (group moves)
+        return Side("fast-downward", f"unsupported: {exc.reason}", False, False, None, None, None, 0.0)
     plan = r.plan
     side = Side("fast-downward", r.status.name.lower(), r.optimal, r.status == S.UNSOLVABLE_PROVEN, plan,
                 None if plan is None else len(moved_parts(plan)), None if plan is None else len(plan), r.seconds)

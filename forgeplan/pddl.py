@@ -112,6 +112,9 @@ def abstraction(task: Task) -> Abstraction:
     """The symbolic abstraction of a task: SEMANTICS §2 facts, computed with the engine's functions."""
     check_target(task)
     world = task.world
+    if world.needs_groups:
+        raise InputError("this assembly needs group moves (separate/join, SEMANTICS §5), which the PDDL domain "
+                         "does not encode yet", file=f"assembly {world.assembly.assembly_id}")
     ab = Abstraction(world)
     ids = world.ids
     blocking = blocking_relation(world.assembly)

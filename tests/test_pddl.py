@@ -204,3 +204,18 @@ def test_validator_agrees_with_engine(name):
     assert any(not e for e, _ in verdicts[1:])  # the variants do include invalid plans
     assert all(e == v for e, v in verdicts), verdicts
 
+
+
+def test_assemblies_that_need_group_moves_are_refused_not_misencoded():
+    from forgeplan.crosscheck import fd_side
+    from forgeplan.errors import InputError
+    from forgeplan.importers import import_puzzle
+    from forgeplan.state import Tolerances
+    from forgeplan.task import world_for
+
+    burr = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "burr"
+    asm = next(a for a in map(import_puzzle, sorted(burr.glob("*.json"))) if world_for(a, Tolerances()).needs_groups)
+    task = make_task(asm, [FaultSpec("missing_part")], seed=3)
+    with pytest.raises(InputError, match="group moves"):
+        build_problem(task)
+    assert fd_side(task, "moved-parts,actions", None).status.startswith("unsupported")

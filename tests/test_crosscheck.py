@@ -1,0 +1,120 @@
+"""clingo vs Fast Downward on real planners: agreement on every built-in assembly and fault type, the
+verdict rules (a time limit is never agreement), and the crosscheck command's exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from concurrent.futures import ProcessPoolExecutor
+
+import pytest
+
+from cases import all_cases
+from forgeplan import crosscheck as cc
+from forgeplan.actions import Action
+from forgeplan.cli import main
+from forgeplan.diagnosis import MISTAKE_TYPES
+from forgeplan.library import BUILTIN
+from forgeplan.task import write_task
+
+
+def rotating_cases() -> list[str]:
+    """One registry case per built-in assembly, its fault type rotating with the assembly's position, so
+    that every fault type is checked on several assemblies (the full product is `forgeplan crosscheck`'s
+    job on a benchmark folder: far over this suite's time budget)."""
+    names = [n for n, _ in all_cases()]
+    out = []
+    for k, asm_id in enumerate(BUILTIN):
+        singles = [n for n in names if n.startswith(asm_id + "/") and n.endswith("/0") and "/multi/" not in n]
+        out.append(singles[k % len(singles)])
+    return out
+
+
+def _compare(name: str) -> tuple[str, str, str]:
+    c = cc.compare_task(dict(all_cases())[name], time_limit=60)
+    return name, c.verdict, c.reason
+
+
+def test_agreement_on_every_assembly_and_fault_type():
+    names = rotating_cases()
+    assert {n.split("/")[1] for n in names} == set(MISTAKE_TYPES)
+    with ProcessPoolExecutor(max_workers=2) as pool:  # each comparison mostly waits on subprocesses
+        results = list(pool.map(_compare, names))
+    bad = [r for r in results if r[1] != "agree"]
+    assert not bad, bad
+
+
+def test_scaling_chain_agrees_with_the_closed_form():
+    from forgeplan.synthetic import chain_task
+
+    c = cc.compare_task(chain_task(14, 4), time_limit=120)
+    assert c.verdict == "agree", c.reason
+    assert (c.fd.moved_parts, c.fd.actions) == (5, 9)  # missing bottom bar under 4: J = depth + 1, c = 2 depth + 1
+
+
+# ----------------------------------------------------------------------------- verdict rules
+
+def side(planner="clingo", status="optimal", optimal=True, plan=(), j=None, c=None, unsolvable=False, valid=True):
+    plan = None if plan is None else tuple(plan)
+    j = j if j is not None else (None if plan is None else len({p for a in plan for p in a.touched}))
+    c = c if c is not None else (None if plan is None else len(plan))
+    return cc.Side(planner, status, optimal, unsolvable, plan, j, c, 0.1, valid if plan is not None else None)
+
+
+A, B = Action("insert", "a"), Action("insert", "b")
+
+
+@pytest.mark.parametrize("clingo, fd, verdict", [
+    (side(plan=[A]), side("fast-downward", plan=[B]), "agree"),
+    (side(plan=[A]), side("fast-downward", plan=[A, B]), "disagree"),                      # optima differ
+    (side(plan=[A]), side("fast-downward", "timeout", False, None), "unknown"),             # time limit
+    (side("clingo", "timeout", False, None), side("fast-downward", plan=[A]), "unknown"),
+    (side("clingo", "feasible", False, [A, B]), side("fast-downward", plan=[A]), "unknown"),
+    (side("clingo", "feasible", False, [A]), side("fast-downward", plan=[A, B]), "disagree"),  # beats an "optimum"
+    (side(plan=[A], valid=False), side("fast-downward", plan=[A]), "disagree"),            # engine rejects a plan
+    (side("clingo", "unsolvable", False, None, unsolvable=True),
+     side("fast-downward", "unsolvable_proven", False, None, unsolvable=True), "agree"),
+    (side("clingo", "unsolvable", False, None, unsolvable=True), side("fast-downward", plan=[A]), "disagree"),
+])
+def test_verdict_rules(clingo, fd, verdict):
+    assert cc.judge("moved-parts,actions", clingo, fd)[0] == verdict
+
+
+def test_a_time_limited_planner_is_unknown_never_agreement():
+    c = cc.compare_task(dict(all_cases())["shaft_stack/multi/0"], time_limit=0.001)
+    assert c.verdict == "unknown", (c.reason, c.clingo.status, c.fd.status)
+
+
+# ----------------------------------------------------------------------------- the command
+
+@pytest.fixture
+def bench(tmp_path):
+    cases = dict(all_cases())
+    write_task(cases["bayonet_structure/wrong_part/0"], tmp_path / "bench" / "a" / "t1")
+    write_task(cases["shaft_stack/interference_lock/1"], tmp_path / "bench" / "b" / "deeper" / "t2")
+    return tmp_path / "bench"
+
+
+def test_crosscheck_command_finds_tasks_at_any_depth(bench, capsys):
+    assert main(["crosscheck", str(bench), "--json", "--time-limit", "120"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["summary"]["agree"] == out["summary"]["tasks"] == 2
+    assert sorted(Path(c["path"]).name for c in out["comparisons"]) == ["t1", "t2"]
+    assert all(c["ratio"] > 0 for c in out["comparisons"])
+    assert main(["crosscheck", str(bench), "--limit", "1"]) == 0
+    assert "1 agree, 0 disagree, 0 unknown of 1 tasks" in capsys.readouterr().out
+    assert main(["crosscheck", str(bench / "nothing-here")]) == 2
+
+
+def test_crosscheck_command_exits_1_and_shows_both_plans_on_disagreement(bench, capsys, monkeypatch):
+    real = cc.fd_side
+
+    def fd_side_dropping_the_last_action(task, objective, time_limit):  # Fast Downward still runs for real
+        s = real(task, objective, time_limit)
+        return cc._replayed(task, cc.Side(s.planner, s.status, s.optimal, s.unsolvable, s.plan[:-1],
+                                          s.moved_parts, s.actions - 1, s.seconds))
+
+    monkeypatch.setattr(cc, "fd_side", fd_side_dropping_the_last_action)
+    assert main(["crosscheck", str(bench / "a")]) == 1
+    out = capsys.readouterr().out
+    assert "disagree" in out and "clingo [optimal" in out and "fast-downward [" in out

@@ -10,9 +10,9 @@ engine's own functions.
 
 Two renderings of the same task:
 
-* `lifted_problem`: the rework domain of `domains/rework.pddl` (task-independent, quantified
+* `build_problem(task)`: the rework domain of `domains/rework.pddl` (task-independent, quantified
   preconditions, conditional effects for the coupled unlock) plus a problem of static facts.
-* `expanded_problem`: one parameterless action per grounded action, free direction and touch variant,
+* `build_problem(task, grounded=True)`: one parameterless action per grounded action, free direction and touch variant,
   with the static blocking relation expanded into plain negative literals. This is what Fast
   Downward's `astar(lmcut())` accepts without axioms (issue 4, "Known traps").
 
@@ -27,7 +27,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from .actions import Action
+from .actions import Action, moved_parts
 from .assembly import DIRECTIONS, Pose
 from .engine import ZERO3, World
 from .errors import InputError
@@ -58,8 +58,6 @@ def touch_costs(objective: str, weight: int = DEFAULT_WEIGHT) -> tuple[int, int,
 
 def plan_value(objective: str, actions: Sequence[Action], weight: int = DEFAULT_WEIGHT) -> int:
     """Total cost of a plan under the objective's action costs (what an optimal planner minimises)."""
-    from .actions import moved_parts
-
     j, c = len(moved_parts(actions)), len(actions)
     return {"moved-parts,actions": weight * j + c, "actions": c, "moved-parts": j}[objective]
 
@@ -744,11 +742,6 @@ def _last_number(pattern: str, log: str) -> float | None:
 
     found = re.findall(pattern, log)
     return float(found[-1]) if found else None
-
-
-def validate(task: Task, actions: Sequence[Action], objective: str = "moved-parts,actions") -> bool:
-    """UP's SequentialPlanValidator on the lifted problem: the second opinion on a plan's validity."""
-    return build_problem(task, objective).validate(actions)
 
 
 # ----------------------------------------------------------------------------- files: export and import

@@ -34,6 +34,7 @@ class Side:
     seconds: float
     valid: bool | None = None        # the engine's verdict on the plan (None without a plan)
     problem: str = ""                # an internal inconsistency of this side, if any
+    own_seconds: float | None = None  # the planner's own timing (Fast Downward: translate + search)
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -104,7 +105,8 @@ def fd_side(task: Task, objective: str, time_limit: float | None) -> Side:
         return Side("fast-downward", f"unsupported: {exc.reason}", False, False, None, None, None, 0.0)
     plan = r.plan
     side = Side("fast-downward", r.status.name.lower(), r.optimal, r.status == S.UNSOLVABLE_PROVEN, plan,
-                None if plan is None else len(moved_parts(plan)), None if plan is None else len(plan), r.seconds)
+                None if plan is None else len(moved_parts(plan)), None if plan is None else len(plan), r.seconds,
+                own_seconds=r.planner_seconds)
     if plan is not None and r.reported_cost is not None and r.reported_cost != r.cost:
         side.problem = f"Fast Downward reports cost {r.reported_cost}, the plan costs {r.cost}"
     return _replayed(task, side)

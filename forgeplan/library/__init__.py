@@ -1,7 +1,30 @@
 """The built-in assembly library: one builder per assembly id, grouped by family modules.
 
 Builders are code, not hand-typed voxel lists: each family module composes voxel boxes
-(`forgeplan.library.voxels`) so that the geometry-derived graphs follow from the shapes.
+(`forgeplan.library.voxels`) so that the geometry-derived graphs follow from the shapes. Every
+identity comes apart one part at a time with straight moves; removal directions are restricted
+where the physical part only has one way out (pins along their axis, parts on a spindle outward,
+parts standing on a table or floor never downward).
+
+Families (`Assembly.family`) and their identities, 26 in all:
+
+| family          | module   | identities | what varies                                              |
+|-----------------|----------|-----------:|----------------------------------------------------------|
+| bayonet         | bayonet  | 3 | pin count 3/4/6, rotate or coupled ring, cap or screwed cover     |
+| shaft_stack     | shaft    | 4 | 3..6 rings, wide and keyed rings, clip / lock nut / both          |
+| luban3          | luban    | 2 | three-piece Luban lock, centred or off-centre key                 |
+| burr6           | burr     | 3 | six-piece burrs with a key, two solid notch sets and a hollow one |
+| dovetail_box    | dovetail | 3 | drawer with a locking bar, lidded box, divided chest              |
+| mortise_tenon   | mortise  | 3 | pegged frame, frame-and-panel door, wedged trestle                |
+| drawer_cabinet  | cabinet  | 3 | 2/3/4 drawers on shelves, one or two locking bars, open or backed |
+| nested_boxes    | nested   | 2 | 3 or 4 lidded boxes, square or oblong, latched outer lid          |
+| wheel_hub       | hub      | 2 | one or two wheels; castle nut or dust cap is the lock             |
+| jigsaw          | jigsaw   | 1 | flat panel, every piece lifts straight off (blocking depth 1)     |
+
+Every family has at most 4 identities. wheel_hub (2) and jigsaw (1) share no structure with any
+other family (an axle stack along z; a flat panel with no depth), nested_boxes (2) hardly any, so
+these are the natural test-only families for the benchmark; luban3 is kin to burr6. Blocking depth
+runs from 1 (jigsaw_panel) to 10 (shaft_stack_6, nested_boxes_4).
 """
 
 from __future__ import annotations
@@ -10,11 +33,13 @@ from functools import lru_cache
 from typing import Callable
 
 from ..assembly import Assembly
-from . import bayonet, shaft
+from . import bayonet, burr, cabinet, dovetail, hub, jigsaw, luban, mortise, nested, shaft
+
+FAMILY_MODULES = (bayonet, shaft, luban, burr, dovetail, mortise, cabinet, nested, hub, jigsaw)
 
 # assembly id -> builder; order is the listing order of `forgeplan assemblies`
 BUILTIN: dict[str, Callable[[], Assembly]] = {}
-for _module in (bayonet, shaft):
+for _module in FAMILY_MODULES:
     BUILTIN.update(_module.ASSEMBLIES)
 
 

@@ -1,0 +1,73 @@
+"""Six-piece burrs with a key piece, each coming apart one piece at a time with straight moves.
+
+The six 2x2x8 sticks sit in the classic burr layout: a pair along each axis, crossing in a 4x4x4
+core. Each design is the list of notches cut from each stick (boxes, in BurrTools' spirit of
+describing a piece by what is removed); the key is the one uncut stick and the only piece free at
+the start. The notch sets were found by a search over the 32 shared core voxels for designs whose
+pieces are connected, that come apart one piece at a time, and whose key alone is free; two designs
+are solid, one has six internal holes. Assembly and blocking graphs follow from the voxels.
+"""
+
+from __future__ import annotations
+
+from ..assembly import Assembly, SparePart
+from .voxels import Voxels, box, carve, part, part_id
+
+Box = tuple[int, int, int, int, int, int]
+
+# the full sticks; a pair along each axis through the core [2,6)^3
+STICKS: dict[str, Voxels] = {
+    "X1": box(0, 3, 2, 8, 5, 4), "X2": box(0, 3, 4, 8, 5, 6),
+    "Y1": box(2, 0, 3, 4, 8, 5), "Y2": box(4, 0, 3, 6, 8, 5),
+    "Z1": box(3, 2, 0, 5, 4, 8), "Z2": box(3, 4, 0, 5, 6, 8),
+}
+
+# design -> stick -> notch boxes (x0, y0, z0, x1, y1, z1); an empty list marks the key
+DESIGNS: dict[str, dict[str, list[Box]]] = {
+    "burr_6_key": {
+        "X1": [(2, 3, 3, 4, 5, 4), (4, 4, 2, 5, 5, 4), (5, 3, 3, 6, 4, 4)],
+        "X2": [(2, 3, 4, 6, 5, 5), (4, 4, 5, 5, 5, 6)],
+        "Y1": [],
+        "Y2": [(4, 2, 3, 5, 6, 4), (4, 2, 4, 5, 3, 5), (4, 4, 4, 5, 6, 5), (5, 4, 3, 6, 5, 4)],
+        "Z1": [(3, 2, 3, 4, 4, 5), (3, 3, 2, 5, 4, 3), (3, 3, 5, 5, 4, 6), (4, 3, 3, 5, 4, 5)],
+        "Z2": [(3, 4, 2, 4, 5, 6), (3, 5, 3, 4, 6, 5)],
+    },
+    "burr_6_key_x": {
+        "X1": [],
+        "X2": [(2, 3, 4, 4, 5, 5), (4, 3, 4, 6, 4, 5), (5, 4, 4, 6, 5, 5)],
+        "Y1": [(2, 3, 3, 4, 5, 4), (3, 2, 4, 4, 3, 5), (3, 5, 3, 4, 6, 4)],
+        "Y2": [(4, 2, 3, 5, 6, 5), (5, 3, 3, 6, 5, 4)],
+        "Z1": [(3, 2, 3, 4, 4, 4), (3, 3, 2, 5, 4, 3), (3, 3, 4, 4, 4, 6), (4, 3, 3, 5, 4, 4), (4, 3, 5, 5, 4, 6)],
+        "Z2": [(3, 4, 2, 5, 5, 6), (3, 5, 4, 4, 6, 5)],
+    },
+    "burr_6_hollow": {
+        "X1": [(2, 3, 3, 6, 5, 4), (3, 3, 2, 5, 4, 3)],
+        "X2": [],
+        "Y1": [(2, 3, 4, 4, 5, 5), (3, 2, 3, 4, 6, 4), (3, 2, 4, 4, 3, 5), (3, 5, 4, 4, 6, 5)],
+        "Y2": [(4, 2, 4, 5, 6, 5), (4, 4, 3, 5, 6, 4), (5, 3, 4, 6, 5, 5)],
+        "Z1": [(3, 3, 2, 5, 4, 3), (3, 3, 4, 5, 4, 6), (4, 2, 3, 5, 4, 4)],
+        "Z2": [(3, 4, 2, 5, 5, 6), (4, 5, 3, 5, 6, 5)],
+    },
+}
+CAMEL = {"burr_6_key": "Burr6Key", "burr_6_key_x": "Burr6KeyX", "burr_6_hollow": "Burr6Hollow"}
+DESCRIPTION = {
+    "burr_6_key": "Solid six-piece burr; the uncut key runs along y and slides out first.",
+    "burr_6_key_x": "Solid six-piece burr with a different notch set; the key runs along x.",
+    "burr_6_hollow": "Six-piece burr with six internal holes in its core; the key runs along x.",
+}
+
+
+def _burr(assembly_id: str) -> Assembly:
+    design = DESIGNS[assembly_id]
+    camel = CAMEL[assembly_id]
+    parts = []
+    for n, (stick, notches) in enumerate(design.items(), start=1):
+        kind = "key" if not notches else "stick"
+        voxels = carve(STICKS[stick], *(box(*b) for b in notches))
+        parts.append(part(part_id(camel, n, kind.capitalize()), kind, voxels))
+    cut = next(p for p in parts if p.kind == "stick")
+    spares = (SparePart(f"{cut.part_id}_Miscut", "stick", cut.part_id, "stick with one notch cut a voxel too deep"),)
+    return Assembly(assembly_id, "burr6", tuple(parts), spares, DESCRIPTION[assembly_id])
+
+
+ASSEMBLIES = {aid: (lambda aid=aid: _burr(aid)) for aid in DESIGNS}

@@ -1,0 +1,144 @@
+"""The built-in library: 26 valid identities with the variety the benchmark needs, and `forgeplan show`."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import pytest
+
+from forgeplan.assembly import DIRECTIONS, load_assembly
+from forgeplan.cli import main
+from forgeplan.diagnosis import MISTAKE_TYPES
+from forgeplan.faults import FaultSpec, candidates, make_task
+from forgeplan.geometry import symmetry_group
+from forgeplan.graphs import blocking_depth, disassembly_layers
+from forgeplan.library import BUILTIN
+from forgeplan.render import exploded_voxels
+from forgeplan.repair import repair_plan
+from forgeplan.state import Tolerances
+from forgeplan.task import world_for
+
+IDS = list(BUILTIN)
+PART_ID = re.compile(r"^[A-Z][A-Za-z0-9]*_Part\d{2}_[A-Z][A-Za-z]*$")
+ASSEMBLY_ID = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+@pytest.fixture(scope="module")
+def library():
+    return {aid: load_assembly(aid) for aid in IDS}
+
+
+def test_every_identity_loads_with_its_own_id(library):
+    for aid, asm in library.items():
+        assert asm.assembly_id == aid and ASSEMBLY_ID.match(aid)
+        assert 2 <= len(asm.parts) <= 30
+        assert all(PART_ID.match(p.part_id) for p in asm.parts), aid
+
+
+def test_composition_26_identities_from_at_least_8_families(library):
+    families = Counter(asm.family for asm in library.values())
+    assert len(library) == 26
+    assert len(families) >= 8
+    small = [f for f, n in families.items() if n <= 3]
+    assert len(small) >= 2, "the benchmark needs at least two small families to hold out"
+
+
+def test_identities_differ(library):
+    shapes = {tuple(sorted((p.kind, tuple(sorted(p.voxels))) for p in asm.parts)) for asm in library.values()}
+    assert len(shapes) == len(library)
+
+
+def test_blocking_depth_spans_1_to_at_least_6(library):
+    depths = [blocking_depth(asm) for asm in library.values()]
+    assert min(depths) == 1
+    assert max(depths) >= 6
+    assert len(set(depths)) >= 6
+
+
+def test_both_lock_kinds_and_unlocked_assemblies(library):
+    kinds = {p.lock.kind for asm in library.values() for p in asm.locks}
+    assert kinds == {"rotate", "coupled"}
+    assert any(not asm.locks for asm in library.values())
+
+
+def test_spares_in_most_assemblies_and_never_for_locks(library):
+    with_spares = [asm for asm in library.values() if asm.spares]
+    assert len(with_spares) >= 20
+    for asm in with_spares:
+        locks = {p.part_id for p in asm.locks}
+        assert all(w.variant_of not in locks for w in asm.spares)
+
+
+def test_symmetric_and_asymmetric_parts(library):
+    sizes = Counter(len(symmetry_group(p)) for asm in library.values() for p in asm.parts if p.lock is None)
+    assert sizes[1] > 0, "asymmetric parts (one way round only)"
+    assert any(n in sizes for n in (2, 4, 8)), "parts with non-trivial symmetry"
+    for aid, asm in library.items():  # every assembly can carry an orientation fault
+        assert candidates(world_for(asm, Tolerances()), "wrong_orientation"), aid
+
+
+def test_pins_and_pegs_leave_along_their_axis_only(library):
+    pins = [p for asm in library.values() for p in asm.parts if p.kind in ("pin", "peg")]
+    assert pins
+    for p in pins:
+        assert len({d[1] for d in p.removal_dirs}) == 1, p.part_id
+        assert set(p.removal_dirs) < set(DIRECTIONS)
+
+
+def test_supports_are_acyclic_contacts_checked_on_load(library):
+    assert any(p.supports for asm in library.values() for p in asm.parts)
+    for asm in library.values():  # disassembly respects supports: a part leaves after what rests on it
+        layer = {pid: k for k, ids in enumerate(disassembly_layers(asm)) for pid in ids}
+        for p in asm.parts:
+            assert all(layer[s] > layer[p.part_id] for s in p.supports), (asm.assembly_id, p.part_id)
+
+
+def _deepest(world, asm, ftype: str) -> str:
+    """The applicable part buried deepest: the hardest fault of this type for the repair pipeline."""
+    layer = {pid: k for k, ids in enumerate(disassembly_layers(asm)) for pid in ids}
+    return max((world.ids[i] for i in candidates(world, ftype)), key=lambda pid: (layer[pid], pid))
+
+
+@pytest.mark.parametrize("aid", IDS)
+def test_repair_plan_valid_for_every_fault_type(aid):
+    asm = load_assembly(aid)
+    world = world_for(asm, Tolerances())
+    types = [t for t in MISTAKE_TYPES if candidates(world, t)]
+    assert {"missing_part", "wrong_orientation", "misplacement", "under_insertion"} <= set(types)
+    for ftype in types:
+        task = make_task(asm, [FaultSpec(ftype, _deepest(world, asm, ftype))], seed=3)
+        plan = repair_plan(world, task.actual, task.target)
+        assert plan is not None, (aid, ftype)
+        replay = world.replay(task.actual, plan)
+        assert replay.failure is None, (aid, ftype, str(replay.failure))
+        assert world.equivalent(replay.final, task.target), (aid, ftype)
+
+
+def test_exploded_view_only_translates_parts(library):
+    asm = library["nested_boxes_3"]
+    moved = exploded_voxels(asm)
+    for p in asm.parts:
+        shifts = {tuple(a - b for a, b in zip(v, min(p.voxels))) for v in p.voxels}
+        assert shifts == {tuple(a - b for a, b in zip(v, min(moved[p.part_id]))) for v in moved[p.part_id]}
+    lids = [min(v[1] for v in moved[p.part_id]) for p in asm.parts if p.kind == "lid"]
+    assert lids == sorted(lids, reverse=True), "outer lids come off first, so they fly highest"
+
+
+def test_show_writes_a_png(tmp_path, capsys):
+    out = tmp_path / "luban.png"
+    assert main(["show", "luban_lock_3", "--out", str(out)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000
+    assert "luban_lock_3" in capsys.readouterr().out
+
+
+def test_show_unknown_assembly_exits_2_with_one_line(tmp_path, capsys):
+    assert main(["show", "no_such_assembly", "--out", str(tmp_path / "x.png")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no_such_assembly" in err
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_show_into_missing_folder_exits_2(tmp_path, capsys):
+    assert main(["show", "luban_lock_3", "--out", str(tmp_path / "nope" / "x.png")]) == 2
+    assert capsys.readouterr().err.count("\n") == 1

@@ -1,0 +1,375 @@
+"""Provably minimal recovery plans with clingo, optimal over all plan lengths (encodings/README.md).
+
+The planner grounds the encoding one time step at a time (multi-shot) and, at each horizon h,
+optimises over the plans of length <= h. A bounded horizon proves nothing by itself, so a result is
+called optimal only with a horizon-free argument:
+
+* `actions`: the first horizon with a plan is the optimum (every shorter plan was refuted).
+* J_move (`moved-parts`, `moved-parts,actions`): J_h equals the lower bound of the static relaxation
+  (encodings/relaxation.lp), or clingo proves that no loop-free path of h steps touches fewer than
+  J_h parts (encodings/simple_paths.lp). Then J_h is optimal, and c_h is optimal for it, because
+  any plan with J_h parts and fewer actions fits into the horizon h.
+
+When a time limit cuts the search the best plan found is returned with `optimal=False`.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+import clingo
+from clingo import Function, Number
+
+from .actions import Action, moved_parts
+from .closure import dependency_closure
+from .contract import output_json
+from .diagnosis import diagnose, faulty_slots
+from .errors import InputError
+from .facts import Facts, canonical_key, part_ranks, task_facts
+from .repair import repair_plan
+from .task import Task
+
+ENCODINGS = Path(__file__).resolve().parent.parent / "encodings"
+# objective -> (minimise J_move, which values the optimality proof covers)
+OBJECTIVES = {"moved-parts,actions": ("moved-parts", "actions"), "moved-parts": ("moved-parts",),
+              "actions": ("actions",)}
+
+
+class Status(Enum):
+    OPTIMAL = "optimal"          # proved optimal over all plan lengths
+    FEASIBLE = "feasible"        # a valid plan, optimality not proved (time limit)
+    UNSOLVABLE = "unsolvable"    # proved: no plan of any length
+    TIMEOUT = "timeout"          # no plan found within the time limit
+
+
+@dataclass
+class SolveResult:
+    status: Status
+    optimal: bool
+    plan: tuple[Action, ...]
+    moved_parts: int
+    actions: int
+    closure: list[str]
+    seconds: float
+    n_optimal: int | None
+    optimal_plans: tuple[tuple[Action, ...], ...]
+    horizon: int
+    objective: str = "moved-parts,actions"
+    lower_bound: int | None = None    # relaxation bound on J_move (None when not computed)
+    proof: str = ""                   # how optimality was established (README.md)
+    canonical: bool = False           # the plan is the tie-break reference (SEMANTICS §4)
+
+    def to_json(self) -> dict:
+        return {
+            "status": self.status.value, "optimal": self.optimal, "objective": self.objective,
+            "moved_parts": self.moved_parts, "actions": self.actions, "proof": self.proof,
+            "lower_bound_moved_parts": self.lower_bound, "horizon": self.horizon, "canonical": self.canonical,
+            "closure": self.closure, "seconds": round(self.seconds, 4),
+            "plan": [a.to_json() for a in self.plan], "n_optimal": self.n_optimal,
+            "optimal_plans": [[a.to_json() for a in p] for p in self.optimal_plans],
+        }
+
+
+class _Clock:
+    def __init__(self, time_limit: float | None):
+        self.start = time.perf_counter()
+        self.deadline = None if time_limit is None else self.start + time_limit
+
+    def left(self) -> float | None:
+        return None if self.deadline is None else max(0.0, self.deadline - time.perf_counter())
+
+    def over(self) -> bool:
+        return self.deadline is not None and time.perf_counter() >= self.deadline
+
+
+def _quiet(code, message) -> None:
+    """clingo's informational messages are not forgeplan output; errors still raise."""
+
+
+def _run(ctl: clingo.Control, clock: _Clock, assumptions=(), on_model=None):
+    """One solve call under the deadline: (clingo SolveResult, interrupted)."""
+    with ctl.solve(assumptions=list(assumptions), on_model=on_model, async_=True) as handle:
+        left = clock.left()
+        if left is None:
+            handle.wait()
+        elif not handle.wait(left):
+            handle.cancel()
+            return handle.get(), True
+        return handle.get(), False
+
+
+@contextmanager
+def _switched(ctl: clingo.Control, *names):
+    """Externals set true for one solve call, false again afterwards.
+
+    (Externals are false unless assigned; clingo treats an assumption on a false external as a
+    contradiction, so switches are assigned, and only derived atoms go into assumptions.)
+    """
+    for sym in names:
+        ctl.assign_external(sym, True)
+    try:
+        yield
+    finally:
+        for sym in names:
+            ctl.assign_external(sym, False)
+
+
+def _control(encoding: str, facts: Facts, options=()) -> clingo.Control:
+    ctl = clingo.Control(["--opt-mode=opt", "--models=0", *options], logger=_quiet)
+    ctl.load(str(ENCODINGS / encoding))
+    ctl.add("base", [], facts.text)
+    return ctl
+
+
+def _plan_of(model: clingo.Model, facts: Facts) -> tuple[Action, ...]:
+    steps = sorted((s.arguments[1].number, str(s.arguments[0])) for s in model.symbols(shown=True) if s.name == "occurs")
+    return tuple(facts.actions[a] for _, a in steps)
+
+
+def lower_bound(facts: Facts, clock: _Clock) -> tuple[str, int | None]:
+    """The relaxation's optimum: ("bound", J_lb), ("unsolvable", None) or ("unknown", None)."""
+    ctl = _control("bound.lp", facts)
+    ctl.ground([("base", [])])
+    best: list[int] = []
+    res, interrupted = _run(ctl, clock, on_model=lambda m: best.append(m.cost[0] if m.cost else 0))
+    if interrupted:
+        return "unknown", None
+    if res.unsatisfiable:
+        return "unsolvable", None
+    return "bound", best[-1]
+
+
+class _Planner:
+    """The multi-shot planner control: one grounded step per horizon increment."""
+
+    def __init__(self, facts: Facts, world, minimize_moved: bool, clock: _Clock):
+        self.facts, self.world, self.clock = facts, world, clock
+        self.ctl = _control("plan.lp", facts, ["--forget-on-step=varScores,signs,lemmaScores"])
+        self.ctl.ground([("base", []), ("state", [Number(0)]), ("check", [Number(0)])])
+        self.ctl.assign_external(Function("minimize_moved"), minimize_moved)
+        self.ctl.assign_external(Function("minimize_actions"), True)
+        self.horizon = 0
+        self.simple_grounded = False
+
+    def extend(self, horizon: int) -> None:
+        """Ground the steps up to `horizon` in one call (each ground call has a fixed cost)."""
+        parts = []
+        for t in range(self.horizon + 1, horizon + 1):
+            parts += [("step", [Number(t)]), ("state", [Number(t)]), ("check", [Number(t)])]
+            if self.simple_grounded:
+                parts.append(("simple", [Number(t)]))
+        if parts:
+            self.ctl.ground(parts)
+            self.horizon = horizon
+
+    @property
+    def query(self) -> clingo.Symbol:
+        return Function("query", [Number(self.horizon)])
+
+    def _length(self, lo: int, hi: int | None = None) -> list:
+        """Assumptions: the plan has at least `lo` actions (and at most `hi`)."""
+        out = [(Function("active", [Number(lo)]), True)] if lo > 0 else []
+        if hi is not None and hi < self.horizon:
+            out.append((Function("active", [Number(hi + 1)]), False))
+        return out
+
+    def optimize(self):
+        """Best plan of length <= horizon: (plan or None, proved, interrupted)."""
+        found: list[tuple[Action, ...]] = []
+        with _switched(self.ctl, self.query):
+            res, interrupted = _run(self.ctl, self.clock, (), lambda m: found.append(_plan_of(m, self.facts)))
+        return (found[-1] if found else None), bool(res.exhausted) and not interrupted, interrupted
+
+    def loop_free_path_exists(self, cap: int | None) -> bool | None:
+        """Is there a loop-free path of exactly `horizon` steps touching <= cap parts? None: interrupted."""
+        if not self.simple_grounded:
+            self.ctl.ground([("simple", [Number(t)]) for t in range(1, self.horizon + 1)])
+            self.simple_grounded = True
+        switches = [Function("simple")] + ([Function("jcap", [Number(cap)])] if cap is not None else [])
+        conf = self.ctl.configuration.solve
+        conf.opt_mode, conf.models = "ignore", "1"
+        try:
+            with _switched(self.ctl, *switches):
+                res, interrupted = _run(self.ctl, self.clock, self._length(self.horizon))
+        finally:
+            conf.opt_mode, conf.models = "opt", "0"
+        return None if interrupted else bool(res.satisfiable)
+
+    def canonical(self, length: int):
+        """The tie-break reference among the optimal plans of `length` actions: (plan, proved)."""
+        found: list[tuple[Action, ...]] = []
+        with _switched(self.ctl, self.query, Function("tiebreak")):
+            res, interrupted = _run(self.ctl, self.clock, self._length(length, length),
+                                    lambda m: found.append(_plan_of(m, self.facts)))
+        return (found[-1] if found else None), bool(res.exhausted) and not interrupted
+
+    def enumerate_optimal(self, moved: int, length: int, cap: int):
+        """All plans with cost (moved, length): (count, or None if cut; the `cap` smallest by key)."""
+        ranks = part_ranks(self.world)
+        count = 0
+        keep: list = []
+
+        def on_model(m):
+            nonlocal count
+            count += 1
+            plan = _plan_of(m, self.facts)
+            keep.append((tuple(canonical_key(a, ranks) for a in plan), plan))
+            if len(keep) > 2 * cap:
+                keep.sort()
+                del keep[cap:]
+
+        conf = self.ctl.configuration.solve
+        conf.opt_mode = f"enum,{moved},{length}"
+        try:
+            with _switched(self.ctl, self.query):
+                _, interrupted = _run(self.ctl, self.clock, self._length(length, length), on_model)
+        finally:
+            conf.opt_mode = "opt"
+        keep.sort()
+        return (None if interrupted else count), tuple(p for _, p in keep[:cap])
+
+
+def _first_horizon(task: Task, closure: list[str], moved_bound: int | None) -> int:
+    """The first horizon searched; deeper ones follow one step at a time (README.md, "The first horizon").
+
+    A known plan P bounds it: with the `actions` objective (moved_bound None) or when P's J_move
+    meets the relaxation bound, every optimal plan has at most |P| actions. Otherwise the plan that
+    unlocks, empties and refills the closure, then re-locks, bounds the length for valid assemblies.
+    """
+    world = task.world
+    known = repair_plan(world, task.actual, task.target)
+    if known is not None:
+        replay = world.replay(task.actual, known)
+        if replay.failure is not None or not world.equivalent(replay.final, task.target):
+            known = None
+    if known is not None and (moved_bound is None or len(moved_parts(known)) == moved_bound):
+        return len(known)
+    idx = [world.index[p] for p in closure]
+    locks = [i for i in idx if world.lock[i] is not None]
+    refill = 2 * len(idx) + len(locks) + sum(1 for i in locks if task.actual.slots[i].locked)
+    return max(refill, len(known) if known is not None else 0)
+
+
+def solve_task(task: Task, objective: str = "moved-parts,actions", time_limit: float | None = None,
+               all_optimal: bool = False, max_plans: int = 100) -> SolveResult:
+    """A minimal recovery plan for `task`, proved optimal over all plan lengths when `optimal` is true."""
+    if objective not in OBJECTIVES:
+        raise InputError(f"objective {objective!r} must be one of {list(OBJECTIVES)}", field="--objective")
+    if all_optimal and objective == "moved-parts":
+        raise InputError("--all-optimal needs a bounded plan set: J_move-optimal plans can be padded with loops; "
+                         "use 'moved-parts,actions' or 'actions'", field="--all-optimal")
+    if time_limit is not None and not time_limit > 0:
+        raise InputError("the time limit must be a positive number of seconds", field="--time-limit")
+    clock = _Clock(time_limit)
+    world = task.world
+    facts = task_facts(task)
+    closure = [world.ids[i] for i in dependency_closure(world, task.actual, faulty_slots(world, task.actual, task.target))]
+    minimize_moved = objective != "actions"
+
+    def result(status, plan=(), horizon=0, proof="", lb=None, canonical=False, n_optimal=None, plans=()) -> SolveResult:
+        plan = tuple(plan)
+        if plan or status is Status.OPTIMAL:
+            replay = world.replay(task.actual, plan)
+            if replay.failure is not None or not world.equivalent(replay.final, task.target):
+                raise RuntimeError(f"internal: clingo plan does not replay in the engine: {replay.failure}")
+        return SolveResult(status, status is Status.OPTIMAL, plan, len(moved_parts(plan)), len(plan), closure,
+                           time.perf_counter() - clock.start, n_optimal, tuple(plans), horizon, objective, lb, proof,
+                           canonical)
+
+    kind, lb = lower_bound(facts, clock)
+    if kind == "unsolvable":
+        return result(Status.UNSOLVABLE, proof="relaxation-infeasible")
+    planner = _Planner(facts, world, minimize_moved, clock)
+    planner.extend(_first_horizon(task, closure, lb if minimize_moved else None))
+    best, proof = None, ""
+    while True:
+        plan, proved, interrupted = planner.optimize()
+        if plan is not None:
+            best = plan
+        if interrupted:
+            break
+        if plan is not None and proved:
+            if not minimize_moved:
+                proof = "horizon-contains-shorter"
+                break
+            j = len(moved_parts(plan))
+            if lb is not None and j == lb:
+                proof = "relaxation-bound"
+                break
+            exists = planner.loop_free_path_exists(j - 1)
+            if exists is None:
+                break
+            if not exists:
+                proof = "loop-free-paths"
+                break
+        elif plan is None and proved:
+            exists = planner.loop_free_path_exists(None)
+            if exists is None:
+                break
+            if not exists:
+                return result(Status.UNSOLVABLE, horizon=planner.horizon, proof="loop-free-paths", lb=lb)
+        if clock.over():
+            break
+        planner.extend(planner.horizon + 1)
+    if best is None:
+        return result(Status.TIMEOUT, horizon=planner.horizon, lb=lb)
+    if not proof:
+        return result(Status.FEASIBLE, best, planner.horizon, lb=lb)
+    length, moved = len(best), len(moved_parts(best))
+    canonical = len(best) == 0
+    if best:
+        plan, canonical = planner.canonical(length)
+        best = plan if plan is not None else best
+    n_optimal, plans = None, ()
+    if all_optimal:
+        n_optimal, plans = planner.enumerate_optimal(moved if minimize_moved else 0, length, max_plans)
+    return result(Status.OPTIMAL, best, planner.horizon, proof, lb, canonical, n_optimal, plans)
+
+
+def check_plan(task: Task, plan) -> list[tuple[str, str, int]]:
+    """The plan checker encoding's verdict: err(Code, Action-or-slot, Step) atoms, sorted by step.
+
+    Steps count from 1; the final-state errors carry the plan length. Only grounded actions
+    (forgeplan.grounding) can be checked; any other action raises InputError.
+    """
+    facts = task_facts(task)
+    lines = []
+    for t, a in enumerate(plan, start=1):
+        term = facts.terms.get(a)
+        if term is None:
+            raise InputError(f"step {t} {a} is not in the grounded action set", field="plan")
+        lines.append(f"occurs({term},{t}).")
+    ctl = clingo.Control(["-c", "restrict=0"], logger=_quiet)
+    ctl.load(str(ENCODINGS / "check.lp"))
+    ctl.add("base", [], facts.text + "\n".join(lines))
+    n = len(plan)
+    parts = [("base", []), ("state", [Number(0)])]
+    for t in range(1, n + 1):
+        parts += [("step", [Number(t)]), ("state", [Number(t)])]
+    parts.append(("check", [Number(n)]))
+    ctl.ground(parts)
+    ctl.assign_external(Function("query", [Number(n)]), True)
+    errs: list[tuple[str, str, int]] = []
+
+    def on_model(m):
+        errs.extend((s.arguments[0].name, str(s.arguments[1]), s.arguments[2].number) for s in m.symbols(shown=True))
+
+    ctl.solve(on_model=on_model)
+    return sorted(errs, key=lambda e: (e[2], e))
+
+
+def reference_output(task: Task, result: SolveResult) -> dict:
+    """The output contract (annotation + rework_plan) for the solved task, plus the `proof` object."""
+    world = task.world
+    out = output_json(task.sample_id, task.assembly.assembly_id, diagnose(world, task.actual, task.target), result.plan)
+    proof = result.to_json()
+    proof.pop("plan")
+    proof["method"] = "clingo"
+    if result.n_optimal is None and not result.optimal_plans:
+        proof.pop("optimal_plans")
+    out["proof"] = proof
+    return out

@@ -1,0 +1,87 @@
+"""`forgeplan solve | closure | facts TASK_DIR`: clingo references, the dependency closure, the ASP facts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import EXIT_NEGATIVE, emit_json
+
+
+def register(sub) -> None:
+    from ..asp import OBJECTIVES
+
+    p = sub.add_parser("solve", help="a recovery plan proved minimal by clingo (output contract + proof)")
+    p.add_argument("task_dir", type=Path, metavar="TASK_DIR")
+    p.add_argument("--objective", default="moved-parts,actions", choices=list(OBJECTIVES),
+                   help="minimise distinct moved parts then actions (default), actions, or moved parts")
+    p.add_argument("--json", action="store_true", help="print the output contract with the proof object")
+    p.add_argument("--time-limit", type=float, metavar="S", help="stop after S seconds; the best plan is then "
+                   "reported with optimal: false")
+    p.add_argument("--all-optimal", action="store_true", help="count the optimal plans and list them")
+    p.add_argument("--max-plans", type=int, default=100, metavar="N", help="list at most N optimal plans (default 100)")
+    p.set_defaults(func=run_solve)
+
+    c = sub.add_parser("closure", help="the dependency closure of a task's faults (FORGE eq. 4)")
+    c.add_argument("task_dir", type=Path, metavar="TASK_DIR")
+    c.add_argument("--json", action="store_true", help="machine-readable output")
+    c.set_defaults(func=run_closure)
+
+    f = sub.add_parser("facts", help="print the ASP facts of a task")
+    f.add_argument("task_dir", type=Path, metavar="TASK_DIR")
+    f.set_defaults(func=run_facts)
+
+
+def run_solve(args) -> int:
+    from ..asp import Status, reference_output, solve_task
+    from ..errors import InputError
+    from ..task import load_task
+
+    if args.max_plans < 1:
+        raise InputError("must be at least 1", field="--max-plans")
+    task = load_task(args.task_dir)
+    result = solve_task(task, args.objective, args.time_limit, args.all_optimal, args.max_plans)
+    if args.json:
+        emit_json(reference_output(task, result))
+    else:
+        print(_summary(result))
+    return 0 if result.status in (Status.OPTIMAL, Status.FEASIBLE) else EXIT_NEGATIVE
+
+
+def _summary(r) -> str:
+    head = {"optimal": f"optimal ({r.objective}; proof: {r.proof})",
+            "feasible": "feasible: best plan found within the time limit, optimality NOT proved",
+            "unsolvable": f"unsolvable: no plan of any length restores the target (proof: {r.proof})",
+            "timeout": "timeout: no plan found within the time limit"}[r.status.value]
+    lines = [head]
+    if r.status.value in ("optimal", "feasible"):
+        lines.append(f"moved parts {r.moved_parts}, actions {r.actions}, lower bound on moved parts "
+                     f"{r.lower_bound}, horizon {r.horizon}, {r.seconds:.3f} s")
+        lines += [f"  {k + 1:3d}. {a}" for k, a in enumerate(r.plan)]
+    if r.n_optimal is not None:
+        lines.append(f"{r.n_optimal} optimal plans" + (f" ({len(r.optimal_plans)} listed in --json)" if r.optimal_plans else ""))
+    lines.append(f"closure: {', '.join(r.closure) or '(empty)'}")
+    return "\n".join(lines)
+
+
+def run_closure(args) -> int:
+    from ..closure import dependency_closure
+    from ..diagnosis import faulty_slots
+    from ..task import load_task
+
+    task = load_task(args.task_dir)
+    world = task.world
+    faulty = faulty_slots(world, task.actual, task.target)
+    closure = [world.ids[i] for i in dependency_closure(world, task.actual, faulty)]
+    if args.json:
+        emit_json({"sample_id": task.sample_id, "faulty": [world.ids[i] for i in faulty], "closure": closure})
+    else:
+        print("\n".join(closure))
+    return 0
+
+
+def run_facts(args) -> int:
+    from ..facts import task_facts
+    from ..task import load_task
+
+    print(task_facts(load_task(args.task_dir)).text, end="")
+    return 0

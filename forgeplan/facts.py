@@ -1,0 +1,186 @@
+"""Task -> ASP facts: the static world and the symbolic abstraction of the actual state.
+
+The encodings (encodings/*.lp, predicates in encodings/README.md) never do tolerance or rotation
+arithmetic: every number-dependent fact — which rotations are off modulo symmetry, which turn repairs
+them and where it lands, whether a coupled lock's unlocked pose is off — is computed here with the
+engine's own functions (`World.rotation_error`, `World.pose_off`, `World.apply`,
+`grounding.rotation_fix`). The action universe is the grounded action set of `forgeplan.grounding`
+over every state the abstraction can reach, each action with its tie-break rank (SEMANTICS §4).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from clingo import Function, String, Symbol
+
+from .actions import ACTION_NAMES, Action
+from .engine import ZERO3, World
+from .errors import InputError
+from .grounding import lock_action, rotation_fix
+from .state import State
+from .task import Task
+
+Rotation = tuple[float, float, float]
+
+
+@dataclass(frozen=True)
+class Facts:
+    """The fact program of a task and the map from action terms back to engine actions."""
+
+    text: str
+    actions: dict[str, Action]       # str(ASP term) -> Action
+    terms: dict[Action, str]         # Action -> str(ASP term)
+
+
+def rotation_name(rotation: Rotation) -> str:
+    """A rotation value as an ASP string: exact (repr of the Euler angles), readable."""
+    return ",".join(repr(float(v)) for v in rotation)
+
+
+def part_ranks(world: World) -> dict[str, int]:
+    """Catalog order, spares after target parts (SEMANTICS §4)."""
+    order = list(world.ids) + [w.part_id for w in world.assembly.spares]
+    return {pid: k for k, pid in enumerate(order)}
+
+
+def canonical_key(action: Action, ranks: dict[str, int]) -> tuple:
+    """(action rank, part rank, parameters): the tie-break order of SEMANTICS §4."""
+    pose = action.after_pose
+    return (ACTION_NAMES.index(action.name), ranks[action.part_id], action.axis or "",
+            action.angle_deg if action.angle_deg is not None else 0.0,
+            (pose.position, pose.rotation) if pose else (), ranks.get(action.target_part_id or "", -1))
+
+
+def action_term(action: Action) -> Symbol:
+    """The ASP term of a grounded action; parameters that are implied by the part are left out."""
+    s = String
+    a = action
+    if a.name in ("rotate", "rotate_to_unlock", "rotate_to_lock"):
+        return Function(a.name, [s(a.part_id), s(a.axis), s(repr(float(a.angle_deg)))])  # type: ignore[arg-type]
+    if a.name == "replace":
+        return Function(a.name, [s(a.part_id), s(a.target_part_id)])  # type: ignore[arg-type]
+    return Function(a.name, [s(a.part_id)])
+
+
+class _SlotValues:
+    """The rotation values one slot can take, with their repairing turns (computed by the engine)."""
+
+    def __init__(self, world: World, base: State, i: int, seeds: list[Rotation]):
+        self.values: list[Rotation] = []
+        self.fixes: list[tuple[Rotation, str, float, Rotation]] = []
+        todo = list(seeds)
+        while todo:
+            r = todo.pop(0)
+            if r in self.values:
+                continue
+            self.values.append(r)
+            if world.rotation_error(i, r) <= world.tol.rot_tol:
+                continue
+            fix = rotation_fix(world, i, r)
+            if fix is None:
+                continue
+            occupant = base.slots[i].occupant or world.ids[i]
+            start = base.replace(i, base.slots[i]._replace(present=True, occupant=occupant, rotation=r, locked=False if world.lock[i] else None))
+            after = world.apply(start, Action("rotate", occupant, axis=fix[0], angle_deg=fix[1])).slots[i].rotation
+            if world.rotation_error(i, after) > world.tol.rot_tol:
+                raise InputError(f"the repairing turn of {world.ids[i]} leaves it off target", field="rotation")
+            self.fixes.append((r, fix[0], fix[1], after))
+            todo.append(after)
+
+
+def _check_target(task: Task) -> None:
+    world = task.world
+    if not world.equivalent(task.target, world.target_state()):
+        raise InputError("the target state must be the assembly's target configuration (every slot present, "
+                         "seated at its target pose, every lock engaged): "
+                         + "; ".join(world.differences(task.target, world.target_state())[:3]),
+                         file="target_state.json", field="slots")
+
+
+def task_facts(task: Task) -> Facts:
+    """Compile a task; deterministic (same task, same text)."""
+    _check_target(task)
+    world, actual = task.world, task.actual
+    asm = world.assembly
+    ranks = part_ranks(world)
+    q = lambda x: str(String(x))  # noqa: E731 - quoting helper, escapes as clingo does
+    lines: list[str] = [f"% forgeplan facts: task {task.sample_id}, assembly {asm.assembly_id}",
+                        f"% tolerances: pos_tol={task.tolerances.pos_tol!r}, rot_tol_deg={task.tolerances.rot_tol!r}",
+                        "", "% --- parts (rank = catalog order, spares after target parts)"]
+    for pid in world.ids:
+        lines.append(f"slot({q(pid)}). part_rank({q(pid)},{ranks[pid]}).")
+    for w in asm.spares:
+        lines.append(f"spare({q(w.part_id)},{q(w.variant_of)}). part_rank({q(w.part_id)},{ranks[w.part_id]}).")
+
+    lines += ["", "% --- removal directions; blocks(B,P,D) along them, at target geometry (forgeplan/geometry.py)"]
+    for p, dirs in zip(asm.parts, world.dir_masks):
+        lines.append(" ".join(f"removal_dir({q(p.part_id)},{q(d)})." for d, _ in dirs))
+    for i, dirs in enumerate(world.dir_masks):
+        for d, mask in dirs:
+            for j in range(len(world.ids)):
+                if mask >> j & 1:
+                    lines.append(f"blocks({q(world.ids[j])},{q(world.ids[i])},{q(d)}).")
+
+    lines += ["", "% --- supports: supports(Q,P) = Q must be present to insert P"]
+    lines += [f"supports({q(s)},{q(p.part_id)})." for p in asm.parts for s in p.supports]
+
+    lines += ["", "% --- locks"]
+    for p in asm.locks:
+        lines.append(f"lock({q(p.part_id)},{p.lock.kind}). " + " ".join(f"lock_holds({q(p.part_id)},{q(h)})." for h in p.lock.holds))  # type: ignore[union-attr]
+
+    actions: list[Action] = []
+    target = world.target_state()
+    lines += ["", "% --- rotation values (Euler x-y-z degrees) each slot can take; rot_off, repairing turns",
+              "%     rot_fix(S,R,Axis,Angle,R2): the grounded rotate from value R lands on R2"]
+    for i, pid in enumerate(world.ids):
+        s = actual.slots[i]
+        seeds = [ZERO3] + ([s.rotation] if s.present else [])
+        unlocked = None
+        if world.lock[i] is not None and world.lock[i].kind == "coupled":  # type: ignore[union-attr]
+            unlocked = world.apply(target, lock_action(world, i, locking=False)).slots[i]
+            seeds.append(unlocked.rotation)
+        vals = _SlotValues(world, actual, i, seeds)
+        names = [rotation_name(r) for r in vals.values]
+        lines.append(" ".join(f"rot_value({q(pid)},{q(n)})." for n in names))
+        lines.append(f"target_rot({q(pid)},{q(rotation_name(ZERO3))}).")
+        for r in vals.values:
+            if world.rotation_error(i, r) > world.tol.rot_tol:
+                lines.append(f"rot_off({q(pid)},{q(rotation_name(r))}).  % {world.rotation_error(i, r):.1f} deg off")
+        occupants = [pid] + ([s.occupant] if s.present and s.occupant != pid else [])
+        fix_params = []
+        for r, ax, ang, after in vals.fixes:
+            lines.append(f"rot_fix({q(pid)},{q(rotation_name(r))},{q(ax)},{q(repr(float(ang)))},{q(rotation_name(after))}).")
+            if (ax, ang) not in fix_params:
+                fix_params.append((ax, ang))
+        if unlocked is not None:
+            lines.append(f"unlocked_rot({q(pid)},{q(rotation_name(unlocked.rotation))}).")
+            if world.pose_off(i, unlocked):
+                lines.append(f"unlocked_pose_off({q(pid)}).")
+        actions.append(Action("insert", pid))
+        for x in occupants:
+            actions += [Action("remove", x), Action("reset_pose", x)]
+            actions += [Action("rotate", x, axis=ax, angle_deg=ang) for ax, ang in fix_params]
+        if world.lock[i] is not None:
+            actions += [lock_action(world, i, locking=False), lock_action(world, i, locking=True)]
+        if len(occupants) > 1:
+            actions.append(Action("replace", occupants[1], target_part_id=pid))
+
+    actions.sort(key=lambda a: canonical_key(a, ranks))
+    terms = {a: str(action_term(a)) for a in actions}
+    lines += ["", "% --- grounded actions (forgeplan/grounding.py) with their tie-break rank"]
+    lines += [f"action({terms[a]}). rank({terms[a]},{k})." for k, a in enumerate(actions)]
+
+    lines += ["", "% --- actual state (actual_state.json), abstracted"]
+    for i, pid in enumerate(world.ids):
+        s = actual.slots[i]
+        if not s.present:
+            lines.append(f"init(rot({q(pid)},{q(rotation_name(ZERO3))})).  % absent")
+            continue
+        facts = [f"init(in({q(s.occupant)})).", f"init(rot({q(pid)},{q(rotation_name(s.rotation))}))."]  # type: ignore[arg-type]
+        if world.pose_off(i, s):
+            facts.append(f"init(pose_off({q(pid)})).")
+        if s.locked:
+            facts.append(f"init(locked({q(pid)})).")
+        lines.append(" ".join(facts))
+    return Facts("\n".join(lines) + "\n", {t: a for a, t in terms.items()}, terms)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ from forgeplan.assembly import Assembly, validate_assembly
 from forgeplan.cli import main
 from forgeplan.faults import FaultSpec, make_task
 from forgeplan.geometry import check_geometry
-from forgeplan.grounding import slot_actions
+from forgeplan.grounding import legal_actions, slot_actions
 from forgeplan.library import BUILTIN, build
 from forgeplan.pddl import build_problem, domain_text, pddl_writer, read_plan, solve_fd
 from forgeplan.repair import repair_plan
@@ -65,6 +66,8 @@ def test_every_lifted_export_uses_the_committed_domain():
     objectives = ("moved-parts,actions", "actions", "moved-parts")
     for k, asm_id in enumerate(BUILTIN):
         task = case(f"{asm_id}/multi/0")
+        if task.world.needs_groups:  # refused by the exporter (see the last test)
+            continue
         assert PDDLWriter(build_problem(task, objectives[k % 3]).problem).get_domain() == committed, asm_id
 
 
@@ -172,6 +175,31 @@ def test_weight_check_refuses_to_call_a_long_plan_lexicographically_optimal():
     res = solve_fd(task, weight=3)  # the optimal plan has more than 3 actions
     assert res.plan is not None and len(res.plan) >= 3
     assert res.status == S.SOLVED_SATISFICING and not res.optimal
+
+
+# ----------------------------------------------------------------------------- exactness of what Fast Downward searches
+
+@pytest.mark.parametrize("name", [f"{a}/multi/{k % 2}" for k, a in enumerate(BUILTIN)] + ["shaft_stack/wrong_orientation/1"])
+def test_expanded_problem_has_exactly_the_engines_legal_actions(name):
+    """On random walks, UP's simulator of the expanded problem offers exactly the engine's legal grounded
+    actions, and reaches the goal exactly when the engine's state is target-equivalent."""
+    from unified_planning.shortcuts import SequentialSimulator
+
+    task = case(name)
+    if task.world.needs_groups:
+        pytest.skip("group moves are outside the PDDL domain (refused, see the last test)")
+    world, enc, rng = task.world, build_problem(task, grounded=True), random.Random(name)
+    with SequentialSimulator(enc.problem) as sim:
+        state, es = sim.get_initial_state(), task.actual
+        for _ in range(16):
+            offered: dict = {}
+            for act, _params in sim.get_applicable_actions(state):
+                offered.setdefault(enc.steps[act.name], act)
+            legal = legal_actions(world, es)
+            assert set(offered) == set(legal)
+            assert sim.is_goal(state) == world.equivalent(es, task.target)
+            a = rng.choice(legal)
+            state, es = sim.apply(state, offered[a]), world.apply(es, a)
 
 
 # ----------------------------------------------------------------------------- second opinion

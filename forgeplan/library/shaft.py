@@ -44,41 +44,41 @@ def _stack(assembly_id: str, camel: str, rings: list[Ring], locks: list[tuple[in
     width = max(r.size for r in rings)
     half = width // 2
     housing, shaft = part_id(camel, 1, "Housing"), part_id(camel, 2, "Shaft")
-    stack: list[tuple[str, Ring]] = []
-    ring_ids = []
     lock_at = {pos: (kind, held) for pos, kind, held in locks}
-    n = 3
+    pending = iter(rings)
+    stack: list[tuple[str, Ring, tuple[str, list[int]] | None]] = []  # bottom up: id, ring, lock spec
     for pos in range(len(rings) + len(locks)):
         if pos in lock_at:
-            stack.append((part_id(camel, n, "Lock"), Ring("lock")))
+            stack.append((part_id(camel, pos + 3, "Lock"), Ring("lock"), lock_at[pos]))
         else:
-            r = rings[len(ring_ids)]
-            rid = part_id(camel, n, r.kind.capitalize())
-            ring_ids.append(rid)
-            stack.append((rid, r))
-        n += 1
+            r = next(pending)
+            stack.append((part_id(camel, pos + 3, r.kind.capitalize()), r, None))
+    ring_ids = [pid for pid, _, spec in stack if spec is None]
     height = len(stack) + 1
     parts: list[Part] = [
         part(housing, "housing", box(0, 0, 0, width, 1, width), dirs=("+y",)),
         part(shaft, "shaft", box(half, 1, half, half + 1, height + 1, half + 1), dirs=("+y",), supports=(housing,)),
     ]
     below = housing
-    for level, (pid, r) in enumerate(stack, start=1):
+    for level, (pid, r, spec) in enumerate(stack, start=1):
         lock = None
-        if level - 1 in lock_at:
-            kind, held = lock_at[level - 1]
-            holds = tuple(ring_ids[i] for i in held)
-            lock = coupled_lock(holds, *CLIP_UNLOCK) if kind == "coupled" else rotate_lock(holds, "y", 60)
+        if spec is not None:
+            holds = tuple(ring_ids[i] for i in spec[1])
+            lock = coupled_lock(holds, *CLIP_UNLOCK) if spec[0] == "coupled" else rotate_lock(holds, "y", 60)
         parts.append(part(pid, r.kind, _ring_voxels(r, level, half), dirs=("+y",), supports=(below, shaft), lock=lock))
         below = pid
-    nut = part_id(camel, n, "Nut")
+    nut = part_id(camel, len(stack) + 3, "Nut")
     parts.append(part(nut, "nut", box(half, height + 1, half, half + 1, height + 2, half + 1), dirs=("+y",), supports=(shaft,)))
     spare_parts = tuple(SparePart(f"{ring_ids[i]}_{suffix}", rings[i].kind, ring_ids[i], diff) for i, suffix, diff in spares)
     return Assembly(assembly_id, "shaft_stack", tuple(parts), spare_parts, description)
 
 
 def shaft_stack() -> Assembly:
-    """Bearings, gear and spacer on a shaft over a housing, a coupled clip and a nut on top."""
+    """Bearings, gear and spacer on a shaft over a housing, a coupled clip and a nut on top.
+
+    The foundation's first assembly, kept exactly as it was (ids, geometry, graphs): its clip is
+    named Clip and its shaft stands two voxels proud of the stack, unlike the `_stack` builds.
+    """
     p = "ShaftStack_Part"
     housing, shaft, nut, clip = f"{p}01_Housing", f"{p}02_Shaft", f"{p}08_Nut", f"{p}07_Clip"
     rings = [(f"{p}03_Bearing", "bearing"), (f"{p}04_Gear", "gear"), (f"{p}05_Spacer", "spacer"), (f"{p}06_Bearing", "bearing")]

@@ -74,7 +74,7 @@ class Action:
             extra.append(f"pos={list(self.after_pose.position)}, rot={list(self.after_pose.rotation)}")
         if self.target_part_id is not None:
             extra.append(self.target_part_id)
-        return f"{self.name}({', '.join([self.part_id, *extra])})"
+        return f"{self.name}({', '.join([str(self.part_id), *extra])})"
 
 
 def moved_parts(actions) -> frozenset[str]:

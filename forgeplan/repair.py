@@ -15,6 +15,7 @@ import itertools
 from .actions import Action
 from .diagnosis import diagnose, repair_action
 from .engine import World
+from .graphs import disassembly_layers
 from .grounding import legal_actions, lock_action
 from .state import State
 
@@ -36,27 +37,59 @@ class _Planner:
                 self.do(lock_action(self.w, j, locking=False))
                 self.unlocked.append(j)
 
-    def make_reachable(self, i: int, depth: int = 0) -> None:
-        """Unlock and clear slot i so that it can be removed or inserted."""
-        if depth > len(self.w.ids):
-            raise RuntimeError("blocking cycle")
+    def make_reachable(self, i: int, stack: frozenset[int] = frozenset()) -> None:
+        """Unlock and clear slot i so that it can be removed, re-posed or inserted.
+
+        The direction chosen is the one with the fewest present blockers among those whose blockers
+        are not already being cleared further up the recursion (which would be a cycle).
+        """
         self.release(i)
         if self.w.free_direction(self.state, i) is not None:
             return
         others = self.state.mask & ~(1 << i)
-        _, mask = min(self.w.dir_masks[i], key=lambda dm: (bin(dm[1] & others).count("1"), dm[0]))
+        busy = sum(1 << j for j in stack | {i})
+        options = sorted((bin(m & others).count("1"), d, m & others) for d, m in self.w.dir_masks[i] if not m & others & busy)
+        if not options:
+            self.peel(i)
+            return
+        _, _, mask = options[0]
         for j in range(len(self.w.ids)):
-            if (mask & others) >> j & 1 and self.state.slots[j].present:
-                self.take_out(j, depth + 1)
+            if mask >> j & 1 and self.state.slots[j].present:
+                self.take_out(j, stack | {i})
 
-    def take_out(self, j: int, depth: int) -> None:
+    def peel(self, i: int) -> None:
+        """Interlocked blockers (burrs): take out free parts, shallowest disassembly layer first,
+        until slot i is free. Removability only grows as parts leave, so this terminates."""
+        layer = {self.w.index[p]: k for k, ids in enumerate(disassembly_layers(self.w.assembly)) for p in ids}
+        while self.w.free_direction(self.state, i) is None:
+            free = [j for j in range(len(self.w.ids)) if j != i and self.state.slots[j].present
+                    and self.w.check(self.state, Action("remove", self.state.slots[j].occupant)) is None]  # type: ignore[arg-type]
+            if not free:
+                raise RuntimeError(f"cannot clear {self.w.ids[i]}")
+            j = min(free, key=lambda j: (layer.get(j, 0), j))
+            self.do(Action("remove", self.state.slots[j].occupant))  # type: ignore[arg-type]
+            self.removed.append(j)
+
+    def take_out(self, j: int, stack: frozenset[int]) -> None:
         s = self.state.slots[j]
         if s.locked:
             self.do(lock_action(self.w, j, locking=False))
             self.unlocked.append(j)
-        self.make_reachable(j, depth)
-        self.do(Action("remove", s.occupant))  # type: ignore[arg-type]
-        self.removed.append(j)
+        self.make_reachable(j, stack)
+        if self.state.slots[j].present:  # peeling may already have taken it out
+            self.do(Action("remove", self.state.slots[j].occupant))  # type: ignore[arg-type]
+            self.removed.append(j)
+
+    def reinsert(self) -> bool:
+        """Put every removed part back, each as soon as it can go in (supports may force the order)."""
+        pending = [j for j in reversed(self.removed) if not self.state.slots[j].present]
+        while pending:
+            j = next((j for j in pending if self.w.check(self.state, Action("insert", self.w.ids[j])) is None), None)
+            if j is None:
+                return False
+            self.do(Action("insert", self.w.ids[j]))
+            pending.remove(j)
+        return True
 
 
 def repair_plan(world: World, actual: State, target: State, node_limit: int = 20000) -> list[Action] | None:
@@ -80,14 +113,17 @@ def _structured(world: World, actual: State, target: State) -> list[Action] | No
         if i in p.removed or (not s.present and m["type"] != "missing_part"):
             continue  # will come back at its target pose when reinserted
         p.make_reachable(i)
+        if i in p.removed:  # taken out while clearing: it comes back at its target pose
+            continue
+        if p.state.slots[i].locked:  # re-posing or turning a lock part needs it disengaged
+            p.do(lock_action(world, i, locking=False))
         act = repair_action(world, p.state, i, m["type"])
         if act is None:  # orientation with no single-axis fix: take it out and put it back
             p.do(Action("remove", p.state.slots[i].occupant))  # type: ignore[arg-type]
             act = Action("insert", world.ids[i])
         p.do(act)
-    for j in reversed(p.removed):
-        if not p.state.slots[j].present:
-            p.do(Action("insert", world.ids[j]))
+    if not p.reinsert():
+        return None
     for j in range(len(world.ids)):
         s = p.state.slots[j]
         if world.lock[j] is not None and s.present and not s.locked and target.slots[j].locked:

@@ -34,6 +34,7 @@ def register(sub) -> None:
     tr.add_argument("--limit", type=int, default=0, help="use only the first N training samples")
     tr.add_argument("--max-steps", type=int, help="override the config's max_steps")
     tr.add_argument("--max-seconds", type=float, help="override the config's max_seconds")
+    tr.add_argument("--threads", type=int, default=0, help="CPU threads for torch (0 = torch's default)")
     tr.set_defaults(func=run_train)
 
     i = sub.add_parser("infer", help="greedy inference over a benchmark split -> predictions JSONL")
@@ -49,6 +50,7 @@ def register(sub) -> None:
     i.add_argument("--batch-size", type=int, default=1)
     i.add_argument("--limit", type=int, default=0, help="only the first N samples of the split")
     i.add_argument("--max-new-tokens", type=int, default=4096)
+    i.add_argument("--threads", type=int, default=0, help="CPU threads for torch (0 = torch's default)")
     i.set_defaults(func=run_infer)
 
 
@@ -72,15 +74,19 @@ def run_grammar(args) -> int:
     return 0
 
 
-def _need_llm() -> None:
+def _need_llm(threads: int = 0) -> None:
     from ..errors import InputError
 
     try:
         import peft  # noqa: F401
-        import torch  # noqa: F401
+        import torch
         import transformers  # noqa: F401
     except ImportError as exc:
         raise InputError(f"this command needs the [llm] extra (pip install 'forgeplan[llm]'): {exc}") from None
+    if threads < 0:
+        raise InputError("--threads must be 0 (default) or more")
+    if threads:
+        torch.set_num_threads(threads)  # on a busy small machine one thread is often fastest
 
 
 def run_tiny(args) -> int:
@@ -93,7 +99,7 @@ def run_tiny(args) -> int:
 
 
 def run_train(args) -> int:
-    _need_llm()
+    _need_llm(args.threads)
     from dataclasses import replace
 
     from ..llm.config import load_config
@@ -109,7 +115,7 @@ def run_train(args) -> int:
 
 
 def run_infer(args) -> int:
-    _need_llm()
+    _need_llm(args.threads)
     from ..errors import InputError
     from ..llm.infer import run_infer as infer
     from ..llm.train import load_for_inference

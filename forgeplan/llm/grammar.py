@@ -73,8 +73,8 @@ def vocabulary(task: Task) -> dict[str, list[str]]:
     }
 
 
-def _rules(text: str) -> tuple[list[str], dict[str, list[str]], list[str]]:
-    """(rule order, name -> alternative lines, the lines before and between) by the file's layout contract."""
+def _rules(text: str) -> tuple[list[str], dict[str, list[str]]]:
+    """(items in file order: rule names or verbatim lines, rule name -> its alternatives), by the layout contract."""
     order: list[str] = []
     alts: dict[str, list[str]] = {}
     current = None
@@ -89,13 +89,13 @@ def _rules(text: str) -> tuple[list[str], dict[str, list[str]], list[str]]:
         else:
             current = None
             order.append(line)  # a comment, blank line or terminal definition, kept verbatim
-    return order, alts, []
+    return order, alts
 
 
 def specialise(task: Task) -> str:
     """The task-specialised grammar text (Lark, same layout, vocabulary rules replaced)."""
     vocab = vocabulary(task)
-    order, alts, _ = _rules(base_grammar())
+    order, alts = _rules(base_grammar())
     empty = {name for name, values in vocab.items() if not values}
     for name in VOCABULARY_RULES:
         if name not in alts:

@@ -130,17 +130,32 @@ def _plan_of(model: clingo.Model, facts: Facts) -> tuple[Action, ...]:
     return tuple(facts.actions[a] for _, a in steps)
 
 
-def lower_bound(facts: Facts, clock: _Clock) -> tuple[str, int | None]:
-    """The relaxation's optimum: ("bound", J_lb), ("unsolvable", None) or ("unknown", None)."""
+@dataclass
+class _Bound:
+    """The relaxation's optimum: status "bound" | "unsolvable" | "unknown" (time limit)."""
+
+    status: str
+    moved: int | None = None      # lower bound on J_move
+    length: int | None = None     # a low estimate of c from the relaxation's model
+
+
+def lower_bound(facts: Facts, task: Task, clock: _Clock) -> _Bound:
+    """Solve encodings/bound.lp: the lower bound on J_move and a plan-length estimate."""
     ctl = _control("bound.lp", facts)
     ctl.ground([("base", [])])
-    best: list[int] = []
-    res, interrupted = _run(ctl, clock, on_model=lambda m: best.append(m.cost[0] if m.cost else 0))
+    best: list = []
+    res, interrupted = _run(ctl, clock, on_model=lambda m: best.append((m.cost, m.symbols(shown=True))))
     if interrupted:
-        return "unknown", None
+        return _Bound("unknown")
     if res.unsatisfiable:
-        return "unsolvable", None
-    return "bound", best[-1]
+        return _Bound("unsolvable")
+    cost, atoms = best[-1]
+    world = task.world
+    touched = {a.arguments[0].string for a in atoms if a.name == "touched"}
+    emptied = {a.arguments[0].string for a in atoms if a.name == "emptied"}
+    relock = {p for p in touched if world.lock[world.index[p]] is not None and task.actual.slots[world.index[p]].locked}
+    present = {p for p in emptied if task.actual.slots[world.index[p]].present}
+    return _Bound("bound", cost[0] if cost else 0, len(touched) + len(present) + len(relock))
 
 
 class _Planner:
@@ -229,29 +244,30 @@ class _Planner:
                 _, interrupted = _run(self.ctl, self.clock, self._length(length, length), on_model)
         finally:
             conf.opt_mode = "opt"
-        keep.sort()
+            keep.sort()
         return (None if interrupted else count), tuple(p for _, p in keep[:cap])
 
 
-def _first_horizon(task: Task, closure: list[str], moved_bound: int | None) -> int:
-    """The first horizon searched; deeper ones follow one step at a time (README.md, "The first horizon").
+def _horizons(task: Task, closure: list[str], bound: _Bound, minimize_moved: bool) -> list[int]:
+    """The horizons tried before deepening one step at a time (README.md, "Horizons").
 
-    A known plan P bounds it: with the `actions` objective (moved_bound None) or when P's J_move
-    meets the relaxation bound, every optimal plan has at most |P| actions. Otherwise the plan that
-    unlocks, empties and refills the closure, then re-locks, bounds the length for valid assemblies.
+    The relaxation's length estimate first; then the length of the repair module's structured plan
+    if it is known to contain an optimum (`actions` objective, or its J_move meets the bound); last the length of
+    the plan that unlocks, empties and refills the closure and re-locks, which exists for every
+    assembly that passes `check_geometry`. Any horizon is sound: only the proofs decide.
     """
     world = task.world
-    known = repair_plan(world, task.actual, task.target)
-    if known is not None:
-        replay = world.replay(task.actual, known)
-        if replay.failure is not None or not world.equivalent(replay.final, task.target):
-            known = None
-    if known is not None and (moved_bound is None or len(moved_parts(known)) == moved_bound):
-        return len(known)
     idx = [world.index[p] for p in closure]
     locks = [i for i in idx if world.lock[i] is not None]
     refill = 2 * len(idx) + len(locks) + sum(1 for i in locks if task.actual.slots[i].locked)
-    return max(refill, len(known) if known is not None else 0)
+    out = {min(bound.length or 0, refill), refill}
+    known = repair_plan(world, task.actual, task.target, node_limit=0)  # the structured plan only, no search
+    if known is not None:
+        replay = world.replay(task.actual, known)
+        if replay.failure is None and world.equivalent(replay.final, task.target) and \
+                (not minimize_moved or len(moved_parts(known)) == bound.moved):
+            out = {h for h in out if h < len(known)} | {len(known)}
+    return sorted(out)
 
 
 def solve_task(task: Task, objective: str = "moved-parts,actions", time_limit: float | None = None,
@@ -280,41 +296,37 @@ def solve_task(task: Task, objective: str = "moved-parts,actions", time_limit: f
                            time.perf_counter() - clock.start, n_optimal, tuple(plans), horizon, objective, lb, proof,
                            canonical)
 
-    kind, lb = lower_bound(facts, clock)
-    if kind == "unsolvable":
+    bound = lower_bound(facts, task, clock)
+    lb = bound.moved
+    if bound.status == "unsolvable":
         return result(Status.UNSOLVABLE, proof="relaxation-infeasible")
     planner = _Planner(facts, world, minimize_moved, clock)
-    planner.extend(_first_horizon(task, closure, lb if minimize_moved else None))
+    schedule = _horizons(task, closure, bound, minimize_moved)
     best, proof = None, ""
-    while True:
+    while not clock.over():
+        planner.extend(schedule.pop(0) if schedule else planner.horizon + 1)
         plan, proved, interrupted = planner.optimize()
         if plan is not None:
             best = plan
-        if interrupted:
+        if interrupted or not proved:
             break
-        if plan is not None and proved:
-            if not minimize_moved:
-                proof = "horizon-contains-shorter"
-                break
-            j = len(moved_parts(plan))
-            if lb is not None and j == lb:
-                proof = "relaxation-bound"
-                break
-            exists = planner.loop_free_path_exists(j - 1)
-            if exists is None:
-                break
-            if not exists:
-                proof = "loop-free-paths"
-                break
-        elif plan is None and proved:
-            exists = planner.loop_free_path_exists(None)
-            if exists is None:
-                break
-            if not exists:
-                return result(Status.UNSOLVABLE, horizon=planner.horizon, proof="loop-free-paths", lb=lb)
-        if clock.over():
+        if plan is not None and not minimize_moved:
+            proof = "horizon-contains-shorter"
             break
-        planner.extend(planner.horizon + 1)
+        if plan is not None and len(moved_parts(plan)) == lb:
+            proof = "relaxation-bound"
+            break
+        if schedule:
+            continue
+        # beyond the refill horizon: ask whether deeper horizons can still hold a better plan
+        exists = planner.loop_free_path_exists(len(moved_parts(plan)) - 1 if plan is not None else None)
+        if exists is None:
+            break
+        if not exists and plan is None:
+            return result(Status.UNSOLVABLE, horizon=planner.horizon, proof="loop-free-paths", lb=lb)
+        if not exists:
+            proof = "loop-free-paths"
+            break
     if best is None:
         return result(Status.TIMEOUT, horizon=planner.horizon, lb=lb)
     if not proof:

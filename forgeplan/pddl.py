@@ -19,6 +19,10 @@ Two renderings of the same task:
 Objectives are action costs (domains/README.md gives the weight argument): an action that touches k
 parts for the first time costs `first_touch_cost(k)`; for the lexicographic objective that is
 `W*k + 1`, so total cost = W*J_move + c.
+
+Assemblies that need group moves (SEMANTICS §5) are exported in grounded mode only, with their
+candidate groups listed explicitly (`candidate_groups`); a group move costs one step and requires its
+members touched, and a separate `touch` action per part pays the first-touch cost (domains/README.md).
 """
 
 from __future__ import annotations
@@ -72,13 +76,16 @@ class Step:
     """One grounded action in symbolic form: literals over slot fluents, and its clearance paths.
 
     `paths` are the alternatives of `∃d free(p, d)`: (direction, blockers that must be absent); empty
-    when the action needs no clearance.
+    when the action needs no clearance. `witnesses` are the alternatives of a separate's "some present
+    part stays behind" (the grounded groups are proper subsets of the present parts): the parts outside
+    the group that never block it, in catalog order.
     """
 
     action: Action
     pre: tuple[Literal, ...]
     eff: tuple[Literal, ...]
     paths: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    witnesses: tuple[str, ...] = ()
 
 
 @dataclass
@@ -95,6 +102,7 @@ class Abstraction:
     unlock_fix: dict[str, tuple[str, float]] = field(default_factory=dict)   # coupled slot -> fix of unlocked rotation
     unlock_pose_off: set[str] = field(default_factory=set)
     unlock_rot_off: set[str] = field(default_factory=set)
+    groups: GroupCandidates | None = None    # assemblies that need group moves only
 
 
 def check_target(task: Task) -> None:
@@ -110,9 +118,6 @@ def abstraction(task: Task) -> Abstraction:
     """The symbolic abstraction of a task: SEMANTICS §2 facts, computed with the engine's functions."""
     check_target(task)
     world = task.world
-    if world.needs_groups:
-        raise InputError("this assembly needs group moves (separate/join, SEMANTICS §5), which the PDDL domain "
-                         "does not encode yet", file=f"assembly {world.assembly.assembly_id}")
     ab = Abstraction(world)
     ids = world.ids
     blocking = blocking_relation(world.assembly)
@@ -156,6 +161,9 @@ def abstraction(task: Task) -> Abstraction:
     paths = {pid: _paths(world, i, blocking) for i, pid in enumerate(ids)}
     for i, pid in enumerate(ids):
         ab.steps += _slot_steps(ab, i, paths[pid])
+    if world.needs_groups:
+        ab.groups = candidate_groups(world)
+        ab.steps += _group_steps(ab, ab.groups)
     return ab
 
 
@@ -189,7 +197,7 @@ def _slot_steps(ab: Abstraction, i: int, paths) -> list[Step]:
     has = lambda f: (f, pid) in ab.fluents  # noqa: E731
     holders = [world.ids[j] for j in world.holders[i]]
     not_held = tuple(("locked", h, False) for h in holders)
-    reset_all = tuple((f, pid, False) for f in ("wrong", "pose_off", "rot_off", "unlock_turned", "locked") if has(f))
+    reset_all = _reset_all(ab, pid)
     steps = [Step(Action("insert", pid),
                   (("present", pid, False), *(("present", q, True) for q in world.parts[i].supports), *not_held),
                   (("present", pid, True), *reset_all), paths)]
@@ -234,11 +242,143 @@ def _slot_steps(ab: Abstraction, i: int, paths) -> list[Step]:
     return steps
 
 
+def _reset_all(ab: Abstraction, pid: str) -> tuple[Literal, ...]:
+    """A slot emptied or filled with its target part: every fault fluent and the lock go false."""
+    return tuple((f, pid, False) for f in ("wrong", "pose_off", "rot_off", "unlock_turned", "locked") if (f, pid) in ab.fluents)
+
+
 def _restored(ab: Abstraction, q: str) -> tuple[Literal, ...]:
     out = [("present", q, True), ("pose_off", q, False), ("rot_off", q, False)]
     if ("wrong", q) in ab.fluents:
         out.append(("wrong", q, False))
     return tuple(out)
+
+
+# ----------------------------------------------------------------------------- group moves (SEMANTICS §5)
+
+# separable sets enumerated before a grounded export gives up (their number can grow exponentially)
+MAX_SEPARABLE_SETS = 50_000
+
+
+@dataclass(frozen=True)
+class GroupCandidates:
+    """The groups (two or more slots, catalog order) that grounded separate/join moves name, per direction.
+
+    `separate[d]`: every group `groups.group_moves` returns along `d` in some set of present parts:
+    separable in free space, `d` a removal direction of every member, and some part outside it never
+    blocks it along `d` (so it is a proper subset of a present set that nothing outside blocks).
+    `join[d]`: the separable groups of the whole assembly along `d`, as `grounding.group_actions`.
+    """
+
+    separate: dict[str, tuple[tuple[str, ...], ...]]
+    join: dict[str, tuple[tuple[str, ...], ...]]
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """Number of candidate groups per move and direction (the figure issue 8 asks for)."""
+        return {"separate": {d: len(g) for d, g in self.separate.items()},
+                "join": {d: len(g) for d, g in self.join.items()}}
+
+    def to_json(self) -> dict:
+        return {"counts": self.counts(), "separate": {d: [list(g) for g in v] for d, v in self.separate.items()},
+                "join": {d: [list(g) for g in v] for d, v in self.join.items()}}
+
+
+def candidate_groups(world: World) -> GroupCandidates:
+    """Every group a grounded separate or join can name; none when the assembly needs no group moves."""
+    from .groups import group_moves
+
+    if not world.needs_groups:
+        return GroupCandidates({d: () for d in DIRECTIONS}, {d: () for d in DIRECTIONS})
+    sets = _separable_sets(world)
+    every = (1 << len(world.ids)) - 1
+    separate = {}
+    for d in DIRECTIONS:
+        movable = [g for g in sets if all(d in world.parts[i].removal_dirs for i in _members(g))]
+        separate[d] = tuple(_names(world, g) for g in movable if every & ~g & ~_blockers(world, g, d))
+    whole = group_moves(world.assembly, world.ids)
+    join = {d: tuple(s.move for s in whole if len(s.move) >= 2 and s.direction == d) for d in DIRECTIONS}
+    return GroupCandidates(separate, join)
+
+
+def candidate_counts(task: Task) -> dict[str, dict[str, int]]:
+    """Candidate groups per direction in the grounded export of `task` (all zero without group moves)."""
+    return candidate_groups(task.world).counts()
+
+
+def _separable_sets(world: World) -> list[int]:
+    """Bitmasks of the separable sets of two or more slots, smallest first.
+
+    Separability is hereditary (forgeplan.groups), so a separable set minus its highest slot is
+    separable: growing separable sets by one higher slot at a time reaches exactly the separable ones.
+    """
+    n, level, out = len(world.ids), [1 << i for i in range(len(world.ids))], []
+    while level:
+        level = [h for g in level for j in range(g.bit_length(), n) if world.separable(h := g | 1 << j)]
+        out += level
+        if len(out) > MAX_SEPARABLE_SETS:
+            raise InputError(f"more than {MAX_SEPARABLE_SETS} separable groups: too many to export as grounded "
+                             "group moves", file=f"assembly {world.assembly.assembly_id}")
+    return out
+
+
+def _members(mask: int) -> list[int]:
+    return [i for i in range(mask.bit_length()) if mask >> i & 1]
+
+
+def _names(world: World, mask: int) -> tuple[str, ...]:
+    return tuple(world.ids[i] for i in _members(mask))
+
+
+def _blockers(world: World, group: int, d: str) -> int:
+    """The slots outside `group` that block a member along `d` (they must be absent for it to move)."""
+    out = 0
+    for i in _members(group):
+        out |= world.blockers_along[i][d]
+    return out & ~group
+
+
+def _group_steps(ab: Abstraction, groups: GroupCandidates) -> list[Step]:
+    """The grounded separate and join moves over every state reachable in the abstraction."""
+    steps: list[Step] = []
+    for d in DIRECTIONS:
+        for g in groups.separate[d]:
+            steps += _separate_steps(ab, g, d)
+        steps += [_join_step(ab, g, d) for g in groups.join[d]]
+    return steps
+
+
+def _not_held(world: World, group: Sequence[str]) -> list[Literal]:
+    """No engaged lock holds a member (an engaged lock is present: removal resets `locked`)."""
+    return [("locked", world.ids[h], False) for p in group for h in world.holders[world.index[p]]]
+
+
+def _separate_steps(ab: Abstraction, group: tuple[str, ...], d: str) -> list[Step]:
+    """separate(G, d), one step per choice of occupants (a slot holding a spare is named by the spare)."""
+    world = ab.world
+    mask = sum(1 << world.index[p] for p in group)
+    outside = _blockers(world, mask, d)
+    common = [("locked", p, False) for p in group if world.lock[world.index[p]] is not None]
+    common += _not_held(world, group) + [("present", b, False) for b in _names(world, outside)]
+    witnesses = tuple(p for i, p in enumerate(world.ids) if not (mask | outside) >> i & 1)
+    eff = tuple(lit for p in group for lit in (("present", p, False), *_reset_all(ab, p)))
+    choices = []
+    for p in group:
+        mine = [(p, (("present", p, True),) + ((("wrong", p, False),) if p in ab.spare_in else ()))]
+        choices.append(mine + ([(ab.spare_in[p], (("wrong", p, True),))] if p in ab.spare_in else []))
+    return [Step(Action.group("separate", [x for x, _ in combo], d),
+                 tuple(dict.fromkeys([lt for _, here in combo for lt in here] + common)), eff, witnesses=witnesses)
+            for combo in itertools.product(*choices)]
+
+
+def _join_step(ab: Abstraction, group: tuple[str, ...], d: str) -> Step:
+    """join(G, d): members absent, supports present or joining too, not held, nothing present in the way."""
+    world = ab.world
+    mask = sum(1 << world.index[p] for p in group)
+    pre = [("present", p, False) for p in group]
+    pre += [("present", q, True) for p in group for q in world.parts[world.index[p]].supports if q not in group]
+    pre += _not_held(world, group) + [("present", b, False) for b in _names(world, _blockers(world, mask, d))]
+    eff = tuple(lit for p in group for lit in (("present", p, True), *_reset_all(ab, p)))
+    return Step(Action.group("join", group, d), tuple(dict.fromkeys(pre)), eff)
 
 
 # ----------------------------------------------------------------------------- unified-planning problems
@@ -263,13 +403,24 @@ class Encoding:
     bases: dict[str, str] = field(default_factory=dict)         # lifted: UP action name -> forgeplan action name
     values: dict[str, object] = field(default_factory=dict)     # lifted: object name -> axis / angle / Pose
     objects: dict = field(default_factory=dict)                 # part id, or (kind, ...) for the others -> UP object
+    touches: dict[str, str] = field(default_factory=dict)       # expanded: `touch` action name -> part id
+    groups: GroupCandidates | None = None                       # the candidate groups of a group-move export
+    simulator: object = field(default=None, repr=False)         # expanded: UP's simulator, made on first use
 
     def decode(self, instances: Iterable) -> tuple[Action, ...]:
-        """UP action instances of this problem -> forgeplan actions."""
-        return tuple(self._decode_one(ai) for ai in instances)
+        """UP action instances of this problem -> forgeplan actions (`touch` only pays a cost: dropped)."""
+        return tuple(a for a in map(self._decode_one, instances) if a is not None)
 
-    def _decode_one(self, ai) -> Action:
+    def unique_name(self, name: str) -> str:
+        """`name`, primed until no other action has it (only part ids with spaces can collide)."""
+        while name in self.steps or name in self.touches:
+            name += "'"
+        return name
+
+    def _decode_one(self, ai) -> Action | None:
         name = ai.action.name
+        if name in self.touches:
+            return None
         if self.grounded:
             return self.steps[name]
         base = self.bases[name]
@@ -285,16 +436,20 @@ class Encoding:
         return Action(base, args[0])  # type: ignore[arg-type]
 
     def encode(self, actions: Sequence[Action]):
-        """A forgeplan plan as a plan of the lifted problem, or None when an action is not expressible.
+        """A forgeplan plan as a plan of this problem, or None when an action is not expressible.
 
-        Touch variants follow from the plan itself (which parts earlier actions named); an action whose
-        parameters name no object of the problem is outside the grounded action set.
+        Lifted: touch variants follow from the plan itself (which parts earlier actions named); an
+        action whose parameters name no object of the problem is outside the grounded action set.
+        Expanded: see `_encode_expanded`.
         """
         from unified_planning.plans import ActionInstance, SequentialPlan
 
-        assert not self.grounded, "encode() maps to the lifted problem"
+        if self.grounded:
+            return self._encode_expanded(actions)
         world, touched, out = self.task.world, set(), []
         for a in actions:
+            if a.part_ids is not None:  # the lifted domain has no group moves (build_problem refuses them)
+                return None
             slot_of = world.ids[i] if (i := world._slot_of(a.part_id)) is not None else None
             args: list = [a.part_id]
             if a.name in ("remove", "reset_pose", "rotate"):
@@ -315,11 +470,42 @@ class Encoding:
             out.append(ActionInstance(self.problem.action(a.name + suffix), objs))  # type: ignore[attr-defined]
         return SequentialPlan(out)
 
+    def _encode_expanded(self, actions: Sequence[Action]):
+        """A forgeplan plan as a plan of the expanded problem, or None when some step has no applicable copy.
+
+        An action is expanded into copies that differ in touch variant, free direction or witness;
+        UP's own simulator picks the copy whose preconditions hold (so the choice uses the exported
+        semantics, not the engine's), and a group move is preceded by the `touch` actions of its
+        members that no earlier action named. The validator then re-checks the whole plan and the goal.
+        """
+        from unified_planning.plans import ActionInstance, SequentialPlan
+        from unified_planning.shortcuts import SequentialSimulator
+
+        if self.simulator is None:  # building one costs UP a second on a burr: once per encoding
+            self.simulator = SequentialSimulator(self.problem)
+        sim = self.simulator
+        copies: dict[Action, list] = {}
+        for name, a in self.steps.items():
+            copies.setdefault(a, []).append(self.problem.action(name))  # type: ignore[attr-defined]
+        touch = {p: self.problem.action(name) for name, p in self.touches.items()}  # type: ignore[attr-defined]
+        out, state = [], sim.get_initial_state()
+        for a in actions:
+            for p in a.touched if a.part_ids is not None else ():
+                if p in touch and sim.is_applicable(state, touch[p]):
+                    state = sim.apply(state, touch[p])
+                    out.append(ActionInstance(touch[p]))
+            copy = next((c for c in copies.get(a, ()) if sim.is_applicable(state, c)), None)
+            if copy is None:
+                return None
+            state = sim.apply(state, copy)
+            out.append(ActionInstance(copy))
+        return SequentialPlan(out)
+
     def validate(self, actions: Sequence[Action]) -> bool:
-        """UP's SequentialPlanValidator on this (lifted) problem.
+        """UP's SequentialPlanValidator on this problem (lifted, or expanded via `_encode_expanded`).
 
         A plan with an action outside the grounded action set (no object of the problem names its
-        parameters) is invalid for PDDL.
+        parameters, no copy of it in the expanded problem) is invalid for PDDL.
         """
         from unified_planning.engines import ValidationResultStatus
         from unified_planning.shortcuts import PlanValidator, get_environment
@@ -349,6 +535,9 @@ def build_problem(task: Task, objective: str = "moved-parts,actions", *, grounde
     """The task as a unified-planning Problem: the lifted rework domain, or the expanded STRIPS problem."""
     costs = touch_costs(objective, weight)
     ab = abstraction(task)
+    if ab.groups is not None and not grounded:
+        raise InputError("the lifted domain has no group moves (separate/join, SEMANTICS §5), which this assembly "
+                         "needs; export it with --grounded", file=f"assembly {task.assembly.assembly_id}")
     return (_expanded(task, ab, objective, weight, costs) if grounded else _lifted(task, ab, objective, weight, costs))
 
 
@@ -400,43 +589,69 @@ def _expanded(task: Task, ab: Abstraction, objective: str, weight: int, costs) -
         return atom(f, pid) if value else Not(atom(f, pid))
 
     with_touch = objective != "actions"
-    enc = Encoding(task, problem, objective, weight, True)
+    enc = Encoding(task, problem, objective, weight, True, groups=ab.groups)
     action_costs = {}
     for step in ab.steps:
         a = step.action
+        group = a.part_ids is not None
         touches = a.touched
-        variants = _variants(touches) if with_touch else [("", ())]
-        paths = step.paths or ((None, ()),)
-        extra = [a.axis, f"{a.angle_deg:g}"] if a.axis is not None else []
-        if a.name in ("rotate_translate_to_unlock", "translate_rotate_to_lock"):
-            extra = ["unlocked" if a.name.endswith("unlock") else "target"]
-        if a.target_part_id is not None:
-            extra = [a.target_part_id]
-        for (suffix, new), (d, blockers) in itertools.product(variants, paths):
-            words = [a.name + suffix, a.part_id, *extra] + ([f"along {DIRECTION_NAMES[d]}"] if len(paths) > 1 else [])
-            name = " ".join(words)
-            while name in enc.steps:  # only part ids with spaces can collide; keep names unique
-                name += "'"
-            act = InstantaneousAction(name)
-            for lt in step.pre:
+        variants = _variants(touches) if with_touch and not group else [("", ())]
+        for (suffix, new), (words, alt) in itertools.product(variants, _alternatives(step)):
+            act = InstantaneousAction(enc.unique_name(" ".join([a.name + suffix, *_label(a), *words])))
+            for lt in (*step.pre, *alt):
                 act.add_precondition(lit(*lt))
-            for b in blockers:
-                act.add_precondition(lit("present", b, False))
             for f, pid, value in step.eff:
                 act.add_effect(atom(f, pid), value)
             for p, is_new in zip(touches, new):
                 act.add_precondition(lit("touched", p, not is_new))
                 if is_new:
                     act.add_effect(atom("touched", p), True)
+            if group and with_touch:  # the members' first touches are paid by `touch` actions
+                for p in touches:
+                    act.add_precondition(lit("touched", p, True))
             problem.add_action(act)
-            enc.steps[name] = a
+            enc.steps[act.name] = a
             action_costs[act] = Int(costs[sum(new)])
+    if with_touch:
+        for p in dict.fromkeys(p for step in ab.steps if step.action.part_ids for p in step.action.touched):
+            act = InstantaneousAction(enc.unique_name(f"touch {p}"))
+            act.add_precondition(lit("touched", p, False))
+            act.add_effect(atom("touched", p), True)
+            problem.add_action(act)
+            enc.touches[act.name] = p
+            action_costs[act] = Int(costs[1] - costs[0])
     for f, pid, _ in sorted(ab.init):
         problem.set_initial_value(atom(f, pid), True)
     for lt in ab.goal:
         problem.add_goal(lit(*lt))
     problem.add_quality_metric(MinimizeActionCosts(action_costs))
     return enc
+
+
+def _label(a: Action) -> list[str]:
+    """The words that name a grounded action (its parameters; a group move: members and direction)."""
+    if a.part_ids is not None:
+        return [*a.part_ids, f"along {DIRECTION_NAMES[a.direction]}"]  # type: ignore[index]
+    if a.target_part_id is not None:
+        return [a.part_id, a.target_part_id]
+    if a.name in ("rotate_translate_to_unlock", "translate_rotate_to_lock"):
+        return [a.part_id, "unlocked" if a.name.endswith("unlock") else "target"]
+    return [a.part_id, *([a.axis, f"{a.angle_deg:g}"] if a.axis is not None else [])]
+
+
+def _alternatives(step: Step) -> list[tuple[list[str], tuple[Literal, ...]]]:
+    """The disjuncts of a step's precondition as (name words, literals), one expanded action each.
+
+    A single-part move has one per free direction (its blockers absent; several may hold at once). A
+    separate has one per witness, the first present part outside the group (exactly one holds).
+    """
+    if step.witnesses:
+        ws = step.witnesses
+        return [(["beside", w] if len(ws) > 1 else [], (("present", w, True), *(("present", o, False) for o in ws[:k])))
+                for k, w in enumerate(ws)]
+    paths = step.paths or ((None, ()),)
+    return [([f"along {DIRECTION_NAMES[d]}"] if len(paths) > 1 else [], tuple(("present", b, False) for b in blockers))
+            for d, blockers in paths]
 
 
 def _lifted(task: Task, ab: Abstraction, objective: str, weight: int, costs) -> Encoding:
@@ -765,7 +980,12 @@ def domain_text() -> str:
 
 
 def write_pddl(enc: Encoding, out) -> tuple:
-    """Write domain.pddl and problem.pddl into folder `out`; returns both paths."""
+    """Write domain.pddl and problem.pddl into folder `out`, and groups.json for a group-move export.
+
+    groups.json records the candidate groups per move and direction (their counts first); returns
+    the paths written.
+    """
+    import json
     from pathlib import Path
 
     out = Path(out)
@@ -774,7 +994,11 @@ def write_pddl(enc: Encoding, out) -> tuple:
     paths = (out / "domain.pddl", out / "problem.pddl")
     paths[0].write_text(writer.get_domain(), encoding="utf-8")
     paths[1].write_text(writer.get_problem(), encoding="utf-8")
-    return paths
+    if enc.groups is None:
+        return paths
+    groups = out / "groups.json"
+    groups.write_text(json.dumps(enc.groups.to_json(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return (*paths, groups)
 
 
 def read_plan(enc: Encoding, text: str, file: str = "plan") -> tuple[Action, ...]:

@@ -21,8 +21,10 @@ from forgeplan.cli import main
 from forgeplan.faults import FaultSpec, make_task
 from forgeplan.geometry import check_geometry
 from forgeplan.grounding import legal_actions, slot_actions
+from forgeplan.importers import import_puzzle
 from forgeplan.library import BUILTIN, build
 from forgeplan.pddl import build_problem, domain_text, pddl_writer, read_plan, solve_fd
+from forgeplan.perf.pddl_groups import BURR, FAULTS, fault_task, level1_puzzles
 from forgeplan.repair import repair_plan
 from forgeplan.task import load_task, write_task
 
@@ -66,7 +68,7 @@ def test_every_lifted_export_uses_the_committed_domain():
     objectives = ("moved-parts,actions", "actions", "moved-parts")
     for k, asm_id in enumerate(BUILTIN):
         task = case(f"{asm_id}/multi/0")
-        if task.world.needs_groups:  # refused by the exporter (see the last test)
+        if task.world.needs_groups:  # the lifted domain has no group moves (see the last test)
             continue
         assert PDDLWriter(build_problem(task, objectives[k % 3]).problem).get_domain() == committed, asm_id
 
@@ -180,27 +182,51 @@ def test_weight_check_refuses_to_call_a_long_plan_lexicographically_optimal():
 
 # ----------------------------------------------------------------------------- exactness of what Fast Downward searches
 
-@pytest.mark.parametrize("name", [f"{a}/multi/{k % 2}" for k, a in enumerate(BUILTIN)] + ["shaft_stack/wrong_orientation/1"])
-def test_expanded_problem_has_exactly_the_engines_legal_actions(name):
-    """On random walks, UP's simulator of the expanded problem offers exactly the engine's legal grounded
-    actions, and reaches the goal exactly when the engine's state is target-equivalent."""
+def walk_expanded_problem(task, seed: str, steps: int = 16, objective: str = "moved-parts,actions") -> int:
+    """A random walk on which UP's simulator of the expanded problem offers exactly the engine's legal
+    grounded actions (group moves included) and reaches the goal exactly when the engine's state is
+    target-equivalent; returns the number of group moves taken.
+
+    `touch` actions only pay first-touch costs: before comparing, every applicable one is taken, so
+    that a group move is not hidden by its members' untouched atoms."""
     from unified_planning.shortcuts import SequentialSimulator
 
-    task = case(name)
-    if task.world.needs_groups:
-        pytest.skip("group moves are outside the PDDL domain (refused, see the last test)")
-    world, enc, rng = task.world, build_problem(task, grounded=True), random.Random(name)
+    world, enc, rng = task.world, build_problem(task, objective, grounded=True), random.Random(seed)
+    groups = 0
     with SequentialSimulator(enc.problem) as sim:
         state, es = sim.get_initial_state(), task.actual
-        for _ in range(16):
+        for _ in range(steps):
+            for act, _params in list(sim.get_applicable_actions(state)):
+                if act.name in enc.touches:
+                    state = sim.apply(state, act)
             offered: dict = {}
             for act, _params in sim.get_applicable_actions(state):
                 offered.setdefault(enc.steps[act.name], act)
             legal = legal_actions(world, es)
-            assert set(offered) == set(legal)
+            assert set(offered) == set(legal), set(offered) ^ set(legal)
             assert sim.is_goal(state) == world.equivalent(es, task.target)
             a = rng.choice(legal)
+            groups += a.part_ids is not None
             state, es = sim.apply(state, offered[a]), world.apply(es, a)
+    return groups
+
+
+@pytest.mark.parametrize("name", [f"{a}/multi/{k % 2}" for k, a in enumerate(BUILTIN)] + ["shaft_stack/wrong_orientation/1"])
+def test_expanded_problem_has_exactly_the_engines_legal_actions(name):
+    walk_expanded_problem(case(name), name)
+
+
+BURR_WALKS = [(p.name, f) for p in level1_puzzles(BURR) for f in FAULTS]
+
+
+@pytest.mark.parametrize("puzzle, fault", BURR_WALKS)
+def test_expanded_problem_has_exactly_the_engines_legal_actions_on_real_burrs(puzzle, fault):
+    """The same on the imported level-1 burrs, with the fault on the inner piece; where the puzzle needs
+    group moves the walk takes some (random choice among the legal actions, a third of them group moves)."""
+    asm = import_puzzle(BURR / puzzle)
+    _, task = fault_task(asm, fault)
+    groups = walk_expanded_problem(task, puzzle + fault, steps=12 if task.world.needs_groups else 6)
+    assert (groups > 0) == task.world.needs_groups
 
 
 # ----------------------------------------------------------------------------- second opinion
@@ -235,16 +261,13 @@ def test_validator_agrees_with_engine(name):
 
 
 
-def test_assemblies_that_need_group_moves_are_refused_not_misencoded():
-    from forgeplan.crosscheck import fd_side
+def test_group_move_assemblies_are_exported_grounded_and_refused_lifted():
+    """Fast Downward on the grounded export: tests/test_pddl_groups.py."""
     from forgeplan.errors import InputError
-    from forgeplan.importers import import_puzzle
-    from forgeplan.state import Tolerances
-    from forgeplan.task import world_for
 
-    burr = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "burr"
-    asm = next(a for a in map(import_puzzle, sorted(burr.glob("*.json"))) if world_for(a, Tolerances()).needs_groups)
-    task = make_task(asm, [FaultSpec("missing_part")], seed=3)
-    with pytest.raises(InputError, match="group moves"):
+    _, task = fault_task(import_puzzle(BURR / "solid6burr_a_asm386.json"), "missing_part")
+    with pytest.raises(InputError, match="--grounded"):
         build_problem(task)
-    assert fd_side(task, "moved-parts,actions", None).status.startswith("unsupported")
+    enc = build_problem(task, grounded=True)
+    assert enc.groups is not None and set(enc.touches.values()) == set(task.world.ids)
+    assert any(a.part_ids for a in enc.steps.values())

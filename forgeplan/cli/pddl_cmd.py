@@ -36,9 +36,15 @@ def run_export(args) -> int:
     from ..task import load_task
 
     enc = build_problem(load_task(args.task_dir), args.objective, grounded=args.grounded)
-    domain, problem = write_pddl(enc, args.out)
+    domain, problem, *groups = write_pddl(enc, args.out)
     print(f"wrote {domain} and {problem} ({'grounded' if args.grounded else 'lifted'}, "
           f"{len(enc.problem.actions)} actions, objective {args.objective})")
+    if enc.groups is not None:
+        counts = enc.groups.counts()
+        for move in ("separate", "join"):
+            per = ", ".join(f"{d} {n}" for d, n in counts[move].items())
+            print(f"candidate groups for {move} per direction: {per} (total {sum(counts[move].values())})")
+        print(f"the groups are listed in {groups[0]}")
     return 0
 
 

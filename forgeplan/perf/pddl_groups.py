@@ -1,0 +1,123 @@
+"""Candidate groups per direction in the grounded PDDL export, and Fast Downward on a fault inside each level-1 burr."""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+from . import machine
+
+NAME = "pddl-groups"
+# the real puzzles of issue 8, relative to the repository root (CI has them there too)
+BURR = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "burr"
+FAULTS = ("missing_part", "wrong_orientation")
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--data", type=Path, default=BURR, help="folder of voxel puzzles (default ../shared/data/burr)")
+    p.add_argument("--runs", type=int, default=3, help="Fast Downward runs per task (median reported)")
+    p.add_argument("--time-limit", type=float, default=120.0, help="seconds per planner per run")
+    p.add_argument("--clingo", action="store_true",
+                   help="also cross-check each task with clingo (unknown until the ASP side has group moves)")
+
+
+def level1_puzzles(folder: Path) -> list[Path]:
+    """The puzzles of `folder` marked `level1_disassembly` (straight moves suffice), sorted by name."""
+    from ..errors import InputError
+
+    found = sorted(p for p in Path(folder).glob("*.json") if json.loads(p.read_text(encoding="utf-8")).get("level1_disassembly"))
+    if not found:
+        raise InputError("no level-1 puzzles (level1_disassembly: true) here", file=str(folder))
+    return found
+
+
+def inner_part(world, ftype: str) -> str | None:
+    """The piece a fault "inside" the puzzle goes to: the first that can carry it in the order the main
+    body grows (the core, which every two-handed disassembly keeps to the end, comes first) and that
+    no straight move frees while the puzzle is assembled."""
+    from ..faults import candidates
+    from ..groups import main_body
+
+    able = {world.ids[i] for i in candidates(world, ftype)}
+    target = world.target_state()
+    return next((p for p in main_body(world.assembly).insertion_order
+                 if p in able and world.free_direction(target, world.index[p]) is None), None)
+
+
+def fault_task(asm, ftype: str):
+    """(piece, task) with `ftype` on the inner piece of `asm`, or None when no inner piece can carry it."""
+    from ..faults import FaultSpec, make_task
+    from ..state import Tolerances
+    from ..task import world_for
+
+    pid = inner_part(world_for(asm, Tolerances()), ftype)
+    return None if pid is None else (pid, make_task(asm, [FaultSpec(ftype, pid)], seed=0))
+
+
+def _fault_row(asm, ftype: str, runs: int, time_limit: float, clingo: bool) -> dict:
+    from ..crosscheck import compare_task
+    from ..pddl import build_problem, solve_fd
+
+    found = fault_task(asm, ftype)
+    if found is None:
+        return {"fault": ftype, "part_id": None, "skipped": "no inner piece can carry this fault"}
+    pid, task = found
+    world = task.world
+    results = [solve_fd(task, time_limit=time_limit) for _ in range(runs)]
+    plan = results[-1].plan
+    replay = None if plan is None else world.replay(task.actual, plan)
+    own = [r.planner_seconds for r in results if r.planner_seconds is not None]
+    row = {"fault": ftype, "part_id": pid, "status": results[-1].status.name.lower(),
+           "moved_parts": None if plan is None else len({p for a in plan for p in a.touched}),
+           "actions": None if plan is None else len(plan),
+           "group_moves": None if plan is None else sum(a.part_ids is not None for a in plan),
+           "valid_in_engine": replay is not None and replay.failure is None and world.equivalent(replay.final, task.target),
+           "expanded_actions": len(build_problem(task, grounded=True).problem.actions),
+           "fd_seconds": round(statistics.median(r.seconds for r in results), 4),
+           "fd_planner_seconds": round(statistics.median(own), 4) if own else None,
+           "build_seconds": round(statistics.median(r.build_seconds for r in results), 4)}
+    if clingo:
+        c = compare_task(task, time_limit=time_limit)
+        row["crosscheck"] = {"verdict": c.verdict, "reason": c.reason, "clingo_status": c.clingo.status,
+                             "clingo_seconds": round(c.clingo.seconds, 4)}
+    return row
+
+
+def _puzzle_row(path: Path, args) -> dict:
+    from ..groups import disassembly_verdict
+    from ..importers import import_puzzle
+    from ..pddl import candidate_groups
+    from ..state import Tolerances
+    from ..task import world_for
+
+    asm = import_puzzle(path)
+    counts = candidate_groups(world_for(asm, Tolerances())).counts()
+    return {"puzzle": path.name, "assembly_id": asm.assembly_id, "parts": len(asm.parts),
+            "mode": disassembly_verdict(asm)["mode"], "candidate_groups": counts,
+            "candidate_groups_total": {m: sum(v.values()) for m, v in counts.items()},
+            "faults": [_fault_row(asm, f, args.runs, args.time_limit, args.clingo) for f in FAULTS]}
+
+
+def _times(rows: list[dict]) -> dict:
+    """Median and max of Fast Downward's time over the solved fault tasks of `rows`."""
+    solved = [f for r in rows for f in r["faults"] if f.get("status") == "solved_optimally"]
+    out = {"tasks": len(solved)}
+    for key in ("fd_seconds", "fd_planner_seconds"):
+        xs = [f[key] for f in solved if f[key] is not None]
+        out[key] = {"median": round(statistics.median(xs), 4), "max": max(xs)} if xs else None
+    return out
+
+
+def run(args) -> dict:
+    rows = [_puzzle_row(p, args) for p in level1_puzzles(args.data)]
+    return {"benchmark": "pddl-groups", "runs": args.runs, "time_limit": args.time_limit, "faults": list(FAULTS),
+            "fault_part": "the first piece of groups.main_body's insertion order (the core first) that can carry "
+                          "the fault and that no straight move frees in the assembled puzzle",
+            "candidate_groups": "per direction: separate = groups some grounded separate can name (separable, "
+                                "a proper subset of a present set that nothing outside blocks); join = separable "
+                                "groups of the whole assembly (grounding.group_actions); zero without group moves",
+            "fd_time": "fd_seconds: wall time of solve_fd (write PDDL, translate, search); fd_planner_seconds: "
+                       "Fast Downward's own 'Planner time'",
+            "all": _times(rows), "group_moves": _times([r for r in rows if r["mode"] == "group_moves"]),
+            "rows": rows, **machine()}

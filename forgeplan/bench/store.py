@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 import multiprocessing
 import platform
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from collections import Counter
 from functools import partial
 from pathlib import Path
 
 from .. import __version__
 from ..assembly import load_assembly
-from ..errors import InputError
+from ..errors import ForgeplanError, InputError
 from ..library import BUILTIN
 from ..state import Tolerances
 from ..task import read_json, write_json
@@ -47,10 +49,10 @@ def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, pro
     work = partial(generate, seed=seed, tolerances=tolerances)
     (out / "tasks").mkdir(parents=True, exist_ok=True)
     records = []
-    ctx = multiprocessing.get_context("fork")
-    pool = ctx.Pool(jobs) if jobs > 1 else None
+    # an executor (not multiprocessing.Pool) so that a worker that dies raises instead of hanging
+    pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) if jobs > 1 else None
     try:
-        results = pool.imap(work, slots, chunksize=4) if pool else map(work, slots)
+        results = pool.map(work, slots, chunksize=4) if pool else map(work, slots)
         for g in results:
             folder = out / "tasks" / g.sample_id
             folder.mkdir()
@@ -60,10 +62,11 @@ def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, pro
                                                     "reference_moved_parts": g.files["minimal_rework.json"]["moved_part_count"]})
             if progress:
                 progress(1)
+    except BrokenProcessPool:
+        raise ForgeplanError("a benchmark worker process died (killed from outside or out of memory)") from None
     finally:
         if pool:
-            pool.close()
-            pool.join()
+            pool.shutdown(cancel_futures=True)
     manifest = {
         "schema_version": "1.0", "benchmark": "forgeplan FORGE-Bench-shaped", "seed": seed, "tasks": tasks,
         "library": sorted(families),

@@ -1,16 +1,17 @@
 """Provably minimal recovery plans with clingo, optimal over all plan lengths (encodings/README.md).
 
-The planner grounds the encoding one time step at a time (multi-shot) and, at each horizon h,
-optimises over the plans of length <= h. A bounded horizon proves nothing by itself, so a result is
+One multi-shot control grounds the time steps in a few batches (horizons) and, at each horizon h,
+optimises over all plans of length <= h. A bounded horizon proves nothing by itself, so a result is
 called optimal only with a horizon-free argument:
 
-* `actions`: the first horizon with a plan is the optimum (every shorter plan was refuted).
-* J_move (`moved-parts`, `moved-parts,actions`): J_h equals the lower bound of the static relaxation
+* `actions`: c_h <= h, so every plan with fewer actions was inside the search.
+* J_move (`moved-parts`, `moved-parts,actions`): J_h equals the lower bound of a static relaxation
   (encodings/relaxation.lp), or clingo proves that no loop-free path of h steps touches fewer than
   J_h parts (encodings/simple_paths.lp). Then J_h is optimal, and c_h is optimal for it, because
   any plan with J_h parts and fewer actions fits into the horizon h.
 
-When a time limit cuts the search the best plan found is returned with `optimal=False`.
+When a time limit cuts the search the best plan found is returned with `optimal=False`. The limit
+is checked between ground calls and interrupts solving; a ground call itself runs to its end.
 """
 
 from __future__ import annotations
@@ -28,13 +29,17 @@ from .actions import Action, moved_parts
 from .closure import dependency_closure
 from .contract import output_json
 from .diagnosis import diagnose, faulty_slots
-from .errors import InputError
+from .errors import AssemblyError, InputError
+from .graphs import disassembly_layers
 from .facts import Facts, canonical_key, part_ranks, task_facts
 from .repair import repair_plan
 from .task import Task
 
+# measured on the registry's largest tasks: about 25% faster than clingo's defaults
+SOLVER_OPTIONS = ("--configuration=frumpy", "--opt-strategy=usc", "--heuristic=Berkmin",
+                  "--forget-on-step=varScores,signs,lemmaScores")
 ENCODINGS = Path(__file__).resolve().parent.parent / "encodings"
-# objective -> (minimise J_move, which values the optimality proof covers)
+# objective -> the values an optimality proof covers
 OBJECTIVES = {"moved-parts,actions": ("moved-parts", "actions"), "moved-parts": ("moved-parts",),
               "actions": ("actions",)}
 
@@ -61,11 +66,12 @@ class SolveResult:
     objective: str = "moved-parts,actions"
     lower_bound: int | None = None    # relaxation bound on J_move (None when not computed)
     proof: str = ""                   # how optimality was established (README.md)
-    canonical: bool = False           # the plan is the tie-break reference (SEMANTICS §4)
+    canonical: bool = False           # the plan is the tie-break reference (SEMANTICS §4), proved
 
     def to_json(self) -> dict:
         return {
             "status": self.status.value, "optimal": self.optimal, "objective": self.objective,
+            "proved": list(OBJECTIVES[self.objective]) if self.optimal else [],
             "moved_parts": self.moved_parts, "actions": self.actions, "proof": self.proof,
             "lower_bound_moved_parts": self.lower_bound, "horizon": self.horizon, "canonical": self.canonical,
             "closure": self.closure, "seconds": round(self.seconds, 4),
@@ -118,13 +124,6 @@ def _switched(ctl: clingo.Control, *names):
             ctl.assign_external(sym, False)
 
 
-def _control(encoding: str, facts: Facts, options=()) -> clingo.Control:
-    ctl = clingo.Control(["--opt-mode=opt", "--models=0", *options], logger=_quiet)
-    ctl.load(str(ENCODINGS / encoding))
-    ctl.add("base", [], facts.text)
-    return ctl
-
-
 def _plan_of(model: clingo.Model, facts: Facts) -> tuple[Action, ...]:
     steps = sorted((s.arguments[1].number, str(s.arguments[0])) for s in model.symbols(shown=True) if s.name == "occurs")
     return tuple(facts.actions[a] for _, a in steps)
@@ -139,36 +138,40 @@ class _Bound:
     length: int | None = None     # a low estimate of c from the relaxation's model
 
 
-def lower_bound(facts: Facts, task: Task, clock: _Clock) -> _Bound:
-    """Solve encodings/bound.lp: the lower bound on J_move and a plan-length estimate."""
-    ctl = _control("bound.lp", facts)
-    ctl.ground([("base", [])])
-    best: list = []
-    res, interrupted = _run(ctl, clock, on_model=lambda m: best.append((m.cost, m.symbols(shown=True))))
-    if interrupted:
-        return _Bound("unknown")
-    if res.unsatisfiable:
-        return _Bound("unsolvable")
-    cost, atoms = best[-1]
-    world = task.world
-    touched = {a.arguments[0].string for a in atoms if a.name == "touched"}
-    emptied = {a.arguments[0].string for a in atoms if a.name == "emptied"}
-    relock = {p for p in touched if world.lock[world.index[p]] is not None and task.actual.slots[world.index[p]].locked}
-    present = {p for p in emptied if task.actual.slots[world.index[p]].present}
-    return _Bound("bound", cost[0] if cost else 0, len(touched) + len(present) + len(relock))
-
-
 class _Planner:
-    """The multi-shot planner control: one grounded step per horizon increment."""
+    """The multi-shot planner control (encodings/plan.lp), grounded up to `horizon`."""
 
     def __init__(self, facts: Facts, world, minimize_moved: bool, clock: _Clock):
         self.facts, self.world, self.clock = facts, world, clock
-        self.ctl = _control("plan.lp", facts, ["--forget-on-step=varScores,signs,lemmaScores"])
+        self.ctl = clingo.Control(["--opt-mode=opt", "--models=0", *SOLVER_OPTIONS], logger=_quiet)
+        self.ctl.load(str(ENCODINGS / "plan.lp"))
+        self.ctl.add("base", [], facts.text)
         self.ctl.ground([("base", []), ("state", [Number(0)]), ("check", [Number(0)])])
         self.ctl.assign_external(Function("minimize_moved"), minimize_moved)
         self.ctl.assign_external(Function("minimize_actions"), True)
         self.horizon = 0
         self.simple_grounded = False
+
+    def lower_bound(self, task: Task) -> _Bound:
+        """Solve the relaxation (encodings/relaxation.lp) once, at horizon 0, then switch it off for good."""
+        relax = Function("relax")
+        self.ctl.assign_external(relax, True)
+        best: list = []
+        try:
+            res, interrupted = _run(self.ctl, self.clock, on_model=lambda m: best.append((m.cost, m.symbols(shown=True))))
+        finally:
+            self.ctl.release_external(relax)
+        if interrupted:
+            return _Bound("unknown")
+        if res.unsatisfiable:
+            return _Bound("unsolvable")
+        cost, atoms = best[-1]
+        world, actual = task.world, task.actual
+        touched = {a.arguments[0].string for a in atoms if a.name == "touched"}
+        emptied = {a.arguments[0].string for a in atoms if a.name == "emptied"}
+        relock = {p for p in touched if world.lock[world.index[p]] is not None and actual.slots[world.index[p]].locked}
+        present = {p for p in emptied if actual.slots[world.index[p]].present}
+        return _Bound("bound", cost[0] if cost else 0, len(touched) + len(present) + len(relock))
 
     def extend(self, horizon: int) -> None:
         """Ground the steps up to `horizon` in one call (each ground call has a fixed cost)."""
@@ -215,7 +218,11 @@ class _Planner:
         return None if interrupted else bool(res.satisfiable)
 
     def canonical(self, length: int):
-        """The tie-break reference among the optimal plans of `length` actions: (plan, proved)."""
+        """The tie-break reference among the optimal plans, which have `length` actions: (plan, proved).
+
+        (Capping the top levels with clingo's opt bounds was measured slower: it makes the first
+        model harder to find.)
+        """
         found: list[tuple[Action, ...]] = []
         with _switched(self.ctl, self.query, Function("tiebreak")):
             res, interrupted = _run(self.ctl, self.clock, self._length(length, length),
@@ -252,9 +259,9 @@ def _horizons(task: Task, closure: list[str], bound: _Bound, minimize_moved: boo
     """The horizons tried before deepening one step at a time (README.md, "Horizons").
 
     The relaxation's length estimate first; then the length of the repair module's structured plan
-    if it is known to contain an optimum (`actions` objective, or its J_move meets the bound); last the length of
-    the plan that unlocks, empties and refills the closure and re-locks, which exists for every
-    assembly that passes `check_geometry`. Any horizon is sound: only the proofs decide.
+    if it is known to contain an optimum (`actions` objective, or its J_move meets the bound); last
+    the length of the plan that unlocks, empties and refills the closure and re-locks, which exists
+    for every assembly that passes `check_geometry`. Any horizon is sound: only the proofs decide.
     """
     world = task.world
     idx = [world.index[p] for p in closure]
@@ -270,6 +277,17 @@ def _horizons(task: Task, closure: list[str], bound: _Bound, minimize_moved: boo
     return sorted(out)
 
 
+def _needs_group_moves(task: Task) -> bool:
+    """Group moves are grounded (forgeplan.grounding) only for assemblies that cannot come apart
+    one part at a time; there an optimum over single-part actions would be a claim about another
+    action set. The single-part peel is cheap and settles almost every assembly."""
+    try:
+        disassembly_layers(task.assembly)
+        return False
+    except AssemblyError:
+        return task.world.needs_groups
+
+
 def solve_task(task: Task, objective: str = "moved-parts,actions", time_limit: float | None = None,
                all_optimal: bool = False, max_plans: int = 100) -> SolveResult:
     """A minimal recovery plan for `task`, proved optimal over all plan lengths when `optimal` is true."""
@@ -282,6 +300,9 @@ def solve_task(task: Task, objective: str = "moved-parts,actions", time_limit: f
         raise InputError("the time limit must be a positive number of seconds", field="--time-limit")
     clock = _Clock(time_limit)
     world = task.world
+    if _needs_group_moves(task):
+        raise InputError(f"assembly {task.assembly.assembly_id} comes apart only with group moves (separate/join, "
+                         "SEMANTICS §5), which the ASP encoding does not plan yet", field="assembly")
     facts = task_facts(task)
     closure = [world.ids[i] for i in dependency_closure(world, task.actual, faulty_slots(world, task.actual, task.target))]
     minimize_moved = objective != "actions"
@@ -296,19 +317,18 @@ def solve_task(task: Task, objective: str = "moved-parts,actions", time_limit: f
                            time.perf_counter() - clock.start, n_optimal, tuple(plans), horizon, objective, lb, proof,
                            canonical)
 
-    bound = lower_bound(facts, task, clock)
+    planner = _Planner(facts, world, minimize_moved, clock)
+    bound = planner.lower_bound(task)
     lb = bound.moved
     if bound.status == "unsolvable":
         return result(Status.UNSOLVABLE, proof="relaxation-infeasible")
-    planner = _Planner(facts, world, minimize_moved, clock)
     schedule = _horizons(task, closure, bound, minimize_moved)
     best, proof = None, ""
     while not clock.over():
         planner.extend(schedule.pop(0) if schedule else planner.horizon + 1)
         plan, proved, interrupted = planner.optimize()
-        if plan is not None:
-            best = plan
-        if interrupted or not proved:
+        best = plan if plan is not None else best
+        if interrupted:
             break
         if plan is not None and not minimize_moved:
             proof = "horizon-contains-shorter"

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from clingo import Function, String, Symbol
-
 from .actions import ACTION_NAMES, Action
 from .engine import ZERO3, World
 from .errors import InputError
@@ -52,15 +50,21 @@ def canonical_key(action: Action, ranks: dict[str, int]) -> tuple:
             (pose.position, pose.rotation) if pose else (), ranks.get(action.target_part_id or "", -1))
 
 
-def action_term(action: Action) -> Symbol:
-    """The ASP term of a grounded action; parameters that are implied by the part are left out."""
-    s = String
+def quote(text: str) -> str:
+    """An ASP string literal, escaped exactly as clingo prints string symbols."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def action_term(action: Action) -> str:
+    """The ASP term of a grounded action, as clingo prints it; parameters implied by the part are left out."""
     a = action
     if a.name in ("rotate", "rotate_to_unlock", "rotate_to_lock"):
-        return Function(a.name, [s(a.part_id), s(a.axis), s(repr(float(a.angle_deg)))])  # type: ignore[arg-type]
-    if a.name == "replace":
-        return Function(a.name, [s(a.part_id), s(a.target_part_id)])  # type: ignore[arg-type]
-    return Function(a.name, [s(a.part_id)])
+        args = [a.part_id, a.axis, repr(float(a.angle_deg))]  # type: ignore[arg-type]
+    elif a.name == "replace":
+        args = [a.part_id, a.target_part_id]
+    else:
+        args = [a.part_id]
+    return f"{a.name}({','.join(quote(x) for x in args)})"  # type: ignore[arg-type]
 
 
 class _SlotValues:
@@ -81,7 +85,9 @@ class _SlotValues:
             if fix is None:
                 continue
             occupant = base.slots[i].occupant or world.ids[i]
-            start = base.replace(i, base.slots[i]._replace(present=True, occupant=occupant, rotation=r, locked=False if world.lock[i] else None))
+            slot = base.slots[i]._replace(present=True, occupant=occupant, rotation=r,
+                                          locked=False if world.lock[i] else None)
+            start = base.replace(i, slot)
             after = world.apply(start, Action("rotate", occupant, axis=fix[0], angle_deg=fix[1])).slots[i].rotation
             if world.rotation_error(i, after) > world.tol.rot_tol:
                 raise InputError(f"the repairing turn of {world.ids[i]} leaves it off target", field="rotation")
@@ -104,7 +110,7 @@ def task_facts(task: Task) -> Facts:
     world, actual = task.world, task.actual
     asm = world.assembly
     ranks = part_ranks(world)
-    q = lambda x: str(String(x))  # noqa: E731 - quoting helper, escapes as clingo does
+    q = quote
     lines: list[str] = [f"% forgeplan facts: task {task.sample_id}, assembly {asm.assembly_id}",
                         f"% tolerances: pos_tol={task.tolerances.pos_tol!r}, rot_tol_deg={task.tolerances.rot_tol!r}",
                         "", "% --- parts (rank = catalog order, spares after target parts)"]
@@ -127,7 +133,8 @@ def task_facts(task: Task) -> Facts:
 
     lines += ["", "% --- locks"]
     for p in asm.locks:
-        lines.append(f"lock({q(p.part_id)},{p.lock.kind}). " + " ".join(f"lock_holds({q(p.part_id)},{q(h)})." for h in p.lock.holds))  # type: ignore[union-attr]
+        holds = " ".join(f"lock_holds({q(p.part_id)},{q(h)})." for h in p.lock.holds)  # type: ignore[union-attr]
+        lines.append(f"lock({q(p.part_id)},{p.lock.kind}). {holds}")  # type: ignore[union-attr]
 
     actions: list[Action] = []
     target = world.target_state()
@@ -150,7 +157,8 @@ def task_facts(task: Task) -> Facts:
         occupants = [pid] + ([s.occupant] if s.present and s.occupant != pid else [])
         fix_params = []
         for r, ax, ang, after in vals.fixes:
-            lines.append(f"rot_fix({q(pid)},{q(rotation_name(r))},{q(ax)},{q(repr(float(ang)))},{q(rotation_name(after))}).")
+            lines.append(f"rot_fix({q(pid)},{q(rotation_name(r))},{q(ax)},{q(repr(float(ang)))},"
+                         f"{q(rotation_name(after))}).")
             if (ax, ang) not in fix_params:
                 fix_params.append((ax, ang))
         if unlocked is not None:
@@ -167,7 +175,7 @@ def task_facts(task: Task) -> Facts:
             actions.append(Action("replace", occupants[1], target_part_id=pid))
 
     actions.sort(key=lambda a: canonical_key(a, ranks))
-    terms = {a: str(action_term(a)) for a in actions}
+    terms = {a: action_term(a) for a in actions}
     lines += ["", "% --- grounded actions (forgeplan/grounding.py) with their tie-break rank"]
     lines += [f"action({terms[a]}). rank({terms[a]},{k})." for k, a in enumerate(actions)]
 

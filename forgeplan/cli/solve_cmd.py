@@ -12,8 +12,9 @@ def register(sub) -> None:
 
     p = sub.add_parser("solve", help="a recovery plan proved minimal by clingo (output contract + proof)")
     p.add_argument("task_dir", type=Path, metavar="TASK_DIR")
-    p.add_argument("--objective", default="moved-parts,actions", choices=list(OBJECTIVES),
-                   help="minimise distinct moved parts then actions (default), actions, or moved parts")
+    p.add_argument("--objective", default="moved-parts,actions", choices=list(OBJECTIVES), metavar="OBJECTIVE",
+                   help=" | ".join(OBJECTIVES) + ": distinct moved parts then actions (default), "
+                   "moved parts only, or actions only")
     p.add_argument("--json", action="store_true", help="print the output contract with the proof object")
     p.add_argument("--time-limit", type=float, metavar="S", help="stop after S seconds; the best plan is then "
                    "reported with optimal: false")

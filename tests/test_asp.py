@@ -185,6 +185,19 @@ def test_unsolvable_by_loop_free_paths(monkeypatch):
     assert res.status is Status.UNSOLVABLE and res.proof == "loop-free-paths"
 
 
+def test_a_plan_without_proof_is_feasible_not_optimal(monkeypatch, capsys):
+    # the bound cannot close and the completeness query is "cut by the time limit"
+    _uninformative_bound(monkeypatch)
+    monkeypatch.setattr(asp._Planner, "loop_free_path_exists", lambda planner, cap: None)
+    task = _trap_task()
+    res = solve_task(task)
+    assert res.status is Status.FEASIBLE and not res.optimal and not res.canonical and res.proof == ""
+    assert task.world.replay(task.actual, res.plan).failure is None and res.moved_parts == 3
+    out = reference_output(task, res)
+    assert out["proof"]["optimal"] is False and out["proof"]["proved"] == []
+    assert out["rework_plan"]["actions"] and out["annotation"]["pass"] is False
+
+
 def test_time_limit_never_claims_optimality():
     task = chain_task(200, 20, "misplacement")
     res = solve_task(task, time_limit=0.05)

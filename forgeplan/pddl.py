@@ -76,16 +76,13 @@ class Step:
     """One grounded action in symbolic form: literals over slot fluents, and its clearance paths.
 
     `paths` are the alternatives of `∃d free(p, d)`: (direction, blockers that must be absent); empty
-    when the action needs no clearance. `witnesses` are the alternatives of a separate's "some present
-    part stays behind" (the grounded groups are proper subsets of the present parts): the parts outside
-    the group that never block it, in catalog order.
+    when the action needs no clearance.
     """
 
     action: Action
     pre: tuple[Literal, ...]
     eff: tuple[Literal, ...]
     paths: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    witnesses: tuple[str, ...] = ()
 
 
 @dataclass
@@ -114,8 +111,11 @@ def check_target(task: Task) -> None:
                          file="target_state.json")
 
 
-def abstraction(task: Task) -> Abstraction:
-    """The symbolic abstraction of a task: SEMANTICS §2 facts, computed with the engine's functions."""
+def abstraction(task: Task, every_direction: bool = False) -> Abstraction:
+    """The symbolic abstraction of a task: SEMANTICS §2 facts, computed with the engine's functions.
+
+    Group moves go along the directions `GroupCandidates.moves` keeps, or along every direction.
+    """
     check_target(task)
     world = task.world
     ab = Abstraction(world)
@@ -163,7 +163,7 @@ def abstraction(task: Task) -> Abstraction:
         ab.steps += _slot_steps(ab, i, paths[pid])
     if world.needs_groups:
         ab.groups = candidate_groups(world)
-        ab.steps += _group_steps(ab, ab.groups)
+        ab.steps += _group_steps(ab, ab.groups.groups if every_direction else ab.groups.moves)
     return ab
 
 
@@ -262,47 +262,61 @@ MAX_SEPARABLE_SETS = 50_000
 
 @dataclass(frozen=True)
 class GroupCandidates:
-    """The groups (two or more slots, catalog order) that grounded separate/join moves name, per direction.
+    """The groups (two or more slots, catalog order) that separate and join moves name, per direction.
 
-    `separate[d]`: every group `groups.group_moves` returns along `d` in some set of present parts:
-    separable in free space, `d` a removal direction of every member, and some part outside it never
-    blocks it along `d` (so it is a proper subset of a present set that nothing outside blocks).
-    `join[d]`: the separable groups of the whole assembly along `d`, as `grounding.group_actions`.
+    SEMANTICS §5 asks of G only that it is separable in free space and that `d` is a removal
+    direction of every member; everything else (presence, blockers, locks, supports) depends on the
+    state and becomes a literal precondition. So `groups[d]`, the candidates along `d`, are exactly
+    the separable sets whose members all allow `d`, the same for separate and join.
+
+    `moves[d]` are the groups whose move along `d` the default export keeps. A move of G has the same
+    effect along every direction; only the blockers that must be absent differ. Where the blockers of
+    G along `d` include those along another direction (or equal those of an earlier one), every state
+    that allows `d` allows that one too, so dropping `d` changes no reachable state and no plan cost —
+    the argument that already drops such directions from a single-part move's free paths.
     """
 
-    separate: dict[str, tuple[tuple[str, ...], ...]]
-    join: dict[str, tuple[tuple[str, ...], ...]]
+    groups: dict[str, tuple[tuple[str, ...], ...]]
+    moves: dict[str, tuple[tuple[str, ...], ...]]
 
     def counts(self) -> dict[str, dict[str, int]]:
-        """Number of candidate groups per move and direction (the figure issue 8 asks for)."""
-        return {"separate": {d: len(g) for d, g in self.separate.items()},
-                "join": {d: len(g) for d, g in self.join.items()}}
+        """Candidate groups per direction, and the group moves per direction the default export keeps."""
+        return {"candidates": {d: len(g) for d, g in self.groups.items()},
+                "exported": {d: len(g) for d, g in self.moves.items()}}
 
     def to_json(self) -> dict:
-        return {"counts": self.counts(), "separate": {d: [list(g) for g in v] for d, v in self.separate.items()},
-                "join": {d: [list(g) for g in v] for d, v in self.join.items()}}
+        return {"counts": self.counts(), "candidates": {d: [list(g) for g in v] for d, v in self.groups.items()},
+                "exported": {d: [list(g) for g in v] for d, v in self.moves.items()}}
 
 
 def candidate_groups(world: World) -> GroupCandidates:
-    """Every group a grounded separate or join can name; none when the assembly needs no group moves."""
-    from .groups import group_moves
+    """Every group a separate or join can name; none when the assembly needs no group moves.
 
-    if not world.needs_groups:
-        return GroupCandidates({d: () for d in DIRECTIONS}, {d: () for d in DIRECTIONS})
-    sets = _separable_sets(world)
-    every = (1 << len(world.ids)) - 1
-    separate = {}
-    for d in DIRECTIONS:
-        movable = [g for g in sets if all(d in world.parts[i].removal_dirs for i in _members(g))]
-        separate[d] = tuple(_names(world, g) for g in movable if every & ~g & ~_blockers(world, g, d))
-    whole = group_moves(world.assembly, world.ids)
-    join = {d: tuple(s.move for s in whole if len(s.move) >= 2 and s.direction == d) for d in DIRECTIONS}
-    return GroupCandidates(separate, join)
+    Like `grounding.group_actions`, assemblies that come apart one part at a time keep the nine FORGE
+    actions only (SEMANTICS §5).
+    """
+    groups: dict[str, list] = {d: [] for d in DIRECTIONS}
+    moves: dict[str, list] = {d: [] for d in DIRECTIONS}
+    for g in _separable_sets(world) if world.needs_groups else ():
+        along = [d for d in DIRECTIONS if all(d in world.parts[i].removal_dirs for i in _members(g))]
+        for d in along:
+            groups[d].append(_names(world, g))
+        for d in _undominated(world, g, along):
+            moves[d].append(_names(world, g))
+    return GroupCandidates({d: tuple(v) for d, v in groups.items()}, {d: tuple(v) for d, v in moves.items()})
 
 
 def candidate_counts(task: Task) -> dict[str, dict[str, int]]:
     """Candidate groups per direction in the grounded export of `task` (all zero without group moves)."""
     return candidate_groups(task.world).counts()
+
+
+def _undominated(world: World, group: int, along: list[str]) -> list[str]:
+    """The directions along which a move of `group` is kept: no other has fewer blockers (a strict
+    subset), and no earlier one has the same."""
+    blockers = [_blockers(world, group, d) for d in along]
+    return [d for k, (d, b) in enumerate(zip(along, blockers))
+            if not any(c & ~b == 0 and (c != b or j < k) for j, c in enumerate(blockers) if j != k)]
 
 
 def _separable_sets(world: World) -> list[int]:
@@ -337,13 +351,13 @@ def _blockers(world: World, group: int, d: str) -> int:
     return out & ~group
 
 
-def _group_steps(ab: Abstraction, groups: GroupCandidates) -> list[Step]:
-    """The grounded separate and join moves over every state reachable in the abstraction."""
+def _group_steps(ab: Abstraction, along: dict[str, tuple[tuple[str, ...], ...]]) -> list[Step]:
+    """The separate and join moves of the groups `along` each direction, over every reachable state."""
     steps: list[Step] = []
-    for d in DIRECTIONS:
-        for g in groups.separate[d]:
+    for d, found in along.items():
+        for g in found:
             steps += _separate_steps(ab, g, d)
-        steps += [_join_step(ab, g, d) for g in groups.join[d]]
+            steps.append(_join_step(ab, g, d))
     return steps
 
 
@@ -359,14 +373,13 @@ def _separate_steps(ab: Abstraction, group: tuple[str, ...], d: str) -> list[Ste
     outside = _blockers(world, mask, d)
     common = [("locked", p, False) for p in group if world.lock[world.index[p]] is not None]
     common += _not_held(world, group) + [("present", b, False) for b in _names(world, outside)]
-    witnesses = tuple(p for i, p in enumerate(world.ids) if not (mask | outside) >> i & 1)
     eff = tuple(lit for p in group for lit in (("present", p, False), *_reset_all(ab, p)))
     choices = []
     for p in group:
         mine = [(p, (("present", p, True),) + ((("wrong", p, False),) if p in ab.spare_in else ()))]
         choices.append(mine + ([(ab.spare_in[p], (("wrong", p, True),))] if p in ab.spare_in else []))
     return [Step(Action.group("separate", [x for x, _ in combo], d),
-                 tuple(dict.fromkeys([lt for _, here in combo for lt in here] + common)), eff, witnesses=witnesses)
+                 tuple(dict.fromkeys([lt for _, here in combo for lt in here] + common)), eff)
             for combo in itertools.product(*choices)]
 
 
@@ -405,7 +418,9 @@ class Encoding:
     objects: dict = field(default_factory=dict)                 # part id, or (kind, ...) for the others -> UP object
     touches: dict[str, str] = field(default_factory=dict)       # expanded: `touch` action name -> part id
     groups: GroupCandidates | None = None                       # the candidate groups of a group-move export
+    every_direction: bool = False                               # expanded: dominated group-move directions kept
     simulator: object = field(default=None, repr=False)         # expanded: UP's simulator, made on first use
+    exact: Encoding | None = field(default=None, repr=False)    # expanded: the every-direction twin (validate)
 
     def decode(self, instances: Iterable) -> tuple[Action, ...]:
         """UP action instances of this problem -> forgeplan actions (`touch` only pays a cost: dropped)."""
@@ -473,7 +488,7 @@ class Encoding:
     def _encode_expanded(self, actions: Sequence[Action]):
         """A forgeplan plan as a plan of the expanded problem, or None when some step has no applicable copy.
 
-        An action is expanded into copies that differ in touch variant, free direction or witness;
+        An action is expanded into copies that differ in touch variant or free direction;
         UP's own simulator picks the copy whose preconditions hold (so the choice uses the exported
         semantics, not the engine's), and a group move is preceded by the `touch` actions of its
         members that no earlier action named. The validator then re-checks the whole plan and the goal.
@@ -505,11 +520,19 @@ class Encoding:
         """UP's SequentialPlanValidator on this problem (lifted, or expanded via `_encode_expanded`).
 
         A plan with an action outside the grounded action set (no object of the problem names its
-        parameters, no copy of it in the expanded problem) is invalid for PDDL.
+        parameters, no copy of it in the expanded problem) is invalid for PDDL. A group move along a
+        direction the default export drops is legal in the engine, so a plan with one is checked on
+        the problem with every direction (the same copies for every other action, many more actions).
         """
         from unified_planning.engines import ValidationResultStatus
         from unified_planning.shortcuts import PlanValidator, get_environment
 
+        dropped = any(a.part_ids is not None and a not in self.steps.values() for a in actions)
+        if self.grounded and self.groups is not None and not self.every_direction and dropped:
+            if self.exact is None:
+                self.exact = build_problem(self.task, self.objective, grounded=True, weight=self.weight,
+                                           every_direction=True)
+            return self.exact.validate(actions)
         get_environment().credits_stream = None
         plan = self.encode(actions)
         if plan is None:
@@ -531,14 +554,21 @@ class Encoding:
 
 
 def build_problem(task: Task, objective: str = "moved-parts,actions", *, grounded: bool = False,
-                  weight: int = DEFAULT_WEIGHT) -> Encoding:
-    """The task as a unified-planning Problem: the lifted rework domain, or the expanded STRIPS problem."""
+                  weight: int = DEFAULT_WEIGHT, every_direction: bool = False) -> Encoding:
+    """The task as a unified-planning Problem: the lifted rework domain, or the expanded STRIPS problem.
+
+    `every_direction` keeps a group move along every direction, dominated ones included (see
+    `GroupCandidates`): the problem then has exactly the engine's legal group moves, at the price of
+    many more actions (Fast Downward's invariant synthesis takes seconds on a six-piece burr).
+    """
     costs = touch_costs(objective, weight)
-    ab = abstraction(task)
+    ab = abstraction(task, every_direction)
     if ab.groups is not None and not grounded:
         raise InputError("the lifted domain has no group moves (separate/join, SEMANTICS §5), which this assembly "
                          "needs; export it with --grounded", file=f"assembly {task.assembly.assembly_id}")
-    return (_expanded(task, ab, objective, weight, costs) if grounded else _lifted(task, ab, objective, weight, costs))
+    if grounded:
+        return _expanded(task, ab, objective, weight, costs, every_direction)
+    return _lifted(task, ab, objective, weight, costs)
 
 
 class _Vocabulary:
@@ -572,24 +602,35 @@ class _Vocabulary:
         self.cost = [Fluent(n, IntType()) for n in ("step_cost", "first_touch_cost", "double_first_touch_cost")]
 
 
-def _expanded(task: Task, ab: Abstraction, objective: str, weight: int, costs) -> Encoding:
-    """Plain STRIPS with action costs: nullary atoms, one action per step x free direction x touch variant."""
-    from unified_planning.shortcuts import BoolType, Fluent, InstantaneousAction, Int, MinimizeActionCosts, Not, Problem
+def _expanded(task: Task, ab: Abstraction, objective: str, weight: int, costs, every_direction: bool) -> Encoding:
+    """Plain STRIPS with action costs: one action per step x free direction x touch variant.
+
+    Atoms are unary predicates over part constants (`present p`), not one nullary predicate per atom:
+    with nullary predicates Fast Downward's invariant synthesis takes seconds on the join moves of a
+    six-piece burr (each adds several atoms), with unary ones a hundredth of a second.
+    """
+    from unified_planning.shortcuts import (BoolType, Fluent, InstantaneousAction, Int, MinimizeActionCosts, Not, Object,
+                                            Problem, UserType)
 
     problem = Problem(DOMAIN_NAME)
-    atoms: dict[tuple[str, str], object] = {}
+    part = UserType("part")
+    fluents: dict[str, object] = {}
+    objs: dict[str, object] = {}
 
     def atom(f: str, pid: str):
-        if (f, pid) not in atoms:
-            atoms[(f, pid)] = Fluent(f"{f} {pid}", BoolType())
-            problem.add_fluent(atoms[(f, pid)], default_initial_value=False)
-        return atoms[(f, pid)]()
+        if f not in fluents:
+            fluents[f] = Fluent(f, BoolType(), x=part)
+            problem.add_fluent(fluents[f], default_initial_value=False)
+        if pid not in objs:
+            objs[pid] = Object(pid, part)
+            problem.add_object(objs[pid])
+        return fluents[f](objs[pid])
 
     def lit(f: str, pid: str, value: bool):
         return atom(f, pid) if value else Not(atom(f, pid))
 
     with_touch = objective != "actions"
-    enc = Encoding(task, problem, objective, weight, True, groups=ab.groups)
+    enc = Encoding(task, problem, objective, weight, True, groups=ab.groups, every_direction=every_direction)
     action_costs = {}
     for step in ab.steps:
         a = step.action
@@ -640,15 +681,8 @@ def _label(a: Action) -> list[str]:
 
 
 def _alternatives(step: Step) -> list[tuple[list[str], tuple[Literal, ...]]]:
-    """The disjuncts of a step's precondition as (name words, literals), one expanded action each.
-
-    A single-part move has one per free direction (its blockers absent; several may hold at once). A
-    separate has one per witness, the first present part outside the group (exactly one holds).
-    """
-    if step.witnesses:
-        ws = step.witnesses
-        return [(["beside", w] if len(ws) > 1 else [], (("present", w, True), *(("present", o, False) for o in ws[:k])))
-                for k, w in enumerate(ws)]
+    """The free directions of a single-part move as (name words, blockers absent), one expanded action
+    each (several may hold at once); one empty alternative for actions that need no clearance."""
     paths = step.paths or ((None, ()),)
     return [([f"along {DIRECTION_NAMES[d]}"] if len(paths) > 1 else [], tuple(("present", b, False) for b in blockers))
             for d, blockers in paths]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import json
 import random
 from pathlib import Path
@@ -15,8 +16,8 @@ from unified_planning.io import PDDLReader, PDDLWriter
 from unified_planning.shortcuts import OneshotPlanner, get_environment
 
 from cases import all_cases
-from forgeplan.actions import Action
-from forgeplan.assembly import Assembly, validate_assembly
+from forgeplan.actions import GROUP_ACTIONS, Action
+from forgeplan.assembly import DIRECTIONS, Assembly, validate_assembly
 from forgeplan.cli import main
 from forgeplan.faults import FaultSpec, make_task
 from forgeplan.geometry import check_geometry
@@ -139,8 +140,8 @@ def test_round_trip_with_names_that_need_sanitising(tmp_path, grounded, capsys):
     domain = (tmp_path / "pddl" / "domain.pddl").read_text()
     text = (tmp_path / "pddl" / "problem.pddl").read_text() + domain
     assert text.isascii() and "shaft shaft" not in text and "(M6)" not in text
-    if grounded:
-        assert not any(k in domain for k in ("forall", "exists", "when", "?"))
+    if grounded:  # plain STRIPS: atoms over constants, no variables in any action
+        assert not any(k in domain.split("(:action", 1)[1] for k in ("forall", "exists", "when", "?"))
         engine = {"name": "fast-downward-opt"}
     else:
         assert domain == (DOMAINS / "rework.pddl").read_text()
@@ -182,32 +183,63 @@ def test_weight_check_refuses_to_call_a_long_plan_lexicographically_optimal():
 
 # ----------------------------------------------------------------------------- exactness of what Fast Downward searches
 
-def walk_expanded_problem(task, seed: str, steps: int = 16, objective: str = "moved-parts,actions") -> int:
-    """A random walk on which UP's simulator of the expanded problem offers exactly the engine's legal
-    grounded actions (group moves included) and reaches the goal exactly when the engine's state is
-    target-equivalent; returns the number of group moves taken.
+def engine_legal(world, state) -> list[Action]:
+    """The engine's legal actions over the grounded parameters: single-part moves as grounded, and for an
+    assembly that needs group moves every separate/join of two or more slots along every direction that
+    `World.check` accepts (SEMANTICS §5; enumerated here without forgeplan.groups or forgeplan.pddl)."""
+    out = [a for a in legal_actions(world, state) if a.part_ids is None]
+    if not world.needs_groups:
+        return out
+    occupant = [s.occupant if s.present else pid for pid, s in zip(world.ids, state.slots)]
+    for k in range(2, len(world.ids) + 1):
+        for group in itertools.combinations(range(len(world.ids)), k):
+            for d in DIRECTIONS:
+                for name in GROUP_ACTIONS:
+                    ids = [occupant[i] if name == "separate" else world.ids[i] for i in group]
+                    a = Action.group(name, ids, d)
+                    if world.check(state, a) is None:
+                        out.append(a)
+    return out
 
-    `touch` actions only pay first-touch costs: before comparing, every applicable one is taken, so
-    that a group move is not hidden by its members' untouched atoms."""
+
+def walk_expanded_problem(task, seed: str, steps: int = 16, objective: str = "moved-parts,actions",
+                          every_direction: bool = False) -> int:
+    """A random walk over the engine's legal actions on which UP's simulator of the expanded problem
+    offers exactly those actions and reaches the goal exactly when the engine's state is target-equivalent;
+    returns the number of group moves taken.
+
+    The default export keeps a group move only along its undominated directions (pddl.GroupCandidates):
+    there every offered action is legal and every legal group move is offered along some direction.
+    `touch` actions only pay first-touch costs: every applicable one is taken before comparing, so that a
+    group move is not hidden by its members' untouched atoms."""
     from unified_planning.shortcuts import SequentialSimulator
 
-    world, enc, rng = task.world, build_problem(task, objective, grounded=True), random.Random(seed)
-    groups = 0
+    world, rng = task.world, random.Random(seed)
+    enc = build_problem(task, objective, grounded=True, every_direction=every_direction)
+    groups, touches = 0, [enc.problem.action(name) for name in enc.touches]
     with SequentialSimulator(enc.problem) as sim:
         state, es = sim.get_initial_state(), task.actual
         for _ in range(steps):
-            for act, _params in list(sim.get_applicable_actions(state)):
-                if act.name in enc.touches:
+            for act in touches:
+                if sim.is_applicable(state, act):
                     state = sim.apply(state, act)
             offered: dict = {}
             for act, _params in sim.get_applicable_actions(state):
-                offered.setdefault(enc.steps[act.name], act)
-            legal = legal_actions(world, es)
-            assert set(offered) == set(legal), set(offered) ^ set(legal)
+                a = enc.steps[act.name]
+                offered.setdefault(a, act)
+                offered.setdefault((a.name, a.part_ids), act)
+            legal = engine_legal(world, es)
+            actions = {a for a in offered if isinstance(a, Action)}
+            if every_direction:
+                assert actions == set(legal), actions ^ set(legal)
+            else:
+                assert actions <= set(legal), actions - set(legal)
+                assert {a for a in legal if a.part_ids is None or (a.name, a.part_ids) in offered} == set(legal)
             assert sim.is_goal(state) == world.equivalent(es, task.target)
             a = rng.choice(legal)
             groups += a.part_ids is not None
-            state, es = sim.apply(state, offered[a]), world.apply(es, a)
+            state = sim.apply(state, offered[a] if a in offered else offered[(a.name, a.part_ids)])
+            es = world.apply(es, a)
     return groups
 
 
@@ -216,17 +248,29 @@ def test_expanded_problem_has_exactly_the_engines_legal_actions(name):
     walk_expanded_problem(case(name), name)
 
 
-BURR_WALKS = [(p.name, f) for p in level1_puzzles(BURR) for f in FAULTS]
+def burr_jobs() -> list[tuple[str, str]]:
+    """(puzzle, fault) over the level-1 burrs: both faults of the inner piece where the puzzle needs group
+    moves, one (rotating) where it does not."""
+    out = []
+    for k, path in enumerate(level1_puzzles(BURR)):
+        needs = make_task(import_puzzle(path), []).world.needs_groups
+        out += [(path.name, f) for f in (FAULTS if needs else FAULTS[k % 2:k % 2 + 1])]
+    return out
 
 
-@pytest.mark.parametrize("puzzle, fault", BURR_WALKS)
+@pytest.mark.parametrize("puzzle, fault", burr_jobs())
 def test_expanded_problem_has_exactly_the_engines_legal_actions_on_real_burrs(puzzle, fault):
     """The same on the imported level-1 burrs, with the fault on the inner piece; where the puzzle needs
-    group moves the walk takes some (random choice among the legal actions, a third of them group moves)."""
+    group moves the walk takes some (random choice among the legal actions, most of them group moves)."""
     asm = import_puzzle(BURR / puzzle)
     _, task = fault_task(asm, fault)
-    groups = walk_expanded_problem(task, puzzle + fault, steps=12 if task.world.needs_groups else 6)
+    groups = walk_expanded_problem(task, puzzle + fault, steps=8 if task.world.needs_groups else 4)
     assert (groups > 0) == task.world.needs_groups
+
+
+def test_with_every_direction_the_expanded_problem_has_exactly_the_engines_group_moves():
+    _, task = fault_task(import_puzzle(BURR / "solid6burr_d_asm919.json"), "missing_part")
+    assert walk_expanded_problem(task, "every direction", steps=6, objective="actions", every_direction=True) > 0
 
 
 # ----------------------------------------------------------------------------- second opinion
@@ -270,4 +314,4 @@ def test_group_move_assemblies_are_exported_grounded_and_refused_lifted():
         build_problem(task)
     enc = build_problem(task, grounded=True)
     assert enc.groups is not None and set(enc.touches.values()) == set(task.world.ids)
-    assert any(a.part_ids for a in enc.steps.values())
+    assert {a.name for a in enc.steps.values() if a.part_ids} == set(GROUP_ACTIONS)

@@ -18,22 +18,21 @@ from forgeplan.assembly import DIRECTIONS, LockMechanism, SparePart, validate_as
 from forgeplan.cli import main
 from forgeplan.faults import FaultSpec, make_task
 from forgeplan.geometry import check_geometry
-from forgeplan.grounding import legal_actions
-from forgeplan.groups import group_moves
+from forgeplan.groups import is_separable
 from forgeplan.importers import import_puzzle
 from forgeplan.pddl import build_problem, candidate_counts, candidate_groups, solve_fd
 from forgeplan.perf.pddl_groups import BURR, FAULTS, fault_task, level1_puzzles
 from forgeplan.repair import repair_plan
 from forgeplan.task import write_task
+from test_pddl import burr_jobs, engine_legal, walk_expanded_problem
 
 get_environment().credits_stream = None
 W = 1000
 
 
 def brute_optimum(task, objective: str = "moved-parts,actions") -> tuple[int, int]:
-    """(J_move, c) of an optimal plan: uniform-cost search over the engine's legal grounded actions.
-
-    Knows nothing of PDDL; J_move counts every member of a group move (Action.touched)."""
+    """(J_move, c) of an optimal plan: uniform-cost search over the engine's legal actions (every group
+    move `World.check` accepts). Knows nothing of PDDL; J_move counts every member of a group move."""
     world, tie = task.world, itertools.count()
     weight = {"moved-parts,actions": (W, 1), "actions": (0, 1), "moved-parts": (1, 0)}[objective]
     frontier, seen, memo = [(0, next(tie), task.actual, frozenset(), 0)], set(), {}
@@ -45,7 +44,7 @@ def brute_optimum(task, objective: str = "moved-parts,actions") -> tuple[int, in
         if world.equivalent(state, task.target):
             return len(moved), length
         if state not in memo:
-            memo[state] = [(a, world.apply(state, a)) for a in legal_actions(world, state)]
+            memo[state] = [(a, world.apply(state, a)) for a in engine_legal(world, state)]
         for a, nxt in memo[state]:
             m = moved | set(a.touched)
             cost = weight[0] * len(m) + weight[1] * (length + 1)
@@ -57,43 +56,51 @@ def burr_task(puzzle: str, fault: str):
     return fault_task(import_puzzle(BURR / puzzle), fault)[1]
 
 
+def value(plan) -> tuple[int, int]:
+    return len({p for a in plan for p in a.touched}), len(plan)
+
+
 # ----------------------------------------------------------------------------- candidate groups
 
-def test_candidate_groups_are_every_group_some_present_set_can_separate():
-    """Against the definition: the union over all 2^n sets of present parts of groups.group_moves."""
+def test_candidate_groups_are_the_separable_sets_and_the_export_drops_only_dominated_directions():
+    """Against the definition over all 2^n subsets; an exported move along d' stands for each dropped
+    direction d of the same group (its blockers are a subset of d's)."""
     for path in level1_puzzles(BURR):
         asm = import_puzzle(path)
         world = make_task(asm, []).world
         found = candidate_groups(world)
         if not world.needs_groups:
-            assert not any(found.separate.values()) and not any(found.join.values()), path.name
+            assert not any(found.groups.values()) and not any(found.moves.values()), path.name
             continue
-        brute = {d: set() for d in DIRECTIONS}
-        for k in range(2, len(asm.parts) + 1):
-            for present in itertools.combinations(asm.part_ids, k):
-                for step in group_moves(asm, present):
-                    if len(step.move) >= 2:
-                        brute[step.direction].add(step.move)
-        assert {d: set(g) for d, g in found.separate.items()} == brute, path.name
-        whole = {d: {s.move for s in group_moves(asm) if len(s.move) >= 2 and s.direction == d} for d in DIRECTIONS}
-        assert {d: set(g) for d, g in found.join.items()} == whole, path.name
+        subsets = [g for k in range(2, len(asm.parts) + 1) for g in itertools.combinations(asm.part_ids, k)]
+        separable = [g for g in subsets if is_separable(asm, g)]
+        for d in DIRECTIONS:
+            along = {g for g in separable if all(d in asm.part(p).removal_dirs for p in g)}
+            assert set(found.groups[d]) == along and set(found.moves[d]) <= along, (path.name, d)
+
+        def blockers(g, d):
+            return {b for p in g for j, b in enumerate(world.ids) if world.blockers_along[world.index[p]][d] >> j & 1} - set(g)
+        for d, groups in found.groups.items():
+            for g in groups:
+                assert any(blockers(g, e) <= blockers(g, d) for e in DIRECTIONS if g in found.moves[e]), (path.name, g, d)
 
 
 def test_candidate_group_counts_of_solid6burr_a():
     task = burr_task("solid6burr_a_asm386.json", "missing_part")
-    assert candidate_counts(task) == {"separate": {"+x": 17, "-x": 17, "+y": 17, "-y": 17, "+z": 8, "-z": 15},
-                                      "join": {"+x": 1, "-x": 1, "+y": 0, "-y": 0, "+z": 0, "-z": 0}}
+    assert candidate_counts(task) == {"candidates": {d: 57 for d in DIRECTIONS},  # every subset of 2..6 pieces
+                                      "exported": {"+x": 32, "-x": 11, "+y": 10, "-y": 9, "+z": 4, "-z": 11}}
 
 
 def test_export_command_prints_and_records_the_counts(tmp_path, capsys):
     write_task(burr_task("solid6burr_a_asm386.json", "missing_part"), tmp_path / "task")
     assert main(["export-pddl", str(tmp_path / "task"), "--out", str(tmp_path / "pddl"), "--grounded"]) == 0
     out = capsys.readouterr().out
-    assert "candidate groups for separate per direction: +x 17, -x 17, +y 17, -y 17, +z 8, -z 15 (total 91)" in out
+    assert "candidate groups per direction, for separate and for join: +x 57, -x 57, +y 57, -y 57, +z 57, -z 57" in out
+    assert "(dominated directions dropped) per direction, for separate and for join: +x 32, -x 11" in out
     recorded = json.loads((tmp_path / "pddl" / "groups.json").read_text())
-    assert recorded["counts"]["join"]["+x"] == 1 and len(recorded["separate"]["+z"]) == 8
-    domain = (tmp_path / "pddl" / "domain.pddl").read_text()
-    assert not any(k in domain for k in ("forall", "exists", "when", "?"))
+    assert recorded["counts"]["exported"]["+z"] == len(recorded["exported"]["+z"]) == 4
+    actions = (tmp_path / "pddl" / "domain.pddl").read_text().split("(:action", 1)[1]  # plain STRIPS: no variables
+    assert not any(k in actions for k in ("forall", "exists", "when", "?"))
     assert main(["export-pddl", str(tmp_path / "task"), "--out", str(tmp_path / "lifted")]) == 2
     assert "--grounded" in capsys.readouterr().err
 
@@ -101,23 +108,13 @@ def test_export_command_prints_and_records_the_counts(tmp_path, capsys):
 # ----------------------------------------------------------------------------- Fast Downward's optimum
 
 def _solve(args: tuple[str, str]) -> tuple:
-    puzzle, fault = args
-    task = burr_task(puzzle, fault)
+    task = burr_task(*args)
     r = solve_fd(task, time_limit=60)
     world = task.world
     replay = world.replay(task.actual, r.plan or ())
     valid = r.plan is not None and replay.failure is None and world.equivalent(replay.final, task.target)
-    value = None if r.plan is None else (len({p for a in r.plan for p in a.touched}), len(r.plan))
-    return args, r.optimal, valid, r.cost == r.reported_cost, value, brute_optimum(task), world.needs_groups, r.plan
-
-
-def burr_jobs() -> list[tuple[str, str]]:
-    """Both faults of the inner piece in the puzzles that need group moves, one (rotating) in the others."""
-    out = []
-    for k, path in enumerate(level1_puzzles(BURR)):
-        needs = make_task(import_puzzle(path), []).world.needs_groups
-        out += [(path.name, f) for f in (FAULTS if needs else FAULTS[k % 2:k % 2 + 1])]
-    return out
+    return (args, r.optimal, valid, r.cost == r.reported_cost, r.plan and value(r.plan), brute_optimum(task),
+            world.needs_groups, r.plan)
 
 
 def test_fast_downward_solves_a_fault_inside_every_level1_burr_optimally():
@@ -127,22 +124,20 @@ def test_fast_downward_solves_a_fault_inside_every_level1_burr_optimally():
     assert {p for p, _ in jobs} == {p.name for p in level1_puzzles(BURR)} and {f for _, f in jobs} == set(FAULTS)
     with ProcessPoolExecutor(max_workers=2) as pool:  # each solve mostly waits on Fast Downward
         results = list(pool.map(_solve, jobs))
-    for args, optimal, valid, same_cost, value, brute, needs_groups, plan in results:
+    for args, optimal, valid, same_cost, found, brute, needs_groups, plan in results:
         assert optimal and valid and same_cost, args
-        assert value == brute, (args, value, brute)
-        if needs_groups:
-            assert any(a.part_ids is not None for a in plan), args
-    assert sum(r[6] for r in results) == 8  # 4 of the 7 puzzles need group moves
+        assert found == brute, (args, found, brute)
+        assert any(a.part_ids is not None for a in plan) == needs_groups, args
+    assert sum(r[6] for r in results) == 8  # 4 of the 7 puzzles need group moves, both faults each
 
 
 def test_other_objectives_on_a_group_burr():
     """`actions` has no touch atoms; `moved-parts` makes group moves free and each `touch` cost 1."""
-    task = burr_task("solid6burr_a_asm386.json", "wrong_orientation")
-    for objective, value in (("actions", lambda j, c: c), ("moved-parts", lambda j, c: j)):
+    task = burr_task("solid6burr_d_asm919.json", "wrong_orientation")
+    for objective, pick in (("actions", 1), ("moved-parts", 0)):
         r = solve_fd(task, objective, time_limit=60)
         assert r.optimal and r.cost == r.reported_cost, objective
-        plan = r.plan
-        assert value(len({p for a in plan for p in a.touched}), len(plan)) == value(*brute_optimum(task, objective))
+        assert value(r.plan)[pick] == brute_optimum(task, objective)[pick], objective
 
 
 # ----------------------------------------------------------------------------- a burr with a spare, a lock, a support
@@ -164,18 +159,16 @@ def mechanised_burr():
 
 @pytest.mark.parametrize("faults", [["interference_lock"], ["wrong_part", "misplacement"]])
 def test_mechanised_burr_expanded_problem_has_exactly_the_engines_legal_actions(faults):
-    from test_pddl import walk_expanded_problem
-
     task = make_task(mechanised_burr(), [FaultSpec(f) for f in faults], seed=1)
     assert task.world.needs_groups
-    assert walk_expanded_problem(task, str(faults), steps=8) > 0
+    assert walk_expanded_problem(task, str(faults), steps=6) > 0
 
 
 def test_mechanised_burr_spare_leaves_with_its_group():
     """Optimal against brute force, and the spare is named by the separate that moves it."""
     task = make_task(mechanised_burr(), [FaultSpec("wrong_part")], seed=1)
     r = solve_fd(task, time_limit=60)
-    assert r.optimal and (len({p for a in r.plan for p in a.touched}), len(r.plan)) == brute_optimum(task)
+    assert r.optimal and value(r.plan) == brute_optimum(task)
     spare = task.assembly.spares[0].part_id
     assert any(a.name == "separate" and spare in a.part_ids for a in r.plan)
 
@@ -183,41 +176,65 @@ def test_mechanised_burr_spare_leaves_with_its_group():
 # ----------------------------------------------------------------------------- second opinion on group plans
 
 def plan_variants(task, plan):
-    """The valid plan and invalid ones: dropped steps, swapped steps, a group move whose members are not
-    all absent first, a group move along another direction, a group move naming a slot's target part
-    where a spare sits."""
+    """The valid plan and others: the last step dropped, the first two swapped, the last group move
+    first (its members are not all absent), the first group move along an illegal direction, naming a
+    slot's target part where a spare sits, and a valid detour: a group separated and joined back along a
+    direction the default export drops (legal in the engine, so the validator must accept it)."""
     world = task.world
-    out = [plan, plan[1:], plan[:-1], (plan[1], plan[0], *plan[2:])]
+    out = [plan, plan[:-1], (plan[1], plan[0], *plan[2:])]
     moves = [a for a in plan if a.part_ids is not None]
     out.append((Action.group("join", moves[-1].part_ids, moves[-1].direction), *plan))
     first = moves[0]
-    odd = next(d for d in DIRECTIONS if d != first.direction)
+    legal = engine_legal(world, task.actual)
+    odd = next(d for d in DIRECTIONS if Action.group(first.name, first.part_ids, d) not in legal)
     out.append(tuple(Action.group(a.name, a.part_ids, odd) if a == first else a for a in plan))
-    slots = [world.ids[world._slot_of(p)] for p in first.part_ids]
+    slots = slots_of(world, first)
     if slots != list(first.part_ids):
         out.append(tuple(Action.group(a.name, slots, a.direction) if a == first else a for a in plan))
-    return out
+    return out + [d for d in [_detour(task, plan)] if d is not None]
+
+
+def _detour(task, plan):
+    """A valid plan with a group move along a direction the default export drops: a step of `plan` moved
+    along such a direction, or else a group separated and joined back that way; None if the engine
+    allows neither on the way."""
+    world, state = task.world, task.actual
+    kept = candidate_groups(world).moves
+    for k, a in enumerate(plan):
+        for b in engine_legal(world, state):
+            if b.part_ids is not None and tuple(slots_of(world, b)) not in kept[b.direction]:
+                if (b.name, b.part_ids) == (a.name, a.part_ids):
+                    return (*plan[:k], b, *plan[k + 1:])
+                if b.name == "separate":
+                    return (*plan[:k], b, Action.group("join", slots_of(world, b), b.direction), *plan[k:])
+        state = world.apply(state, a)
+    return None
+
+
+def slots_of(world, a: Action) -> list[str]:
+    return [world.ids[world._slot_of(p)] for p in a.part_ids]
 
 
 def engine_valid(task, plan) -> bool:
-    """Legal, inside the grounded action set at every step (group moves too), and ends target-equivalent."""
+    """Legal in the engine at every step (single-part moves inside the grounded set) and target-equivalent."""
     world, state = task.world, task.actual
     for a in plan:
-        if a not in legal_actions(world, state):
+        if a not in engine_legal(world, state):
             return False
         state = world.apply(state, a)
     return world.equivalent(state, task.target)
 
 
-@pytest.mark.parametrize("which", ["solid6burr_b_asm392.json/wrong_orientation", "mj_burr6_puzzle4.json/missing_part",
-                                   "mechanised/wrong_part"])
-def test_validator_agrees_with_engine_on_group_plans(which):
+@pytest.mark.parametrize("which, detour", [("solid6burr_b_asm392.json/wrong_orientation", True),
+                                           ("mechanised/wrong_part", False)])  # its lock and support leave no detour
+def test_validator_agrees_with_engine_on_group_plans(which, detour):
     puzzle, fault = which.split("/")
     task = (make_task(mechanised_burr(), [FaultSpec(fault)], seed=1) if puzzle == "mechanised"
             else burr_task(puzzle, fault))
     plan = tuple(repair_plan(task.world, task.actual, task.target))
-    enc = build_problem(task, grounded=True)
+    enc = build_problem(task, grounded=True)  # validates on its every-direction twin
     verdicts = [(engine_valid(task, p), enc.validate(p)) for p in plan_variants(task, plan)]
     assert verdicts[0] == (True, True)
+    assert (verdicts[-1] == (True, True)) == detour  # the detour along a dropped direction
     assert sum(not e for e, _ in verdicts) >= 4  # the variants do include invalid plans
     assert all(e == v for e, v in verdicts), verdicts

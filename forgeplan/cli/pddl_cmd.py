@@ -41,9 +41,9 @@ def run_export(args) -> int:
           f"{len(enc.problem.actions)} actions, objective {args.objective})")
     if enc.groups is not None:
         counts = enc.groups.counts()
-        for move in ("separate", "join"):
-            per = ", ".join(f"{d} {n}" for d, n in counts[move].items())
-            print(f"candidate groups for {move} per direction: {per} (total {sum(counts[move].values())})")
+        for what, label in (("candidates", "candidate groups"), ("exported", "group moves kept (dominated directions dropped)")):
+            print(f"{label} per direction, for separate and for join: "
+                  + ", ".join(f"{d} {n}" for d, n in counts[what].items()))
         print(f"the groups are listed in {groups[0]}")
     return 0
 

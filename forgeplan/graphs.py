@@ -70,18 +70,25 @@ def disassembly_layers(asm: Assembly) -> tuple[tuple[str, ...], ...]:
 
 def assembly_sequence(asm: Assembly) -> tuple[str, ...]:
     """One validated insertion order: the reverse of the layered disassembly; for assemblies that need
-    group moves, the main body's growth (core part, then each pre-assembled group; groups.main_body)."""
-    from .groups import disassembly_verdict, main_body
+    group moves, the main body's growth (core part, then each pre-assembled group; groups.main_body).
 
-    if disassembly_verdict(asm)["mode"] == "group_moves":
+    The single-part peeling is tried first: it is linear in the layers, while the group search is
+    only needed when peeling gets stuck.
+    """
+    try:
+        layers = disassembly_layers(asm)
+    except AssemblyError:
+        from .groups import main_body
+
         return main_body(asm).insertion_order
-    return tuple(p for layer in reversed(disassembly_layers(asm)) for p in reversed(layer))
+    return tuple(p for layer in reversed(layers) for p in reversed(layer))
 
 
 def blocking_depth(asm: Assembly) -> int:
     """Number of disassembly layers (single-part assemblies), or of group joins building the main body."""
-    from .groups import disassembly_verdict, main_body
+    try:
+        return len(disassembly_layers(asm))
+    except AssemblyError:
+        from .groups import main_body
 
-    if disassembly_verdict(asm)["mode"] == "group_moves":
         return len(main_body(asm).joins)
-    return len(disassembly_layers(asm))

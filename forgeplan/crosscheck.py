@@ -81,30 +81,14 @@ def _replayed(task: Task, side: Side) -> Side:
     return side
 
 
-def clingo_plans_groups(task: Task) -> bool:
-    """Whether the ASP side can move groups (SEMANTICS §5) for this task: its encodings or facts name `separate`.
-
-    Without group moves clingo's "unsolvable" or optimum on an assembly that needs them would be a
-    claim about a different action set, so the comparison must not take it at face value.
-    """
-    from .asp import ENCODINGS
-    from .facts import task_facts
-
-    if any("separate" in f.read_text(encoding="utf-8") for f in ENCODINGS.glob("*.lp")):
-        return True
-    return "separate(" in task_facts(task).text
-
-
 def clingo_side(task: Task, objective: str, time_limit: float | None) -> Side:
     from .asp import Status, solve_task
 
-    if task.world.needs_groups and not clingo_plans_groups(task):
-        return _unsupported("clingo", "the ASP encoding has no group moves (separate/join) yet")
     try:
         r = solve_task(task, objective, time_limit=time_limit)
     except RuntimeError as exc:  # asp.py's own replay check of its plan
         return Side("clingo", "error", False, False, None, None, None, 0.0, problem=str(exc))
-    except InputError as exc:  # a task outside what the ASP encoding covers
+    except InputError as exc:  # a task the ASP side declines (group moves, until it plans them)
         return _unsupported("clingo", exc.reason)
     has_plan = r.status in (Status.OPTIMAL, Status.FEASIBLE)
     return _replayed(task, Side("clingo", r.status.value, r.optimal, r.status is Status.UNSOLVABLE,
@@ -131,7 +115,8 @@ def fd_side(task: Task, objective: str, time_limit: float | None) -> Side:
 
 
 def _unsupported(planner: str, why: str) -> Side:
-    """A side that did not run: no plan, no proof, so the verdict can only be unknown."""
+    """A side that declined the task: no plan, no proof, so the verdict can only be unknown (an optimum
+    over another action set would be neither agreement nor disagreement)."""
     return Side(planner, f"unsupported: {why}", False, False, None, None, None, 0.0)
 
 

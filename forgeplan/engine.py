@@ -66,6 +66,7 @@ class World:
         self.blockers_along = [{d: blockers[(p.part_id, d)] for d in DIRECTIONS} for p in self.parts]
         self._separable: dict[int, bool] = {}
         self._needs_groups: bool | None = None
+        self._group_candidates: tuple[int, ...] | None = None
         self.supports_mask = [sum(1 << self.index[s] for s in p.supports) for p in self.parts]
         self.holders = [tuple(j for j, q in enumerate(self.parts) if q.lock and p.part_id in q.lock.holds)
                         for p in self.parts]
@@ -269,13 +270,35 @@ class World:
             self._needs_groups = disassembly_verdict(self.assembly)["mode"] == "group_moves"
         return self._needs_groups
 
+    MAX_GROUP_PARTS = 16  # every subset is a candidate up to this size (2^16 bitmasks); beyond, see below
+
+    @property
+    def group_candidates(self) -> tuple[int, ...]:
+        """Bitmasks of the separable groups of two or more parts: the groups separate/join may move.
+
+        Up to MAX_GROUP_PARTS parts every subset is tried; larger assemblies take the groups that
+        some straight move of the whole assembly or of a sub-assembly separates (groups.group_moves).
+        """
+        if self._group_candidates is None:
+            n = len(self.ids)
+            if n <= self.MAX_GROUP_PARTS:
+                masks = [m for m in range(1, 1 << n) if bin(m).count("1") >= 2 and self.separable(m)]
+            else:
+                from .groups import group_moves
+
+                found = {sum(1 << self.index[p] for p in st.move) for st in group_moves(self.assembly, self.ids)}
+                masks = sorted(m for m in found if bin(m).count("1") >= 2)
+            self._group_candidates = tuple(sorted(masks, key=lambda m: (bin(m).count("1"), m)))
+        return self._group_candidates
+
     def separable(self, group: int) -> bool:
         """Can the slots of bitmask `group` be pre-assembled (separated) in free space? Cached."""
         ok = self._separable.get(group)
         if ok is None:
             from .groups import is_separable
 
-            ok = self._separable[group] = is_separable(self.assembly, self._names(group).split(", "))
+            members = [self.ids[j] for j in range(len(self.ids)) if group >> j & 1]
+            ok = self._separable[group] = is_separable(self.assembly, members)
         return ok
 
     def _names(self, mask: int) -> str:

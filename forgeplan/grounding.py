@@ -10,7 +10,7 @@ on the same part must undo, so it never appears in a minimal plan (encodings/SEM
 from __future__ import annotations
 
 from .actions import Action
-from .assembly import Pose
+from .assembly import DIRECTIONS, Pose
 from .engine import ZERO3, World
 from .rotations import axis_angle_of, euler_to_matrix, matmul, transpose
 from .state import State
@@ -67,25 +67,21 @@ def slot_actions(world: World, state: State, i: int) -> list[Action]:
 def group_actions(world: World, state: State) -> list[Action]:
     """Grounded separate/join moves (SEMANTICS §5), only for assemblies that need group moves.
 
-    separate: the movable, free-space-separable groups of the present parts (groups.group_moves);
-    join: the separable groups of the whole assembly whose members are all absent. The engine
-    still checks locks, supports and paths.
+    Every separable group of two or more parts (World.group_candidates) along every direction:
+    separate when all members are in the assembly, join when all are absent. The engine checks
+    locks, supports and paths.
     """
     if not world.needs_groups:
         return []
-    from .groups import group_moves
-
-    present = [pid for pid, s in zip(world.ids, state.slots) if s.present]
-    occupant = {pid: s.occupant for pid, s in zip(world.ids, state.slots)}
+    ids = world.ids
     out = []
-    for step in group_moves(world.assembly, present):
-        if len(step.move) >= 2:
-            out.append(Action.group("separate", [occupant[p] for p in step.move], step.direction))
-    absent = {pid for pid, s in zip(world.ids, state.slots) if not s.present}
-    if len(absent) >= 2:
-        for step in group_moves(world.assembly, world.ids):
-            if len(step.move) >= 2 and absent.issuperset(step.move):
-                out.append(Action.group("join", step.move, step.direction))
+    for g in world.group_candidates:
+        members = [j for j in range(len(ids)) if g >> j & 1]
+        if g & state.mask == g:
+            names = [state.slots[j].occupant for j in members]
+            out.extend(Action.group("separate", names, d) for d in DIRECTIONS)
+        elif not g & state.mask:
+            out.extend(Action.group("join", [ids[j] for j in members], d) for d in DIRECTIONS)
     return out
 
 

@@ -31,3 +31,31 @@ def test_faults_in_level1_burrs_get_valid_plans(name, fault):
     assert r.failure is None and world.equivalent(r.final, task.target)
     if world.needs_groups and fault == "missing_part" and not any(a.name == "insert" for a in plan):
         assert any(a.name == "join" for a in plan)
+
+
+@pytest.mark.parametrize("name", ["solid6burr_d_asm919.json", "mj_burr6_puzzle4.json"])
+def test_grounded_group_moves_are_exactly_the_engines_legal_ones(name):
+    import itertools
+    import random
+
+    from forgeplan.actions import Action
+    from forgeplan.assembly import DIRECTIONS
+    from forgeplan.grounding import legal_actions
+
+    asm = import_puzzle(BURR / name)
+    world = world_for(asm, Tolerances())
+    rng = random.Random(0)
+    state = make_task(asm, [FaultSpec("missing_part")], seed=1).actual
+    for _ in range(12):
+        grounded = {(a.name, frozenset(a.part_ids), a.direction) for a in legal_actions(world, state) if a.part_ids}
+        engine = set()
+        for k in range(2, len(world.ids) + 1):
+            for combo in itertools.combinations(range(len(world.ids)), k):
+                for name_, d in itertools.product(("separate", "join"), DIRECTIONS):
+                    ids = [state.slots[j].occupant if name_ == "separate" else world.ids[j] for j in combo]
+                    if None in ids:
+                        continue
+                    if world.check(state, Action.group(name_, ids, d)) is None:
+                        engine.add((name_, frozenset(ids), d))
+        assert grounded == engine
+        state = world.apply(state, rng.choice(legal_actions(world, state)))

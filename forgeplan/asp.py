@@ -29,8 +29,7 @@ from .actions import Action, moved_parts
 from .closure import dependency_closure
 from .contract import output_json
 from .diagnosis import diagnose, faulty_slots
-from .errors import AssemblyError, InputError
-from .graphs import disassembly_layers
+from .errors import InputError
 from .facts import Facts, canonical_key, part_ranks, task_facts
 from .repair import repair_plan
 from .task import Task
@@ -277,17 +276,6 @@ def _horizons(task: Task, closure: list[str], bound: _Bound, minimize_moved: boo
     return sorted(out)
 
 
-def _needs_group_moves(task: Task) -> bool:
-    """Group moves are grounded (forgeplan.grounding) only for assemblies that cannot come apart
-    one part at a time; there an optimum over single-part actions would be a claim about another
-    action set. The single-part peel is cheap and settles almost every assembly."""
-    try:
-        disassembly_layers(task.assembly)
-        return False
-    except AssemblyError:
-        return task.world.needs_groups
-
-
 def solve_task(task: Task, objective: str = "moved-parts,actions", time_limit: float | None = None,
                all_optimal: bool = False, max_plans: int = 100) -> SolveResult:
     """A minimal recovery plan for `task`, proved optimal over all plan lengths when `optimal` is true."""
@@ -300,9 +288,6 @@ def solve_task(task: Task, objective: str = "moved-parts,actions", time_limit: f
         raise InputError("the time limit must be a positive number of seconds", field="--time-limit")
     clock = _Clock(time_limit)
     world = task.world
-    if _needs_group_moves(task):
-        raise InputError(f"assembly {task.assembly.assembly_id} comes apart only with group moves (separate/join, "
-                         "SEMANTICS §5), which the ASP encoding does not plan yet", field="assembly")
     facts = task_facts(task)
     closure = [world.ids[i] for i in dependency_closure(world, task.actual, faulty_slots(world, task.actual, task.target))]
     minimize_moved = objective != "actions"

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .actions import ACTION_NAMES, Action
+from .assembly import DIRECTIONS
 from .engine import ZERO3, World
 from .errors import InputError
 from .grounding import lock_action, rotation_fix
@@ -43,11 +44,17 @@ def part_ranks(world: World) -> dict[str, int]:
 
 
 def canonical_key(action: Action, ranks: dict[str, int]) -> tuple:
-    """(action rank, part rank, parameters): the tie-break order of SEMANTICS §4."""
+    """(action rank, part rank, parameters): the tie-break order of SEMANTICS §4.
+
+    A group move (SEMANTICS §5) is keyed by its first member, then its direction and all members' ranks.
+    """
     pose = action.after_pose
-    return (ACTION_NAMES.index(action.name), ranks[action.part_id], action.axis or "",
-            action.angle_deg if action.angle_deg is not None else 0.0,
-            (pose.position, pose.rotation) if pose else (), ranks.get(action.target_part_id or "", -1))
+    key = (ACTION_NAMES.index(action.name), ranks[action.part_id], action.axis or "",
+           action.angle_deg if action.angle_deg is not None else 0.0,
+           (pose.position, pose.rotation) if pose else (), ranks.get(action.target_part_id or "", -1))
+    if action.part_ids is not None:
+        key += (DIRECTIONS.index(action.direction), tuple(ranks[x] for x in action.part_ids))  # type: ignore[arg-type]
+    return key
 
 
 def quote(text: str) -> str:
@@ -58,6 +65,9 @@ def quote(text: str) -> str:
 def action_term(action: Action) -> str:
     """The ASP term of a grounded action, as clingo prints it; parameters implied by the part are left out."""
     a = action
+    if a.part_ids is not None:  # separate / join: the members as a tuple, then the direction
+        members = ",".join(quote(x) for x in a.part_ids) + ("," if len(a.part_ids) == 1 else "")
+        return f"{a.name}(({members}),{quote(a.direction)})"  # type: ignore[arg-type]
     if a.name in ("rotate", "rotate_to_unlock", "rotate_to_lock"):
         args = [a.part_id, a.axis, repr(float(a.angle_deg))]  # type: ignore[arg-type]
     elif a.name == "replace":
@@ -93,6 +103,54 @@ class _SlotValues:
                 raise InputError(f"the repairing turn of {world.ids[i]} leaves it off target", field="rotation")
             self.fixes.append((r, fix[0], fix[1], after))
             todo.append(after)
+
+
+MAX_GROUP_SETS = 5000
+
+
+def separable_sets(world: World) -> list[tuple[str, ...]]:
+    """Every set of two or more slots that is separable in free space (forgeplan.groups), catalog order.
+
+    Separability is hereditary, so the sets are grown one slot at a time from separable sets only.
+    """
+    from .groups import is_separable
+
+    n = len(world.ids)
+    level = [(i,) for i in range(n)]
+    out: list[tuple[str, ...]] = []
+    while level:
+        nxt = []
+        for s in level:
+            for j in range(s[-1] + 1, n):
+                g = s + (j,)
+                if is_separable(world.assembly, [world.ids[i] for i in g]):
+                    nxt.append(g)
+        out += [tuple(world.ids[i] for i in g) for g in nxt]
+        if len(out) > MAX_GROUP_SETS:
+            raise InputError(f"more than {MAX_GROUP_SETS} separable groups: too many to ground as group moves",
+                             field="assembly")
+        level = nxt
+    return out
+
+
+def group_actions(world: World, actual: State) -> list[Action]:
+    """Every separate/join any reachable state can offer (SEMANTICS §5): each separable set of two or more
+    slots along each direction all its members allow; separate once per choice of occupants (a slot
+    holding a spare in the actual state is named by the spare or, after a replacement, by its target
+    part), join with the target parts. Blocking, presence, locks and supports are checked per state by
+    the encoding."""
+    out: list[Action] = []
+    for g in separable_sets(world):
+        dirs = [d for d in DIRECTIONS if all(d in world.parts[world.index[p]].removal_dirs for p in g)]
+        choices: list[list[str]] = [[]]
+        for p in g:
+            s = actual.slots[world.index[p]]
+            occ = [p] + ([s.occupant] if s.present and s.occupant != p else [])  # type: ignore[list-item]
+            choices = [c + [x] for c in choices for x in occ]
+        for d in dirs:
+            out += [Action.group("separate", c, d) for c in choices]
+            out.append(Action.group("join", g, d))
+    return out
 
 
 def _check_target(task: Task) -> None:
@@ -174,10 +232,20 @@ def task_facts(task: Task) -> Facts:
         if len(occupants) > 1:
             actions.append(Action("replace", occupants[1], target_part_id=pid))
 
+    if world.needs_groups:
+        actions += group_actions(world, actual)
     actions.sort(key=lambda a: canonical_key(a, ranks))
     terms = {a: action_term(a) for a in actions}
     lines += ["", "% --- grounded actions (forgeplan/grounding.py) with their tie-break rank"]
     lines += [f"action({terms[a]}). rank({terms[a]},{k})." for k, a in enumerate(actions)]
+    groups = sorted({a.part_ids for a in actions if a.part_ids is not None}, key=lambda g: [ranks[x] for x in g])
+    if groups:
+        lines += ["", "% --- group moves (SEMANTICS §5): gmember(G,X), X a member of the group term G; every"
+                  " G is free-space separable", f"%     ({len(groups)} member tuples, "
+                  f"{sum(1 for a in actions if a.part_ids is not None)} group actions)"]
+        for g in groups:
+            term = "(" + ",".join(q(x) for x in g) + ")"
+            lines.append(" ".join(f"gmember({term},{q(x)})." for x in g))
 
     lines += ["", "% --- actual state (actual_state.json), abstracted"]
     for i, pid in enumerate(world.ids):

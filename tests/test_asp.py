@@ -259,11 +259,13 @@ def test_bad_arguments_are_input_errors():
 BURR = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "burr"
 
 
-def test_assemblies_needing_group_moves_are_declined_not_misjudged():
+def test_assemblies_needing_group_moves_are_planned_with_group_moves():
+    """(More in tests/test_asp_groups.py.)"""
     asm = import_puzzle(BURR / "solid6burr_a_asm386.json")
     assert world_for(asm, Tolerances()).needs_groups
-    with pytest.raises(InputError, match="group moves"):
-        solve_task(make_task(asm, [FaultSpec("missing_part")], seed=3))
+    task = make_task(asm, [FaultSpec("missing_part")], seed=3)
+    r = solve_task(task)
+    assert r.optimal and any(a.name == "join" for a in r.plan) and check_plan(task, r.plan) == []
 
 
 def test_non_target_target_state_is_rejected():

@@ -87,9 +87,7 @@ class World:
     # ------------------------------------------------------------------ derived predicates
 
     def pose_off(self, i: int, slot: Slot) -> bool:
-        t = self.target_position[i]
-        dist = math.sqrt(sum((slot.position[k] - t[k]) ** 2 for k in range(3)))
-        return dist > self.tol.pos_tol or abs(slot.seated) > self.tol.pos_tol
+        return self.position_off(i, slot) or abs(slot.seated) > self.tol.pos_tol
 
     def position_off(self, i: int, slot: Slot) -> bool:
         t = self.target_position[i]
@@ -136,11 +134,7 @@ class World:
 
     def blocker_names(self, state: State, i: int) -> str:
         others = state.mask & ~(1 << i)
-        parts = []
-        for d, m in self.dir_masks[i]:
-            names = [self.ids[j] for j in range(len(self.ids)) if (m & others) >> j & 1]
-            parts.append(f"{d}: {', '.join(names)}")
-        return "; ".join(parts)
+        return "; ".join(f"{d}: {self._names(m & others)}" for d, m in self.dir_masks[i])
 
     # ------------------------------------------------------------------ legality
 

@@ -20,7 +20,6 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import Enum
-from pathlib import Path
 
 import clingo
 from clingo import Function, Number
@@ -32,12 +31,13 @@ from .diagnosis import diagnose, faulty_slots
 from .errors import InputError
 from .facts import Facts, canonical_key, part_ranks, task_facts
 from .repair import repair_plan
+from .resources import encodings_dir
 from .task import Task
 
 # measured on the registry's largest tasks: about 25% faster than clingo's defaults
 SOLVER_OPTIONS = ("--configuration=frumpy", "--opt-strategy=usc", "--heuristic=Berkmin",
                   "--forget-on-step=varScores,signs,lemmaScores")
-ENCODINGS = Path(__file__).resolve().parent.parent / "encodings"
+ENCODINGS = encodings_dir()
 # objective -> the values an optimality proof covers
 OBJECTIVES = {"moved-parts,actions": ("moved-parts", "actions"), "moved-parts": ("moved-parts",),
               "actions": ("actions",)}

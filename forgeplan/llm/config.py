@@ -8,8 +8,9 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from ..errors import InputError
+from ..resources import models_dir
 
-MODELS_DIR = Path(__file__).resolve().parents[2] / "models"
+MODELS_DIR = models_dir()
 DEFAULT_CONFIG = MODELS_DIR / "forge-qwen3.5-9b.toml"
 SAVED_NAME = "forgeplan_train.json"
 

@@ -15,9 +15,10 @@ from pathlib import Path
 
 from ..assembly import Pose, unlocked_pose
 from ..errors import InputError
+from ..resources import grammars_dir
 from ..task import Task
 
-GRAMMAR_PATH = Path(__file__).resolve().parents[2] / "grammars" / "rework_plan.lark"
+GRAMMAR_PATH = grammars_dir() / "rework_plan.lark"
 VOCABULARY_RULES = ("sample_id", "assembly_id", "slot", "present_part", "spare_slot", "spare", "lock_slot",
                     "rotate_unlock", "rotate_lock", "coupled_unlock", "coupled_lock", "replace_pair")
 ACTION_RULE = "action"  # marked in the automaton: the legal-action mask starts each action there

@@ -1,6 +1,6 @@
 """Generate benchmark tasks from a composition plan, each with a proven-minimal, verified reference.
 
-Every task is a pure function of (seed, slot): workers may run in any order and the output is
+Every task is a pure function of (seed, slot, assembly): workers may run in any order and the output is
 byte-identical whatever `--jobs` is. A task is kept only when clingo proved its reference optimal and
 the verifier replays it as valid (closed loop); otherwise the next attempt seed is tried.
 """
@@ -13,7 +13,7 @@ import random
 from dataclasses import dataclass
 
 from ..actions import moved_parts
-from ..assembly import load_assembly
+from ..assembly import Assembly
 from ..diagnosis import MISTAKE_TYPES, diagnose
 from ..errors import ForgeplanError
 from ..faults import FaultSpec, candidates, make_task
@@ -63,11 +63,10 @@ def _faults_for(slot: Slot, task_world, rng: random.Random) -> list[FaultSpec]:
     return [FaultSpec(t) for t in chosen]
 
 
-def build_task(slot: Slot, seed: int, tolerances: Tolerances) -> tuple[Task, dict, int]:
+def build_task(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances) -> tuple[Task, dict, int]:
     """The task of a slot and its solve result; tries attempt seeds until the closed loop holds."""
     from ..asp import solve_task
 
-    asm = load_assembly(slot.assembly_id)
     world = world_for(asm, tolerances)
     sid = sample_id(slot)
     want_hidden = slot.index % 2 == 0
@@ -100,10 +99,12 @@ def build_task(slot: Slot, seed: int, tolerances: Tolerances) -> tuple[Task, dic
     raise ForgeplanError(f"could not generate task {sid}: {last_error}")
 
 
-def generate(slot: Slot, seed: int, tolerances: Tolerances) -> Generated:
+def generate(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances) -> Generated:
+    """One task of the benchmark. `asm` is the loaded assembly itself (built-in or imported), so a
+    worker process never has to find it again by id."""
     from ..asp import reference_output
 
-    task, result, attempt = build_task(slot, seed, tolerances)
+    task, result, attempt = build_task(slot, asm, seed, tolerances)
     ref = reference_output(task, result)
     ref["proof"].pop("seconds", None)  # timings differ run to run; the benchmark must be byte-identical
     out = {k: ref[k] for k in ("annotation", "rework_plan")}

@@ -12,13 +12,12 @@ from functools import partial
 from pathlib import Path
 
 from .. import __version__
-from ..assembly import load_assembly
 from ..errors import ForgeplanError, InputError
-from ..library import BUILTIN
 from ..state import Tolerances
 from ..task import read_json, write_json
 from .composition import PROTOCOL, composition_counts, plan_composition
 from .generate import generate
+from .sources import load_sources
 
 MANIFEST = "manifest.json"
 
@@ -33,26 +32,23 @@ def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, pro
                 tolerances: Tolerances = Tolerances(), assemblies: list[str] | None = None) -> dict:
     """Generate the benchmark into `out` (must be empty or absent); returns the manifest.
 
-    `assemblies` restricts the library (default: every built-in assembly).
+    `assemblies` lists built-in ids and assembly JSON file paths (default: every built-in assembly).
     """
     if tasks < 20:
         raise InputError(f"--tasks must be at least 20 to keep every stratum, got {tasks}", field="--tasks")
     if out.exists() and any(out.iterdir()):
         raise InputError("output folder is not empty", file=str(out))
-    chosen = list(BUILTIN) if assemblies is None else assemblies
-    unknown = sorted(set(chosen) - set(BUILTIN))
-    if unknown or len(chosen) < 2:
-        raise InputError(f"need two or more built-in assemblies; unknown: {unknown}" if unknown else
-                         "need two or more built-in assemblies (one for each split)", field="--assemblies")
-    families = {a: load_assembly(a).family for a in chosen}
+    sources = load_sources(assemblies)
+    families = {a: s.assembly.family for a, s in sources.items()}
     slots = plan_composition(families, tasks, seed)
     work = partial(generate, seed=seed, tolerances=tolerances)
+    asms = [sources[s.assembly_id].assembly for s in slots]
     (out / "tasks").mkdir(parents=True, exist_ok=True)
     records = []
     # an executor (not multiprocessing.Pool) so that a worker that dies raises instead of hanging
     pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) if jobs > 1 else None
     try:
-        results = pool.map(work, slots, chunksize=4) if pool else map(work, slots)
+        results = pool.map(work, slots, asms, chunksize=4) if pool else map(work, slots, asms)
         for g in results:
             folder = out / "tasks" / g.sample_id
             folder.mkdir()
@@ -69,7 +65,7 @@ def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, pro
             pool.shutdown(cancel_futures=True)
     manifest = {
         "schema_version": "1.0", "benchmark": "forgeplan FORGE-Bench-shaped", "seed": seed, "tasks": tasks,
-        "library": sorted(families),
+        "library": sorted(families), "sources": {a: s.origin for a, s in sources.items()},
         "protocol": PROTOCOL, "tolerances": tolerances.to_json(), "versions": _versions(),
         "composition": composition_counts(slots),
         "splits": {s: [r["sample_id"] for r in records if r["split"] == s] for s in ("train", "test")},
@@ -92,7 +88,7 @@ def load_manifest(bench: Path) -> dict:
 
 
 def stats(manifest: dict) -> dict:
-    """Composition tables: per split x condition, fault type, difficulty, assembly."""
+    """Composition tables: per split x condition, fault type, difficulty, assembly; assembly origins."""
     recs = manifest["records"]
     table: dict = {}
     for key in ("condition", "difficulty", "assembly_id", "family"):
@@ -101,4 +97,5 @@ def stats(manifest: dict) -> dict:
                            for s in ("train", "test")}
     table["hidden"] = {s: sum(r["hidden"] for r in recs if r["split"] == s) for s in ("train", "test")}
     table["composition"] = manifest["composition"]
+    table["sources"] = manifest.get("sources", {})  # absent in benchmarks built before imports
     return table

@@ -18,7 +18,11 @@ def register(sub) -> None:
     b.add_argument("--tasks", type=int, default=4000)
     b.add_argument("--seed", type=int, default=42)
     b.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    b.add_argument("--assemblies", nargs="+", metavar="ID", help="restrict to these built-in assemblies (default: all)")
+    b.add_argument("--assemblies", nargs="+", metavar="ID|FILE",
+                   help="the library: built-in ids and/or assembly JSON files written by `forgeplan import` "
+                        "(default: every built-in). A built-in id wins over a same-named file (write ./NAME for the "
+                        "file). Imported assemblies keep the `family` of their file, which the train/test split "
+                        "groups by; they must come apart with straight moves, and every id must be unique")
     b.add_argument("--quiet", action="store_true", help="no progress bar")
     b.set_defaults(func=run_build)
     s = bsub.add_parser("stats", help="print the composition tables")
@@ -73,9 +77,20 @@ def run_export(args) -> int:
 def _print_table(table: dict) -> None:
     comp = table["composition"]
     print("composition: " + ", ".join(f"{k}={v}" for k, v in comp.items()))
+    _print_imported(table)
     for key in ("condition", "fault_type", "difficulty", "family"):
         rows = sorted(set(table[key]["train"]) | set(table[key]["test"]))
         print(f"\n{key:<22} {'train':>7} {'test':>7}")
         for r in rows:
             print(f"{r:<22} {table[key]['train'].get(r, 0):>7} {table[key]['test'].get(r, 0):>7}")
     print(f"\n{'hidden faults':<22} {table['hidden']['train']:>7} {table['hidden']['test']:>7}")
+
+
+def _print_imported(table: dict) -> None:
+    """Where each imported assembly came from, so that the build can be reproduced."""
+    files = {a: o for a, o in table["sources"].items() if o["origin"] == "file"}
+    if files:
+        print(f"\n{'imported assembly':<22} {'train':>7} {'test':>7}  sha256        file")
+    for a, o in files.items():
+        n = [table["assembly_id"][s].get(a, 0) for s in ("train", "test")]
+        print(f"{a:<22} {n[0]:>7} {n[1]:>7}  {o['sha256'][:12]}  {o['path']}")

@@ -1,0 +1,113 @@
+"""A regular (non-editable) install carries the top-level resource directories.
+
+The wheel is built from a copy of the project's files (so the repository gets no build/ directory), with
+`pip wheel --no-deps --no-build-isolation`; it must hold every file of encodings/, domains/, grammars/
+and models/ under forgeplan/_resources/, and every module of the package.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from forgeplan import resources
+
+ROOT = Path(__file__).resolve().parents[1]
+RESOURCES = ("encodings", "domains", "grammars", "models")
+IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".*")
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    """Relative POSIX path -> content of every file under folder (caches and hidden files left out)."""
+    out = {}
+    for path in sorted(folder.rglob("*")):
+        rel = path.relative_to(folder)
+        if path.is_file() and "__pycache__" not in rel.parts and not any(p.startswith(".") for p in rel.parts) \
+                and path.suffix != ".pyc":
+            out[rel.as_posix()] = path.read_bytes()
+    return out
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    src = tmp_path_factory.mktemp("src")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, src / name)
+    for name in ("forgeplan", *RESOURCES):
+        shutil.copytree(ROOT / name, src / name, ignore=IGNORE)
+    out = tmp_path_factory.mktemp("wheel")
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+                           "-w", str(out), str(src)], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1"})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (whl,) = out.glob("forgeplan-*.whl")
+    return whl
+
+
+def test_wheel_carries_the_resource_directories(wheel):
+    with zipfile.ZipFile(wheel) as zf:
+        names = set(zf.namelist())
+        for name in RESOURCES:
+            repo = _files(ROOT / name)
+            assert repo, f"{name}/ is empty"
+            for rel, data in repo.items():
+                member = f"forgeplan/_resources/{name}/{rel}"
+                assert member in names, f"the wheel lacks {member}"
+                assert zf.read(member) == data, f"{member} differs from {name}/{rel}"
+
+
+def test_wheel_carries_every_module(wheel):
+    """pyproject.toml lists the packages explicitly: a new subpackage must be added there."""
+    with zipfile.ZipFile(wheel) as zf:
+        names = set(zf.namelist())
+    missing = [f"forgeplan/{rel}" for rel in _files(ROOT / "forgeplan") if rel.endswith(".py")
+               and f"forgeplan/{rel}" not in names]
+    assert not missing, f"not in the wheel (add the package to pyproject.toml [tool.setuptools] packages): {missing}"
+
+
+def test_installed_layout_finds_its_resources(wheel, tmp_path):
+    """The wheel's own forgeplan (unpacked, first on the path) uses forgeplan/_resources, not the repository."""
+    site = tmp_path / "site"
+    with zipfile.ZipFile(wheel) as zf:
+        zf.extractall(site)
+    code = (
+        "import forgeplan, json\n"
+        "from forgeplan import resources as r\n"
+        "from forgeplan.asp import ENCODINGS\n"
+        "from forgeplan.llm.grammar import base_grammar\n"
+        "from forgeplan.llm.config import DEFAULT_CONFIG\n"
+        "assert base_grammar()\n"
+        "print(json.dumps([forgeplan.__file__, str(ENCODINGS), str(DEFAULT_CONFIG)]"
+        " + [str(f()) for f in (r.encodings_dir, r.domains_dir, r.grammars_dir, r.models_dir)]))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    init, encodings, default_config, *dirs = json.loads(proc.stdout.strip().splitlines()[-1])
+    installed = site / "forgeplan"
+    assert Path(init).resolve() == (installed / "__init__.py").resolve()
+    assert Path(encodings).resolve() == (installed / "_resources" / "encodings").resolve()
+    assert Path(default_config).is_file()
+    for name, folder in zip(RESOURCES, dirs):
+        assert Path(folder).resolve() == (installed / "_resources" / name).resolve()
+
+
+def test_resource_functions_return_existing_directories():
+    for name, func in zip(RESOURCES, (resources.encodings_dir, resources.domains_dir, resources.grammars_dir,
+                                      resources.models_dir)):
+        folder = func()
+        assert folder.is_dir(), folder
+        assert folder.name == name
+        assert _files(folder) == _files(ROOT / name)  # the repository's copy, or an installed one equal to it
+    assert (resources.encodings_dir() / "plan.lp").is_file()
+    assert (resources.domains_dir() / "rework.pddl").is_file()
+    assert (resources.grammars_dir() / "rework_plan.lark").is_file()
+    assert (resources.models_dir() / "tiny-cpu.toml").is_file()

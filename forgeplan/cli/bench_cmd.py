@@ -41,7 +41,8 @@ def run_build(args) -> int:
 
     from ..bench.store import build_bench, stats
 
-    with tqdm(total=args.tasks, desc="bench build", unit="task", disable=args.quiet, file=sys.stderr) as bar:
+    # drawn from the first finished task on (delay), so that bad input prints only its error line
+    with tqdm(total=args.tasks, desc="bench build", unit="task", disable=args.quiet, file=sys.stderr, delay=1e-6) as bar:
         manifest = build_bench(args.out, args.tasks, args.seed, max(1, args.jobs), progress=bar.update,
                                assemblies=args.assemblies)
     _print_table(stats(manifest))

@@ -3,7 +3,7 @@
 One colour per part, a legend with the part ids, lock parts outlined in black and labelled with
 their mechanism. The exploded view slides every part out along the direction it leaves the
 assembly, beyond everything removed after it, which shows the parts hidden inside (burr cores,
-nested boxes, bearings under a hub).
+nested boxes, bearings under a hub); burrs that come apart only in groups explode group by group.
 """
 
 from __future__ import annotations
@@ -11,16 +11,24 @@ from __future__ import annotations
 from pathlib import Path
 
 from .assembly import DIRECTION_VECTORS, Assembly, Part
-from .errors import InputError
+from .errors import AssemblyError, InputError
 from .geometry import blocking_relation
 from .graphs import blocking_depth, disassembly_layers
+from .groups import disassemble
 
 Voxel = tuple[int, int, int]
 
 
 def exploded_voxels(asm: Assembly) -> dict[str, frozenset[Voxel]]:
-    """Each part's voxels moved out along its removal direction, clear of the parts removed later."""
-    layers = disassembly_layers(asm)
+    """Each part's voxels moved out along its removal direction, clear of the parts removed later.
+
+    Assemblies that come apart only with group moves are exploded along their two-handed
+    disassembly instead (`_exploded_by_groups`).
+    """
+    try:
+        layers = disassembly_layers(asm)
+    except AssemblyError:
+        return _exploded_by_groups(asm)
     blocked: dict[tuple[str, str], set[str]] = {}
     for d, edges in blocking_relation(asm).items():
         for b, p in edges:
@@ -36,6 +44,25 @@ def exploded_voxels(asm: Assembly) -> dict[str, frozenset[Voxel]]:
             out[pid] = _slide_clear(part, d, placed) if placed else part.voxels
         placed.update(v for pid in layer for v in out[pid])
     return out
+
+
+def _exploded_by_groups(asm: Assembly) -> dict[str, frozenset[Voxel]]:
+    """Replay `groups.disassemble`: each separated group slides along its direction until a one-voxel
+    gap opens between it and the rest of its subassembly, carrying its members' later moves along."""
+    shapes = {p.part_id: p.voxels for p in asm.parts}
+    components = [frozenset(asm.part_ids)]
+    for step in disassemble(asm).steps:
+        moved = frozenset(step.move)
+        comp = next(c for c in components if moved <= c)
+        rest = {v for pid in comp - moved for v in shapes[pid]}
+        group = Part("group", "group", frozenset(v for pid in moved for v in shapes[pid]))
+        slid = _slide_clear(group, step.direction, rest)
+        shift = tuple(a - b for a, b in zip(min(slid), min(group.voxels)))
+        for pid in moved:
+            shapes[pid] = frozenset(tuple(v[i] + shift[i] for i in range(3)) for v in shapes[pid])  # type: ignore[misc]
+        components.remove(comp)
+        components += [comp - moved, moved]
+    return shapes
 
 
 def _slide_clear(part: Part, direction: str, placed: set[Voxel]) -> frozenset[Voxel]:

@@ -1,23 +1,30 @@
-"""The built-in library: 26 valid identities with the variety the benchmark needs, and `forgeplan show`."""
+"""The built-in library: 26 valid identities with the variety the benchmark needs (two six-piece burrs
+that need group moves among them), and `forgeplan show`."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
 
 import pytest
 
+from forgeplan.asp import reference_output, solve_task
 from forgeplan.assembly import DIRECTIONS, load_assembly
 from forgeplan.cli import main
+from forgeplan.crosscheck import compare_task
 from forgeplan.diagnosis import MISTAKE_TYPES
 from forgeplan.faults import FaultSpec, candidates, make_task
 from forgeplan.geometry import symmetry_group
-from forgeplan.graphs import blocking_depth, disassembly_layers
+from forgeplan.graphs import assembly_sequence, blocking_depth
+from forgeplan.grounding import legal_actions
+from forgeplan.groups import disassembly_verdict
 from forgeplan.library import BUILTIN
 from forgeplan.render import exploded_voxels
 from forgeplan.repair import repair_plan
 from forgeplan.state import Tolerances
 from forgeplan.task import world_for
+from forgeplan.verify import verify
 
 IDS = list(BUILTIN)
 PART_ID = re.compile(r"^[A-Z][A-Za-z0-9]*_Part\d{2}_[A-Z][A-Za-z]*$")
@@ -88,16 +95,16 @@ def test_pins_and_pegs_leave_along_their_axis_only(library):
 
 def test_supports_are_acyclic_contacts_checked_on_load(library):
     assert any(p.supports for asm in library.values() for p in asm.parts)
-    for asm in library.values():  # disassembly respects supports: a part leaves after what rests on it
-        layer = {pid: k for k, ids in enumerate(disassembly_layers(asm)) for pid in ids}
+    for asm in library.values():  # the assembly order respects supports: a part goes in after its supports
+        order = {pid: k for k, pid in enumerate(assembly_sequence(asm))}
         for p in asm.parts:
-            assert all(layer[s] > layer[p.part_id] for s in p.supports), (asm.assembly_id, p.part_id)
+            assert all(order[s] < order[p.part_id] for s in p.supports), (asm.assembly_id, p.part_id)
 
 
 def _deepest(world, asm, ftype: str) -> str:
-    """The applicable part buried deepest: the hardest fault of this type for the repair pipeline."""
-    layer = {pid: k for k, ids in enumerate(disassembly_layers(asm)) for pid in ids}
-    return max((world.ids[i] for i in candidates(world, ftype)), key=lambda pid: (layer[pid], pid))
+    """The applicable part buried deepest (inserted first): the hardest fault of this type for the repair pipeline."""
+    order = {pid: k for k, pid in enumerate(assembly_sequence(asm))}
+    return min((world.ids[i] for i in candidates(world, ftype)), key=lambda pid: (order[pid], pid))
 
 
 @pytest.mark.parametrize("aid", IDS)
@@ -142,3 +149,43 @@ def test_show_unknown_assembly_exits_2_with_one_line(tmp_path, capsys):
 def test_show_into_missing_folder_exits_2(tmp_path, capsys):
     assert main(["show", "luban_lock_3", "--out", str(tmp_path / "nope" / "x.png")]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+GROUP_BURRS = ["burr_6_split", "burr_6_pairs"]
+
+
+def test_exactly_the_group_burrs_need_group_moves(library):
+    modes = {aid: disassembly_verdict(asm)["mode"] for aid, asm in library.items()}
+    assert sorted(a for a, m in modes.items() if m == "group_moves") == sorted(GROUP_BURRS)
+    assert set(modes.values()) == {"single_part", "group_moves"}
+
+
+@pytest.mark.parametrize("aid", GROUP_BURRS)
+def test_group_burrs_have_no_free_piece_but_a_legal_group_move(aid):
+    world = world_for(load_assembly(aid), Tolerances())
+    start = world.target_state()
+    legal = legal_actions(world, start)
+    assert not [a for a in legal if a.name == "remove"]
+    moves = [a for a in legal if a.name == "separate" and len(a.part_ids) < len(world.ids)]
+    assert len(moves) == 2, "the first group and its complement, in opposite directions (or all parts at once)"
+    a, b = moves
+    assert set(a.part_ids) | set(b.part_ids) == set(world.ids) and not set(a.part_ids) & set(b.part_ids)
+
+
+@pytest.mark.parametrize("aid", GROUP_BURRS)
+@pytest.mark.parametrize("fault", ["missing_part", "wrong_orientation"])
+def test_group_burr_faults_get_proven_minimal_group_plans_fast_downward_agrees(aid, fault):
+    """A fault inside a built-in group burr: clingo's proven optimum separates and joins a group, the
+    reference verifies, and Fast Downward finds the same optimum."""
+    asm = load_assembly(aid)
+    world = world_for(asm, Tolerances())
+    task = make_task(asm, [FaultSpec(fault, _deepest(world, asm, fault))], seed=5)
+    comparison = compare_task(task, time_limit=120)
+    assert comparison.verdict == "agree", comparison.reason
+    result = solve_task(task)
+    assert result.optimal
+    names = [a.name for a in result.plan]
+    assert "separate" in names or fault == "missing_part"
+    assert "join" in names
+    ref = reference_output(task, result)
+    assert verify(task, json.dumps({k: ref[k] for k in ("annotation", "rework_plan")})).valid

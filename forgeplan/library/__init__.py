@@ -2,7 +2,9 @@
 
 Builders are code, not hand-typed voxel lists: each family module composes voxel boxes
 (`forgeplan.library.voxels`) so that the geometry-derived graphs follow from the shapes. Every
-identity comes apart one part at a time with straight moves; removal directions are restricted
+identity comes apart with straight moves: one part at a time, except the Luban locks burr_6_split and
+burr_6_pairs, which come apart only when groups of pieces slide out together (`separate`/`join`,
+encodings/SEMANTICS.md §5), like most real level-1 burrs. Removal directions are restricted
 where the physical part only has one way out (pins along their axis, parts on a spindle outward,
 parts standing on a table or floor never downward).
 
@@ -13,7 +15,7 @@ Families (`Assembly.family`) and their identities, 26 in all:
 | bayonet         | bayonet  | 3 | pin count 3/4/6, rotate or coupled ring, cap or screwed cover     |
 | shaft_stack     | shaft    | 4 | 3..6 rings, wide and keyed rings, clip / lock nut / both          |
 | luban3          | luban    | 2 | three-piece Luban lock, centred or off-centre key                 |
-| burr6           | burr     | 3 | six-piece burrs with a key, two solid notch sets and a hollow one |
+| burr6           | burr     | 3 | six-piece burrs: a solid one with a key; a solid and a hollow one needing group moves |
 | dovetail_box    | dovetail | 3 | drawer with a locking bar, lidded box, divided chest              |
 | mortise_tenon   | mortise  | 3 | pegged frame, frame-and-panel door, wedged trestle                |
 | drawer_cabinet  | cabinet  | 3 | 2/3/4 drawers on shelves, one or two locking bars, open or backed |

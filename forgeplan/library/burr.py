@@ -32,28 +32,30 @@ DESIGNS: dict[str, dict[str, list[Box]]] = {
         "Z1": [(3, 2, 3, 4, 4, 5), (3, 3, 2, 5, 4, 3), (3, 3, 5, 5, 4, 6), (4, 3, 3, 5, 4, 5)],
         "Z2": [(3, 4, 2, 4, 5, 6), (3, 5, 3, 4, 6, 5)],
     },
-    "burr_6_key_x": {
-        "X1": [],
-        "X2": [(2, 3, 4, 4, 5, 5), (4, 3, 4, 6, 4, 5), (5, 4, 4, 6, 5, 5)],
-        "Y1": [(2, 3, 3, 4, 5, 4), (3, 2, 4, 4, 3, 5), (3, 5, 3, 4, 6, 4)],
-        "Y2": [(4, 2, 3, 5, 6, 5), (5, 3, 3, 6, 5, 4)],
-        "Z1": [(3, 2, 3, 4, 4, 4), (3, 3, 2, 5, 4, 3), (3, 3, 4, 4, 4, 6), (4, 3, 3, 5, 4, 4), (4, 3, 5, 5, 4, 6)],
-        "Z2": [(3, 4, 2, 5, 5, 6), (3, 5, 4, 4, 6, 5)],
+    "burr_6_split": {
+        "X1": [(2, 3, 3, 5, 4, 4), (2, 4, 3, 4, 5, 4)],
+        "X2": [(2, 3, 4, 6, 4, 5), (2, 4, 4, 3, 5, 5), (4, 4, 4, 6, 5, 5), (4, 4, 5, 5, 5, 6)],
+        "Y1": [(3, 2, 3, 4, 4, 5), (3, 4, 4, 4, 5, 5)],
+        "Y2": [(4, 4, 3, 6, 5, 4), (4, 4, 4, 5, 6, 5), (4, 5, 3, 5, 6, 4), (5, 3, 3, 6, 4, 4)],
+        "Z1": [(3, 3, 2, 5, 4, 3), (3, 3, 5, 5, 4, 6), (4, 2, 3, 5, 4, 5)],
+        "Z2": [(3, 4, 2, 5, 5, 4), (3, 4, 4, 4, 6, 5), (3, 4, 5, 4, 5, 6), (3, 5, 3, 4, 6, 4)],
     },
-    "burr_6_hollow": {
-        "X1": [(2, 3, 3, 6, 5, 4), (3, 3, 2, 5, 4, 3)],
-        "X2": [],
-        "Y1": [(2, 3, 4, 4, 5, 5), (3, 2, 3, 4, 6, 4), (3, 2, 4, 4, 3, 5), (3, 5, 4, 4, 6, 5)],
+    "burr_6_pairs": {
+        "X1": [(3, 4, 3, 6, 5, 4), (4, 3, 3, 6, 4, 4)],
+        "X2": [(2, 3, 4, 3, 5, 5), (3, 4, 4, 6, 5, 5), (3, 4, 5, 5, 5, 6), (4, 3, 4, 5, 4, 5)],
+        "Y1": [(2, 3, 3, 4, 5, 4), (3, 2, 3, 4, 3, 5), (3, 3, 4, 4, 4, 5), (3, 5, 3, 4, 6, 5)],
         "Y2": [(4, 2, 4, 5, 6, 5), (4, 4, 3, 5, 6, 4), (5, 3, 4, 6, 5, 5)],
-        "Z1": [(3, 3, 2, 5, 4, 3), (3, 3, 4, 5, 4, 6), (4, 2, 3, 5, 4, 4)],
-        "Z2": [(3, 4, 2, 5, 5, 6), (4, 5, 3, 5, 6, 5)],
+        "Z1": [(3, 3, 2, 5, 4, 4), (3, 3, 4, 4, 4, 6), (4, 2, 3, 5, 3, 4), (4, 3, 5, 5, 4, 6)],
+        "Z2": [(3, 4, 2, 5, 5, 5), (3, 5, 4, 4, 6, 5)],
     },
 }
-CAMEL = {"burr_6_key": "Burr6Key", "burr_6_key_x": "Burr6KeyX", "burr_6_hollow": "Burr6Hollow"}
+CAMEL = {"burr_6_key": "Burr6Key", "burr_6_split": "Burr6Split", "burr_6_pairs": "Burr6Pairs"}
 DESCRIPTION = {
     "burr_6_key": "Solid six-piece burr; the uncut key runs along y and slides out first.",
-    "burr_6_key_x": "Solid six-piece burr with a different notch set; the key runs along x.",
-    "burr_6_hollow": "Six-piece burr with six internal holes in its core; the key runs along x.",
+    "burr_6_split": "Solid six-piece burr with no free piece: it splits into two halves of three pieces along y, "
+                    "then each half comes apart one piece at a time.",
+    "burr_6_pairs": "Six-piece burr with five internal holes and no free piece: a pair of pieces slides out along x, "
+                    "then another pair along z, then single pieces.",
 }
 
 

@@ -36,7 +36,7 @@ class Source:
         return self.origin.get("path", f"built-in {self.assembly.assembly_id}")
 
 
-def load_sources(items: list[str] | None) -> dict[str, Source]:
+def load_sources(items: list[str | Path] | None) -> dict[str, Source]:
     """Assemblies by id (sorted) from built-in ids and file paths; default: every built-in.
 
     Rejects unknown items, invalid files, duplicate ids and libraries too small to split.
@@ -54,8 +54,9 @@ def load_sources(items: list[str] | None) -> dict[str, Source]:
     return dict(sorted(out.items()))
 
 
-def load_source(item: str) -> Source:
-    """A built-in id, else a path to an assembly JSON file."""
+def load_source(item: str | Path) -> Source:
+    """A built-in id, else a path to an assembly JSON file (recorded as given)."""
+    item = str(item)
     if item in BUILTIN:
         asm = load_assembly(item)
         return Source(asm, {"assembly_id": item, "family": asm.family, "origin": "built-in"})

@@ -29,7 +29,7 @@ def _versions() -> dict:
 
 
 def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, progress=None,
-                tolerances: Tolerances = Tolerances(), assemblies: list[str] | None = None) -> dict:
+                tolerances: Tolerances = Tolerances(), assemblies: list[str | Path] | None = None) -> dict:
     """Generate the benchmark into `out` (must be empty or absent); returns the manifest.
 
     `assemblies` lists built-in ids and assembly JSON file paths (default: every built-in assembly).

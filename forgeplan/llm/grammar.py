@@ -4,6 +4,11 @@ The generic grammar accepts any ids; a task's grammar replaces the vocabulary ru
 file with that task's values, so that a constrained decoder can only name parts, spares and lock
 mechanisms that exist. The structure stays in the .lark file; this module only writes the values, as
 Lark string literals of their compact JSON text (the exact bytes `prompt.target_text` produces).
+
+Group lists (`separate` / `join`, SEMANTICS §5): a task grammar bounds them to at most one member per
+slot of the assembly (the engine refuses two members in one slot, and a spare stands in its variant's
+slot), written out as nested optionals; when the assembly needs no group move (World.needs_groups)
+they are empty, which drops separate / join and leaves the nine FORGE actions.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from ..task import Task
 GRAMMAR_PATH = grammars_dir() / "rework_plan.lark"
 VOCABULARY_RULES = ("sample_id", "assembly_id", "slot", "present_part", "spare_slot", "spare", "lock_slot",
                     "rotate_unlock", "rotate_lock", "coupled_unlock", "coupled_lock", "replace_pair")
+GROUP_RULES = {"separate_group": "present_part", "join_group": "slot"}  # group list rule -> its member rule
 ACTION_RULE = "action"  # marked in the automaton: the legal-action mask starts each action there
 _RULE_LINE = re.compile(r"^(\??[a-z_][a-z0-9_]*)\s*:(.*)$")
 
@@ -74,6 +80,22 @@ def vocabulary(task: Task) -> dict[str, list[str]]:
     }
 
 
+def group_limit(task: Task) -> int:
+    """Most members a group move of this task can name: one per slot; 0 when the assembly needs none."""
+    return len(task.assembly.part_ids) if task.world.needs_groups else 0
+
+
+def bounded_list(item: str, lo: int, hi: int) -> str:
+    """Lark text for `item ("," item)*` with lo..hi items, the optional tail as nested optionals
+    (unambiguous for LALR, and inside the subset llguidance accepts)."""
+    if not 1 <= lo <= hi:
+        raise ValueError(f"bad list bounds {lo}..{hi}")
+    tail = ""
+    for _ in range(hi - lo):
+        tail = f'["," {item}{" " + tail if tail else ""}]'
+    return " \",\" ".join([item] * lo) + (" " + tail if tail else "")
+
+
 def _rules(text: str) -> tuple[list[str], dict[str, list[str]]]:
     """(items in file order: rule names or verbatim lines, rule name -> its alternatives), by the layout contract."""
     order: list[str] = []
@@ -102,6 +124,15 @@ def specialise(task: Task) -> str:
         if name not in alts:
             raise InputError(f"vocabulary rule {name} is missing", file=str(GRAMMAR_PATH))
         alts[name] = [lark_literal(v) for v in vocab[name]]
+    limit = group_limit(task)
+    for name, member in GROUP_RULES.items():
+        if name not in alts:
+            raise InputError(f"group rule {name} is missing", file=str(GRAMMAR_PATH))
+        if limit < 2 or member in empty:
+            alts[name] = []
+            empty.add(name)
+        else:
+            alts[name] = [bounded_list(member, 2, limit)]
     # drop alternatives that use an empty vocabulary, to the fixed point (a rule may become empty too)
     changed = bool(empty)
     while changed:

@@ -58,6 +58,13 @@ class Action:
         return d
 
     @property
+    def action_id(self) -> str:
+        """MAGAR's action id (minimal_rework.json): name and parts, and a group move's direction."""
+        if self.part_ids is not None:
+            return f"{self.name}:{'+'.join(self.part_ids)}:{self.direction}"
+        return f"{self.name}:{self.part_id}" + (f":{self.target_part_id}" if self.target_part_id else "")
+
+    @property
     def touched(self) -> tuple[str, ...]:
         """Part ids this action moves (J_move counts distinct ones)."""
         if self.part_ids is not None:

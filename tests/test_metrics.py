@@ -73,3 +73,38 @@ def test_state_and_action_fidelity_fields():
                [{"action": "insert", "part_id": "Q"}, {"action": "rotate", "part_id": "P", "axis": "x", "angle_deg": 270.0}])
     # matched by identity despite the order: axis wrong (0), angle -90 == 270 mod 360 (1)
     assert action_fidelity(ref, pred, 0.05, 2.0) == [0.0, 1.0]
+
+
+
+def test_group_move_tasks_score_like_any_other(tmp_path):
+    """A benchmark task on a burr that needs group moves: the reference scores as exact (SSE, MVE, MPA,
+    RCA, P); the same plan with the group moved along a blocked direction fails the replay, keeps the
+    (action, group) identity and moved set, and loses parameter fidelity and MAGAR's action ids."""
+    import json
+
+    from forgeplan.bench.composition import Slot
+    from forgeplan.bench.generate import generate
+    from forgeplan.evaluation.samples import score_sample
+    from forgeplan.library import build
+    from forgeplan.state import Tolerances
+    from forgeplan.task import load_task, write_json
+
+    gen = generate(Slot(0, "test", "burr_6_pairs", "single"), build("burr_6_pairs"), 7, Tolerances())
+    for name, obj in gen.files.items():
+        write_json(tmp_path / name, obj)
+    task = load_task(tmp_path)
+    ref, meta, rework = gen.files["reference.json"], gen.files["meta.json"], gen.files["minimal_rework.json"]
+    plan = ref["rework_plan"]["actions"]
+    k = next(k for k, a in enumerate(plan) if "part_ids" in a)
+    assert rework["action_ids"][k] == f"{plan[k]['action']}:{'+'.join(plan[k]['part_ids'])}:{plan[k]['direction']}"
+
+    def score(actions):
+        return score_sample(task, json.dumps({"annotation": ref["annotation"], "rework_plan": {
+            "objective": ref["rework_plan"]["objective"], "actions": actions}}), ref, meta, rework)
+
+    exact = score(plan)
+    assert exact.g and exact.sse and exact.mve and exact.mpa and exact.rca == 1.0 and exact.p == 1.0
+    flipped = {"+": "-", "-": "+"}[plan[k]["direction"][0]] + plan[k]["direction"][1]
+    wrong = score([dict(a, direction=flipped) if i == k else a for i, a in enumerate(plan)])
+    assert not wrong.g and wrong.category == "dependency_omission"  # blocked along the flipped direction
+    assert wrong.sse and wrong.mpa and wrong.p < 1.0 and wrong.rca == 0.5  # set and count match; ids, route not

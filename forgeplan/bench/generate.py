@@ -118,7 +118,7 @@ def generate(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances) -> Ge
         for p in a.touched:
             if p not in first_touch:
                 first_touch.append(p)
-    action_ids = [f"{a.name}:{a.part_id}" + (f":{a.target_part_id}" if a.target_part_id else "") for a in plan]
+    action_ids = [a.action_id for a in plan]
     route = hashlib.sha1(json.dumps(action_ids).encode()).hexdigest()[:12]
     meta = {
         "sample_id": task.sample_id, "assembly_id": task.assembly.assembly_id, "family": task.assembly.family,

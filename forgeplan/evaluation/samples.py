@@ -42,13 +42,15 @@ class SampleScore:
 
 
 def identity(actions) -> list[tuple[str, str]]:
-    """The ordered (action, part) identity sequence used by SSE, MVE and HRQ."""
+    """The ordered (action, part) identity sequence used by SSE, MVE and HRQ; a group move's part is
+    its whole group (SEMANTICS §5), joined with "+"."""
     out = []
     for a in actions:
         if isinstance(a, dict):
-            out.append((a["action"], a.get("part_id") or a.get("wrong_part_id")))
+            group = a.get("part_ids")
+            out.append((a["action"], "+".join(group) if group is not None else a.get("part_id") or a.get("wrong_part_id")))
         else:
-            out.append((a.name, a.part_id))
+            out.append((a.name, "+".join(a.part_ids) if a.part_ids is not None else a.part_id))
     return out
 
 
@@ -95,11 +97,11 @@ def action_fidelity(reference: list[dict], got: Output | None, pos_tol: float, r
     scores = []
     pool = list(got.actions) if got else []
     for ra in reference:
-        params = {k: v for k, v in ra.items() if k in ("axis", "angle_deg", "after_pose", "target_part_id")}
+        params = {k: v for k, v in ra.items() if k in ("axis", "angle_deg", "after_pose", "target_part_id", "direction")}
         if not params:
             continue
         rid = identity([ra])[0]
-        match = next((a for a in pool if (a.name, a.part_id) == rid), None)
+        match = next((a for a in pool if identity([a])[0] == rid), None)
         if match is not None:
             pool.remove(match)
         for k, v in params.items():
@@ -202,8 +204,7 @@ def _magar(s: SampleScore, out: Output | None, rework: dict) -> None:
     pred_set = sorted(moved_parts(out.actions))
     b_set = pred_set == rework["moved_parts"]
     b_count = len(pred_set) == rework["moved_part_count"]
-    ids = [f"{a.name}:{a.part_id}" + (f":{a.target_part_id}" if a.target_part_id else "") for a in out.actions]
-    b_actions = ids == rework["action_ids"]
+    b_actions = [a.action_id for a in out.actions] == rework["action_ids"]
     b_route = b_actions  # the route id is a digest of the action-id sequence (minimal_rework.json)
     s.mpa = b_set and b_count
     s.rca = (b_set + b_count + b_route + b_actions) / 4

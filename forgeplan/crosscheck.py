@@ -88,7 +88,7 @@ def clingo_side(task: Task, objective: str, time_limit: float | None) -> Side:
         r = solve_task(task, objective, time_limit=time_limit)
     except RuntimeError as exc:  # asp.py's own replay check of its plan
         return Side("clingo", "error", False, False, None, None, None, 0.0, problem=str(exc))
-    except InputError as exc:  # a task the ASP side declines (group moves, until it plans them)
+    except InputError as exc:  # a task the ASP side declines (e.g. too many separable groups to ground)
         return _unsupported("clingo", exc.reason)
     has_plan = r.status in (Status.OPTIMAL, Status.FEASIBLE)
     return _replayed(task, Side("clingo", r.status.value, r.optimal, r.status is Status.UNSOLVABLE,

@@ -23,28 +23,14 @@ from forgeplan.task import write_task
 def rotating_cases() -> list[str]:
     """One registry case per built-in assembly, its fault type rotating with the assembly's position, so
     that every fault type is checked on several assemblies (the full product is `forgeplan crosscheck`'s
-    job on a benchmark folder: far over this suite's time budget). Assemblies that need group moves join
-    once clingo plans group moves (until then their verdict is unknown: see the burr test below)."""
+    job on a benchmark folder: far over this suite's time budget). The two burrs that need group moves
+    are among them."""
     names = [n for n, _ in all_cases()]
     out = []
-    for k, asm_id in enumerate(a for a in BUILTIN if not clingo_declines(dict(all_cases())[f"{a}/nofault"])):
+    for k, asm_id in enumerate(BUILTIN):
         singles = [n for n in names if n.startswith(asm_id + "/") and n.endswith("/0") and "/multi/" not in n]
         out.append(singles[k % len(singles)])
     return out
-
-
-def clingo_declines(task) -> bool:
-    """Whether the ASP side declines the task (InputError before any solving: group moves, so far)."""
-    from forgeplan.asp import solve_task
-    from forgeplan.errors import InputError
-
-    if not task.world.needs_groups:
-        return False
-    try:
-        solve_task(task, time_limit=0.01)
-    except InputError:
-        return True
-    return False
 
 
 def _compare(name: str) -> tuple[str, str, str]:
@@ -69,20 +55,16 @@ def test_scaling_chain_agrees_with_the_closed_form():
     assert (c.fd.moved_parts, c.fd.actions) == (5, 9)  # missing bottom bar under 4: J = depth + 1, c = 2 depth + 1
 
 
-def test_a_burr_that_needs_group_moves_is_unknown_until_clingo_plans_them_then_agrees(tmp_path, capsys):
-    """Fast Downward proves the optimum with group moves; while the ASP side declines such assemblies
-    its side is unsupported and the verdict unknown (exit 0: not a disagreement), then they must agree."""
+def test_an_imported_burr_that_needs_group_moves_agrees(tmp_path, capsys):
+    """Both planners prove the same optimum with group moves on a real level-1 burr (command path)."""
     _, task = fault_task(import_puzzle(BURR / "solid6burr_a_asm386.json"), "missing_part")
+    assert task.world.needs_groups
     write_task(task, tmp_path / "burr")
     assert main(["crosscheck", str(tmp_path / "burr"), "--json", "--time-limit", "60"]) == 0
     c = json.loads(capsys.readouterr().out)["comparisons"][0]
-    fd = c["fast_downward"]
-    assert fd["optimal"] and fd["valid"] and any("part_ids" in a for a in fd["plan"])
-    if clingo_declines(task):
-        assert c["verdict"] == "unknown" and c["clingo"]["status"].startswith("unsupported"), c
-        assert "group moves" in c["reason"] and c["ratio"] is None
-    else:
-        assert c["verdict"] == "agree", c["reason"]
+    assert c["verdict"] == "agree", c["reason"]
+    for planner in ("clingo", "fast_downward"):
+        assert c[planner]["optimal"] and c[planner]["valid"] and any("part_ids" in a for a in c[planner]["plan"])
 
 
 # ----------------------------------------------------------------------------- verdict rules

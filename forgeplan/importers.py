@@ -145,8 +145,9 @@ def build_assembly(assembly_id: str, pieces: list[SourcePiece], *, prefix: str |
         pid = f"{prefix}_Part{k:0{width}d}_{KIND_NAMES[kind]}"
         parts.append(Part(pid, kind, vox, None, DIRECTIONS, ()))
         names[pid] = p.name
-    if family is None:
-        family = "burr" if all(p.kind in ("stick", "frame") for p in parts) else "interlocking"
+    if family is None:  # six sticks: the built-in library's burr6 family, so a benchmark split sees kin
+        sticks = all(p.kind in ("stick", "frame") for p in parts)
+        family = ("burr6" if len(parts) == 6 else "burr") if sticks else "interlocking"
     mapping = ", ".join(f"{pid.rsplit('_', 2)[1]}={n}" for pid, n in names.items())
     text = f"{description.rstrip('.')}. Parts: {mapping}." if description else f"Parts: {mapping}."
     asm = Assembly(assembly_id, family, tuple(parts), (), text, source)

@@ -55,7 +55,7 @@ def test_imported_assemblies_get_tasks_whose_references_verify(mixed_bench):
     m = load_manifest(mixed_bench)
     assert m["library"] == sorted(BUILTINS + list(BURRS))
     imported = [r for r in m["records"] if r["assembly_id"] in BURRS]
-    assert {r["assembly_id"] for r in imported} == set(BURRS) and all(r["family"] == "burr" for r in imported)
+    assert {r["assembly_id"] for r in imported} == set(BURRS) and all(r["family"] == "burr6" for r in imported)
     for r in imported:
         folder = mixed_bench / "tasks" / r["sample_id"]
         task = load_task(folder)
@@ -71,7 +71,7 @@ def test_manifest_records_where_every_assembly_came_from(mixed_bench, burr_files
     sources = load_manifest(mixed_bench)["sources"]
     assert list(sources) == sorted(sources)
     for name, path in burr_files.items():
-        assert sources[name] == {"assembly_id": name, "family": "burr", "origin": "file", "path": str(path),
+        assert sources[name] == {"assembly_id": name, "family": "burr6", "origin": "file", "path": str(path),
                                  "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
     for name in BUILTINS:
         assert sources[name]["origin"] == "built-in" and "path" not in sources[name]
@@ -102,13 +102,13 @@ def test_same_bytes_whatever_the_jobs_and_the_order_of_assemblies(mixed_bench, b
 def test_split_groups_imports_by_the_family_in_their_file(burr_files, tmp_path):
     items = ["luban_lock_3", "luban_lock_3_offset", "burr_6_key", "burr_6_split", str(burr_files[BURRS[0]])]
     families = {a: s.assembly.family for a, s in load_sources(items).items()}
-    assert split_assemblies(families, 42)[1] == [BURRS[0]]     # a family of its own: held out, unseen
-    renamed = tmp_path / "renamed.json"
-    renamed.write_text(burr_files[BURRS[0]].read_text().replace('"family": "burr"', '"family": "burr6"'))
-    families = {a: s.assembly.family for a, s in load_sources(items[:-1] + [str(renamed)]).items()}
     train, test = split_assemblies(families, 42)
     assert families[BURRS[0]] == "burr6" and {families[a] for a in test} <= {families[a] for a in train}
     assert (train, test) == split_assemblies(dict(reversed(families.items())), 42)
+    renamed = tmp_path / "renamed.json"
+    renamed.write_text(burr_files[BURRS[0]].read_text().replace('"family": "burr6"', '"family": "other_burr"'))
+    families = {a: s.assembly.family for a, s in load_sources(items[:-1] + [str(renamed)]).items()}
+    assert split_assemblies(families, 42)[1] == [BURRS[0]]     # a family of its own: held out, unseen
 
 
 # ----------------------------------------------------------------------------- bad input: exit 2, one line
@@ -147,7 +147,7 @@ BAD = {
                          f"lock.json: assembly_id: assembly id '{L}' is given twice"),
     "built-in twice": (lambda f, b, bb: [L, L, b], f"--assemblies: assembly id '{L}' is given twice"),
     "one assembly": (lambda f, b, bb: [b], "--assemblies: need two or more assemblies of two or more families"),
-    "one family": (lambda f, b, bb: bb, f"have {BURRS[0]} (burr), {BURRS[1]} (burr)"),
+    "one family": (lambda f, b, bb: bb, f"have {BURRS[0]} (burr6), {BURRS[1]} (burr6)"),
 }
 
 

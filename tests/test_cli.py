@@ -67,3 +67,5 @@ def test_assemblies_lists_the_library(capsys):
     rows = json.loads(out)
     assert code == 0 and {"bayonet_structure", "shaft_stack"} <= {r["assembly_id"] for r in rows}
     assert all(r["blocking_depth"] >= 1 and r["parts"] >= 2 for r in rows)
+    assert {r["assembly_id"] for r in rows if r["moves"] == "group_moves"} == {"burr_6_split", "burr_6_pairs"}
+    assert {r["moves"] for r in rows} == {"single_part", "group_moves"}

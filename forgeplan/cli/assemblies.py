@@ -13,10 +13,14 @@ def register(sub) -> None:
 
 
 def _row(asm) -> dict:
+    """One listing row; `moves` says whether the assembly comes apart one part at a time (`single_part`)
+    or needs the group moves separate/join (`group_moves`)."""
     from ..graphs import blocking_depth
+    from ..groups import disassembly_verdict
 
     return {"assembly_id": asm.assembly_id, "family": asm.family, "parts": len(asm.parts),
-            "locks": len(asm.locks), "spares": len(asm.spares), "blocking_depth": blocking_depth(asm)}
+            "locks": len(asm.locks), "spares": len(asm.spares), "blocking_depth": blocking_depth(asm),
+            "moves": disassembly_verdict(asm)["mode"]}
 
 
 def run(args) -> int:
@@ -41,7 +45,7 @@ def run(args) -> int:
     if args.json:
         emit_json(rows)
         return 0
-    cols = ("assembly_id", "family", "parts", "locks", "spares", "blocking_depth")
+    cols = ("assembly_id", "family", "parts", "locks", "spares", "blocking_depth", "moves")
     widths = [max(len(c), *(len(str(r[c])) for r in rows)) for c in cols]
     print("  ".join(c.ljust(w) for c, w in zip(cols, widths)))
     for r in rows:

@@ -32,6 +32,18 @@ def test_synthetic_26_assembly_library_splits_21_5_with_two_unseen_families():
     assert (c["assemblies_train"], c["assemblies_test"]) == (21, 5)
 
 
+def test_group_move_burrs_land_in_both_splits():
+    """The built-in library's two burrs that need group moves: one is held out, one stays in training,
+    whatever the seed; the synthetic split above is untouched when no assembly needs group moves."""
+    movable = frozenset({"burr_6_split", "burr_6_pairs"})
+    for seed in (42, 1, 2, 3, 4):
+        train, test = split_assemblies(FAMILIES, seed, movable)
+        assert len(test) == 5 and set(test) & movable and set(train) & movable, seed
+        assert len({FAMILIES[a] for a in test} - {FAMILIES[a] for a in train}) >= 2
+    fams = {f"a{i:02d}": f"fam{i % 8}" for i in range(24)} | {"rare_a": "rare1", "rare_b": "rare2"}
+    assert split_assemblies(fams, 42, frozenset({"a00"})) == split_assemblies(fams, 42)  # one alone: no swap
+
+
 def test_smaller_builds_keep_the_proportions():
     c = composition_counts(plan_composition(FAMILIES, 400, 42))
     assert (c["train"], c["test"]) == (300, 100)

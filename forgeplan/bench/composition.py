@@ -40,11 +40,14 @@ def apportion(total: int, weights: dict[str, float]) -> dict[str, int]:
     return out
 
 
-def split_assemblies(families: dict[str, str], seed: int) -> tuple[list[str], list[str]]:
+def split_assemblies(families: dict[str, str], seed: int,
+                     group_moves: frozenset[str] = frozenset()) -> tuple[list[str], list[str]]:
     """Assembly-disjoint train/test split; at least two test families never appear in training.
 
     `families` maps assembly id -> family. The test side takes whole small families first (so their
     family is unseen in training), then single identities of larger families, up to 5/26 of the library.
+    When two or more assemblies need group moves (`group_moves`, SEMANTICS §5), one of them takes the
+    place of the last single identity picked, so that both splits hold group-move tasks.
     """
     ids = sorted(families)
     n_test = max(1, round(len(ids) * PROTOCOL["test_assemblies"] / PROTOCOL["assemblies"]))
@@ -61,17 +64,23 @@ def split_assemblies(families: dict[str, str], seed: int) -> tuple[list[str], li
             test.extend(by_family[fam])
     others = [f for f in sorted(by_family) if not any(a in test for a in by_family[f]) and len(by_family[f]) > 1]
     rng.shuffle(others)
+    singles: list[str] = []
     for fam in others:
         if len(test) >= n_test:
             break
-        test.append(rng.choice(by_family[fam]))
+        singles.append(rng.choice(by_family[fam]))
+        test.append(singles[-1])
+    movable = sorted(a for a in group_moves if a in families and families[a] in others)
+    if len(movable) >= 2 and singles and not set(test) & set(movable):
+        test[test.index(singles[-1])] = rng.choice(movable)
     train = [a for a in ids if a not in test]
     return train, sorted(test)
 
 
-def plan_composition(families: dict[str, str], tasks: int = 4000, seed: int = 42) -> list[Slot]:
+def plan_composition(families: dict[str, str], tasks: int = 4000, seed: int = 42,
+                     group_moves: frozenset[str] = frozenset()) -> list[Slot]:
     p = PROTOCOL
-    train_ids, test_ids = split_assemblies(families, seed)
+    train_ids, test_ids = split_assemblies(families, seed, group_moves)
     split_n = apportion(tasks, {"train": p["train"], "test": p["test"]})
     cond_n = apportion(tasks, {"no_fault": p["no_fault"], "single": p["single_fault"], "multi": p["multi_fault"]})
     pairs = round(tasks * p["counterfactual_pairs"] / p["tasks"])

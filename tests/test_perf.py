@@ -19,3 +19,20 @@ def test_perf_solve_reports_group_move_burrs_apart(capsys):
 def test_perf_solve_unknown_assembly_is_bad_input(capsys):
     assert main(["perf", "solve", "--no-grid", "--assemblies", "no_such_lock"]) == 2
     assert "no_such_lock" in capsys.readouterr().err
+
+
+def test_perf_pddl_groups_covers_the_built_in_group_burrs(capsys, tmp_path):
+    """One real puzzle plus the built-in group burrs: Fast Downward solves every fault, clingo agrees."""
+    import shutil
+
+    from forgeplan.perf.pddl_groups import BURR
+
+    shutil.copy(BURR / "mj_burr6_puzzle2.json", tmp_path)
+    assert main(["perf", "pddl-groups", "--data", str(tmp_path), "--runs", "1", "--builtin", "--clingo"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [r["puzzle"] for r in out["builtin_rows"]] == ["built-in burr_6_split", "built-in burr_6_pairs"]
+    assert out["builtin"]["tasks"] == out["builtin"]["agree"] == 4
+    assert out["builtin"]["clingo_seconds"]["median"] <= out["builtin"]["clingo_seconds"]["max"]
+    for row in out["builtin_rows"]:
+        assert row["mode"] == "group_moves" and all(f["group_moves"] >= 1 and f["valid_in_engine"] for f in row["faults"])
+        assert all(0 < row["group_moves_exported"][d] <= row["candidate_groups"][d] for d in row["candidate_groups"])

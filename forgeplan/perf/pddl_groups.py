@@ -18,8 +18,9 @@ def add_arguments(p) -> None:
     p.add_argument("--data", type=Path, default=BURR, help="folder of voxel puzzles (default ../shared/data/burr)")
     p.add_argument("--runs", type=int, default=3, help="Fast Downward runs per task (median reported)")
     p.add_argument("--time-limit", type=float, default=120.0, help="seconds per planner per run")
-    p.add_argument("--clingo", action="store_true",
-                   help="also cross-check each task with clingo (unknown until the ASP side has group moves)")
+    p.add_argument("--clingo", action="store_true", help="also cross-check each task with clingo")
+    p.add_argument("--builtin", action="store_true",
+                   help="also the built-in assemblies that need group moves (burr_6_split, burr_6_pairs)")
 
 
 def level1_puzzles(folder: Path) -> list[Path]:
@@ -84,33 +85,45 @@ def _fault_row(asm, ftype: str, runs: int, time_limit: float, clingo: bool) -> d
     return row
 
 
-def _puzzle_row(path: Path, args) -> dict:
+def _puzzle_row(name: str, asm, args) -> dict:
     from ..groups import disassembly_verdict
-    from ..importers import import_puzzle
     from ..pddl import candidate_groups
     from ..state import Tolerances
     from ..task import world_for
 
-    asm = import_puzzle(path)
     counts = candidate_groups(world_for(asm, Tolerances())).counts()
-    return {"puzzle": path.name, "assembly_id": asm.assembly_id, "parts": len(asm.parts),
+    return {"puzzle": name, "assembly_id": asm.assembly_id, "parts": len(asm.parts),
             "mode": disassembly_verdict(asm)["mode"], "candidate_groups": counts["candidates"],
             "group_moves_exported": counts["exported"],
             "faults": [_fault_row(asm, f, args.runs, args.time_limit, args.clingo) for f in FAULTS]}
+
+
+def builtin_group_assemblies() -> list:
+    """The built-in assemblies that come apart only with group moves, in library order."""
+    from ..groups import disassembly_verdict
+    from ..library import BUILTIN, build
+
+    return [build(a) for a in BUILTIN if disassembly_verdict(build(a))["mode"] == "group_moves"]
 
 
 def _times(rows: list[dict]) -> dict:
     """Median and max of Fast Downward's time over the solved fault tasks of `rows`."""
     solved = [f for r in rows for f in r["faults"] if f.get("status") == "solved_optimally"]
     out = {"tasks": len(solved)}
-    for key in ("fd_seconds", "fd_planner_seconds"):
-        xs = [f[key] for f in solved if f[key] is not None]
+    for key in ("fd_seconds", "fd_planner_seconds", "clingo_seconds"):
+        xs = [f[key] if key in f else f.get("crosscheck", {}).get(key) for f in solved]
+        xs = [x for x in xs if x is not None]
         out[key] = {"median": round(statistics.median(xs), 4), "max": max(xs)} if xs else None
+    if any("crosscheck" in f for f in solved):
+        out["agree"] = sum(f["crosscheck"]["verdict"] == "agree" for f in solved)
     return out
 
 
 def run(args) -> dict:
-    rows = [_puzzle_row(p, args) for p in level1_puzzles(args.data)]
+    from ..importers import import_puzzle
+
+    rows = [_puzzle_row(p.name, import_puzzle(p), args) for p in level1_puzzles(args.data)]
+    builtin = [_puzzle_row(f"built-in {a.assembly_id}", a, args) for a in builtin_group_assemblies()] if args.builtin else []
     return {"benchmark": "pddl-groups", "runs": args.runs, "time_limit": args.time_limit, "faults": list(FAULTS),
             "fault_part": "the first piece of groups.main_body's insertion order (the core first) that can carry "
                           "the fault and that no straight move frees in the assembled puzzle",
@@ -121,4 +134,4 @@ def run(args) -> dict:
             "fd_time": "fd_seconds: wall time of solve_fd (write PDDL, translate, search); fd_planner_seconds: "
                        "Fast Downward's own 'Planner time'",
             "all": _times(rows), "group_moves": _times([r for r in rows if r["mode"] == "group_moves"]),
-            "rows": rows, **machine()}
+            "rows": rows, **({"builtin": _times(builtin), "builtin_rows": builtin} if args.builtin else {}), **machine()}

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from ..errors import InputError
 
 DEAD = -1
+_SINGLE = tuple(frozenset((b,)) for b in range(256))  # shared one-byte edge labels
 
 
 @dataclass(eq=False)
@@ -62,12 +63,11 @@ class _NFA:
         return len(self.eps) - 1
 
     def fragment_bytes(self, data: bytes) -> tuple[int, int]:
-        s = cur = self.state()
-        for b in data:
-            nxt = self.state()
-            self.edges[cur].append((frozenset((b,)), nxt))
-            cur = nxt
-        return s, cur
+        s = len(self.eps)
+        self.eps.extend([] for _ in range(len(data) + 1))
+        self.edges.extend([(_SINGLE[b], s + k + 1)] for k, b in enumerate(data))
+        self.edges.append([])
+        return s, s + len(data)
 
     def fragment_set(self, byteset: frozenset[int]) -> tuple[int, int]:
         s, e = self.state(), self.state()
@@ -334,7 +334,15 @@ def _byte_classes(nfa: _NFA) -> list[int]:
 def _determinise(nfa: _NFA, start: int, final: int, cls: list[int]):
     n_cls = max(cls) + 1
     members = [[b for b in range(256) if cls[b] == c] for c in range(n_cls)]
-    edge_cls = [[(sorted({cls[b] for b in bs}), t) for bs, t in row] for row in nfa.edges]
+    by_set: dict[frozenset[int], list[int]] = {}  # literals repeat the same few byte sets many times
+
+    def classes(bs: frozenset[int]) -> list[int]:
+        got = by_set.get(bs)
+        if got is None:
+            got = by_set[bs] = sorted({cls[b] for b in bs})
+        return got
+
+    edge_cls = [[(classes(bs), t) for bs, t in row] for row in nfa.edges]
     single: dict[int, frozenset[int]] = {}
 
     def closure(states) -> frozenset[int]:
@@ -389,8 +397,8 @@ def _minimise(rows, accepting, marked, members):
     block = np.array([keys[k] for k in init], dtype=np.int64)
     n_blocks = len(keys)
     # successor lists in CSR form (most (state, class) pairs go to the sink and are left out)
-    src, cls, dst = (np.array(x, dtype=np.int64) for x in zip(*[(q, c, x) for q in range(n + 1)
-                                                                    for c, x in enumerate(t[q].tolist()) if x != sink]))
+    src, cls = np.nonzero(t != sink)  # row-major: sorted by state, then class
+    dst = t[src, cls]
     ptr = np.searchsorted(src, np.arange(n + 2))
     rng = np.random.default_rng(0)
     weights = rng.integers(1, 2**62, size=t.shape[1] + 1, dtype=np.int64) | 1
@@ -404,19 +412,18 @@ def _minimise(rows, accepting, marked, members):
         if new.max() + 1 == n_blocks:
             break
         block, n_blocks = new, int(new.max()) + 1
-    blk, tl = block.tolist(), t.tolist()
-    qtrans: dict[int, list[int]] = {}
-    qacc: dict[int, bool] = {}
-    qmark: dict[int, bool] = {}
-    for q in range(n + 1):
-        row = [blk[x] for x in tl[q]]
-        b = blk[q]
-        if qtrans.setdefault(b, row) != row:  # the hash above is checked exactly here
-            raise AssertionError("hash collision in DFA minimisation")
-        if q < n and qacc.setdefault(b, accepting[q]) != accepting[q] or q < n and qmark.setdefault(b, marked[q]) != marked[q]:
-            raise AssertionError("hash collision in DFA minimisation")
-    del qtrans[blk[sink]]
-    dead_block = blk[sink]
+    # the hash above is checked exactly here: every state agrees with its block's first state
+    _, first = np.unique(block, return_index=True)
+    succ = block[t]
+    acc, mk = np.array([*accepting, False]), np.array([*marked, False])
+    if not ((succ == succ[first][block]).all() and (acc == acc[first][block]).all() and (mk == mk[first][block]).all()):
+        raise AssertionError("hash collision in DFA minimisation")
+    dead_block = int(block[sink])  # the sink's block holds the sink alone (its initial key is unique)
+    rows_b, acc_b, mk_b = succ[first].tolist(), acc[first].tolist(), mk[first].tolist()
+    qtrans = {b: rows_b[b] for b in range(n_blocks) if b != dead_block}
+    qacc = {b: acc_b[b] for b in qtrans}
+    qmark = {b: mk_b[b] for b in qtrans}
+    blk = block.tolist()
     rev: dict[int, set[int]] = {q: set() for q in qtrans}
     for q, row in qtrans.items():
         for x in row:

@@ -861,48 +861,36 @@ def _clearing(effects: tuple[str, ...], extra=None):
     return build
 
 
-def _lock_turn(locking: bool):
+def _lock(mechanism: str, locking: bool):
+    """The four lock actions (SEMANTICS §3): a rotate lock turns by (axis, angle); a coupled lock moves
+    to or from its unlocked pose. Both need the right part present and the held parts restored to lock."""
     def build(name: str, voc: _Vocabulary):
         from unified_planning.shortcuts import InstantaneousAction, Not
 
         _, _, _, _, holds_restored, _ = _conds(voc)
         f, st = voc.fluent, voc.static
-        act = InstantaneousAction(name, l=voc.slot, a=voc.axis, n=voc.angle)
-        lk, a, n = act.parameter("l"), act.parameter("a"), act.parameter("n")
+        turn = mechanism == "turn"
+        act = (InstantaneousAction(name, l=voc.slot, a=voc.axis, n=voc.angle) if turn
+               else InstantaneousAction(name, l=voc.slot, q=voc.pose))
+        lk = act.parameter("l")
+        params = (act.parameter("a"), act.parameter("n")) if turn else (act.parameter("q"),)
         act.add_precondition(f["present"](lk))
         act.add_precondition(Not(f["wrong"](lk)))
-        act.add_precondition(st["lock_turn" if locking else "unlock_turn"](lk, a, n))
+        act.add_precondition(st[f"{'lock' if locking else 'unlock'}_{mechanism}"](lk, *params))
         if locking:
             act.add_precondition(Not(f["locked"](lk)))
-            act.add_precondition(Not(f["pose_off"](lk)))
-            act.add_precondition(Not(f["rot_off"](lk)))
+            if turn:
+                act.add_precondition(Not(f["pose_off"](lk)))
+                act.add_precondition(Not(f["rot_off"](lk)))
             act.add_precondition(holds_restored(lk))
         else:
             act.add_precondition(f["locked"](lk))
         act.add_effect(f["locked"](lk), locking)
-        return act, (lk,)
-    return build
-
-
-def _lock_pose(locking: bool):
-    def build(name: str, voc: _Vocabulary):
-        from unified_planning.shortcuts import InstantaneousAction, Not
-
-        _, _, _, _, holds_restored, _ = _conds(voc)
-        f, st = voc.fluent, voc.static
-        act = InstantaneousAction(name, l=voc.slot, q=voc.pose)
-        lk, q = act.parameter("l"), act.parameter("q")
-        act.add_precondition(f["present"](lk))
-        act.add_precondition(Not(f["wrong"](lk)))
-        act.add_precondition(st["lock_pose" if locking else "unlock_pose"](lk, q))
+        if turn:
+            return act, (lk,)
         if locking:
-            act.add_precondition(Not(f["locked"](lk)))
-            act.add_precondition(holds_restored(lk))
-            act.add_effect(f["locked"](lk), True)
             _reset(act, voc, lk, ("pose_off", "rot_off", "unlock_turned"))
         else:
-            act.add_precondition(f["locked"](lk))
-            act.add_effect(f["locked"](lk), False)
             act.add_effect(f["unlock_turned"](lk), True)
             for flu, cond in (("pose_off", "unlock_pose_off"), ("rot_off", "unlock_rot_off")):
                 act.add_effect(f[flu](lk), True, condition=st[cond](lk))
@@ -926,8 +914,8 @@ def _replace(name: str, voc: _Vocabulary):
 _SCHEMAS = {
     "remove": _clearing(("present",)), "insert": _insert, "reset_pose": _clearing(("pose_off",)),
     "rotate": _clearing(("rot_off", "unlock_turned"), extra=True),
-    "rotate_to_unlock": _lock_turn(False), "rotate_translate_to_unlock": _lock_pose(False),
-    "rotate_to_lock": _lock_turn(True), "translate_rotate_to_lock": _lock_pose(True), "replace": _replace,
+    "rotate_to_unlock": _lock("turn", False), "rotate_translate_to_unlock": _lock("pose", False),
+    "rotate_to_lock": _lock("turn", True), "translate_rotate_to_lock": _lock("pose", True), "replace": _replace,
 }
 
 

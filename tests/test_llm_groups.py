@@ -132,7 +132,7 @@ def test_the_whole_assembly_is_a_legal_group(burr):
     assert everything and all(a.name == "separate" for a in everything)
 
 
-def test_assemblies_without_group_moves_keep_the_nine_forge_actions(burr, tmp_path, capsys):
+def test_assemblies_without_group_moves_keep_the_nine_forge_actions(tmp_path, capsys):
     task = _task(SINGLE, "missing_part")
     assert not task.world.needs_groups and group_limit(task) == 0
     spec = specialise(task)
@@ -143,7 +143,7 @@ def test_assemblies_without_group_moves_keep_the_nine_forge_actions(burr, tmp_pa
     assert dfa.accepts(text.encode())
     ids = list(task.assembly.part_ids)
     assert not dfa.accepts(_with_action(text, _group_text("separate", ids[:2], "+x")).encode())
-    # the group-move task of the same family keeps them, and its grammar is the documented one
+    # `forgeplan grammar TASK_DIR` prints this same specialised grammar
     write_task(task, tmp_path / "t")
     write_json(tmp_path / "t" / "reference.json", json.loads(text))
     assert main(["grammar", str(tmp_path / "t")]) == 0
@@ -189,7 +189,8 @@ def test_proved_group_plans_pass_both_masks(burr, vocab, masks):
 
 
 def _candidates(task, state):
-    """Every group move the grammar can spell on this state's slots (present or not, separable or not, any direction)."""
+    """Every group move the grammar can spell on this state's slots (present or not, separable or not,
+    along any direction)."""
     world = task.world
     n = len(world.ids)
     out = []

@@ -49,7 +49,9 @@ def angle_diff(a: float, b: float) -> float:
 class World:
     """An assembly compiled for fast symbolic reasoning under fixed tolerances."""
 
-    def __init__(self, assembly: Assembly, tolerances: Tolerances = Tolerances()):
+    def __init__(self, assembly: Assembly, tolerances: Tolerances = Tolerances(), group_moves: bool | None = None):
+        """`group_moves`: whether separate/join are in play; None (the default) means exactly when the
+        assembly needs them (SEMANTICS §5). Forcing it lets tests study group moves on small fixtures."""
         self.assembly, self.tol = assembly, tolerances
         self.ids: tuple[str, ...] = assembly.part_ids
         self.index = {pid: i for i, pid in enumerate(self.ids)}
@@ -65,7 +67,7 @@ class World:
         self.dir_masks = [tuple((d, blockers[(p.part_id, d)]) for d in p.removal_dirs) for p in self.parts]
         self.blockers_along = [{d: blockers[(p.part_id, d)] for d in DIRECTIONS} for p in self.parts]
         self._separable: dict[int, bool] = {}
-        self._needs_groups: bool | None = None
+        self._needs_groups: bool | None = group_moves
         self._group_candidates: tuple[int, ...] | None = None
         self.supports_mask = [sum(1 << self.index[s] for s in p.supports) for p in self.parts]
         self.holders = [tuple(j for j, q in enumerate(self.parts) if q.lock and p.part_id in q.lock.holds)
@@ -212,6 +214,9 @@ class World:
         """separate / join (SEMANTICS §5): a group of two or more parts moving along one direction."""
         if a.name not in GROUP_ACTIONS or not a.part_ids:
             return Illegal("not_applicable", f"{a.name} takes one part_id, not a group")
+        if not self.needs_groups:
+            return Illegal("not_applicable", f"{self.assembly.assembly_id} comes apart one part at a time: group moves "
+                                             "(separate/join) exist only for assemblies that need them")
         if len(a.part_ids) < 2 or len(set(a.part_ids)) != len(a.part_ids):
             return Illegal("not_applicable", f"{a.name} needs two or more distinct parts (one part: remove/insert)")
         if a.direction not in DIRECTIONS:
@@ -257,7 +262,8 @@ class World:
 
     @property
     def needs_groups(self) -> bool:
-        """True when the assembly comes apart only with subassembly (group) moves."""
+        """True when separate/join are in play: the assembly comes apart only with subassembly (group)
+        moves, unless the constructor forced it either way."""
         if self._needs_groups is None:
             from .groups import disassembly_verdict
 

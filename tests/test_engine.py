@@ -16,16 +16,18 @@ from forgeplan.rotations import axis_matrix, matrix_to_euler
 W = World(fixture_assembly())
 T = W.target_state()
 I = W.index
+# the fixture comes apart one part at a time; this world puts group moves in play to test their rules
+WG = World(fixture_assembly(), group_moves=True)
 
 
-def code(state, action):
-    r = W.check(state, action)
+def code(state, action, world=W):
+    r = world.check(state, action)
     return None if r is None else r.code
 
 
-def run(state, *actions):
+def run(state, *actions, world=W):
     for a in actions:
-        state = W.step(state, a)
+        state = world.step(state, a)
     return state
 
 
@@ -214,27 +216,41 @@ SEP = Action.group("separate", [COVER, PIN], "+y")
 JOIN = Action.group("join", [COVER, PIN], "+y")
 
 
-def test_group_moves_need_released_locks_and_a_clear_direction():
-    assert code(T, SEP) == "held"
+def gcode(state, action):
+    return code(state, action, WG)
+
+
+def grun(state, *actions):
+    return run(state, *actions, world=WG)
+
+
+def test_group_moves_are_illegal_where_the_assembly_needs_none():
     s = run(T, UNLATCH, UNCLIP)
-    assert code(s, Action.group("separate", [COVER, PIN], "+x")) == "bad_direction"
-    assert code(s, Action.group("separate", [PIN, BASE], "+y")) == "blocked"       # the cover is above them
-    assert code(s, Action.group("separate", [COVER], "+y")) == "not_applicable"   # one part: use remove
-    assert code(s, Action.group("separate", [COVER, "Nope"], "+y")) == "unknown_part"
-    assert code(s, Action.group("separate", [COVER, PIN], "up")) == "bad_direction"
-    out = run(s, SEP)
+    assert W.needs_groups is False and code(s, SEP) == "not_applicable" and gcode(s, SEP) is None
+    assert "one part at a time" in W.check(s, SEP).message
+
+
+def test_group_moves_need_released_locks_and_a_clear_direction():
+    assert gcode(T, SEP) == "held"
+    s = grun(T, UNLATCH, UNCLIP)
+    assert gcode(s, Action.group("separate", [COVER, PIN], "+x")) == "bad_direction"
+    assert gcode(s, Action.group("separate", [PIN, BASE], "+y")) == "blocked"       # the cover is above them
+    assert gcode(s, Action.group("separate", [COVER], "+y")) == "not_applicable"   # one part: use remove
+    assert gcode(s, Action.group("separate", [COVER, "Nope"], "+y")) == "unknown_part"
+    assert gcode(s, Action.group("separate", [COVER, PIN], "up")) == "bad_direction"
+    out = grun(s, SEP)
     assert not out.slots[I[COVER]].present and not out.slots[I[PIN]].present
-    assert code(out, SEP) == "not_present"
-    assert code(out, JOIN) is None
-    assert run(out, JOIN, RELATCH, RECLIP) == T
+    assert gcode(out, SEP) == "not_present"
+    assert gcode(out, JOIN) is None
+    assert grun(out, JOIN, RELATCH, RECLIP) == T
 
 
 def test_join_checks_supports_locks_and_paths():
-    s = run(T, UNLATCH, UNCLIP, SEP)
-    assert code(s, Action.group("join", [COVER, BENT], "+y")) == "not_applicable"
+    s = grun(T, UNLATCH, UNCLIP, SEP)
+    assert gcode(s, Action.group("join", [COVER, BENT], "+y")) == "not_applicable"
     c = I[CLIP]
-    held = s.replace(c, W.target_slot(c))
-    assert code(held, JOIN) == "held"
-    gone = run(s, Action("remove", BASE))
-    assert code(gone, JOIN) == "supports_missing"
-    assert code(s, Action.group("join", [BASE, PIN], "+y")) == "already_present"
+    held = s.replace(c, WG.target_slot(c))
+    assert gcode(held, JOIN) == "held"
+    gone = grun(s, Action("remove", BASE))
+    assert gcode(gone, JOIN) == "supports_missing"
+    assert gcode(s, Action.group("join", [BASE, PIN], "+y")) == "already_present"

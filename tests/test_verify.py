@@ -91,3 +91,16 @@ def test_no_fault_tasks_need_the_empty_plan():
     wrong = json.loads(json.dumps(empty))
     wrong["annotation"].update({"pass": False, "mistakes": [{"type": "missing_part", "part_id": task.world.ids[0], "visible": True}]})
     assert verify(task, json.dumps(wrong)).category == "misdiagnosis"
+
+
+def test_group_moves_are_illegal_grounding_where_the_assembly_needs_none():
+    """Proven optima cover the nine FORGE actions only there, so a group move never verifies (SEMANTICS §5)."""
+    from forgeplan.actions import Action
+
+    task = CASES["shaft_stack/missing_part/0"]
+    plan = repair_plan(task.world, task.actual, task.target)
+    present = [s.occupant for s in task.actual.slots if s.present]
+    group = Action.group("separate", present[-2:], "+y")
+    v = verify(task, json.dumps(expected_output(task, [group, *plan])))
+    assert not v.valid and v.category == "illegal_grounding" and v.failing_step == 0
+    assert "one part at a time" in v.reason

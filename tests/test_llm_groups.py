@@ -297,3 +297,12 @@ def test_random_legal_decodes_replay_and_use_group_moves(burr, vocab, masks):
         assert rp.failure is None, str(rp.failure)
         used |= {a.name for a in out.actions}
     assert {"separate", "join"} & used
+
+
+def test_prompts_name_the_group_moves_only_where_they_exist():
+    from forgeplan.llm.prompt import SYSTEM, build_prompt
+
+    with_groups, without = build_prompt(_task(GROUPS, "missing_part")), build_prompt(_task(SINGLE, "missing_part"))
+    assert without[0]["content"] == SYSTEM and '"group_moves":false' in without[1]["content"]
+    assert with_groups[0]["content"].startswith(SYSTEM) and '"separate"' in with_groups[0]["content"]
+    assert '"join"' in with_groups[0]["content"] and '"group_moves":true' in with_groups[1]["content"]

@@ -1,7 +1,7 @@
 """Prompt serialisation (SPEC §8), shared by training, inference and the benchmark's JSONL export.
 
-A prompt is a system line asking for one JSON object plus the task's public representation as the
-user turn; the answer is the output contract as compact JSON (`target_text`), the exact text the
+A prompt is a system line asking for one JSON object (and, where the assembly needs them, naming the
+group moves separate/join) plus the task's public representation as the user turn; the answer is the output contract as compact JSON (`target_text`), the exact text the
 grammar accepts. The representation is derived from the eight public files (forgeplan.task
 .public_files), condensed to fit a small context: voxels are replaced by what they imply (target
 position, blocking per removal direction, contacts, symmetry count), the target state by what differs
@@ -16,6 +16,11 @@ from .grammar import compact
 
 SYSTEM = ("You repair faulty interlocking assemblies. Reply with exactly one JSON object with the keys "
           "\"annotation\" and \"rework_plan\" (compact JSON, no prose).")
+# added for assemblies that come apart only with group moves (SEMANTICS §5; elsewhere they are illegal)
+SYSTEM_GROUPS = (" This assembly comes apart only when groups of parts slide out together: besides the nine "
+                 "single-part actions, {\"action\":\"separate\",\"part_ids\":[...],\"direction\":\"+x\"} slides "
+                 "a group out along a direction, and \"join\" (same fields) brings a pre-assembled group back in, "
+                 "travelling opposite to that direction.")
 
 
 def task_json(task: Task) -> dict:
@@ -39,6 +44,7 @@ def task_json(task: Task) -> dict:
         "sample_id": task.sample_id,
         "assembly_id": task.assembly.assembly_id,
         "family": cat["family"],
+        "group_moves": task.world.needs_groups,
         "tolerances": target.get("tolerances"),
         "parts": parts,
         "spare_parts": [{"part_id": w["part_id"], "variant_of": w["variant_of"], "difference": w["difference"]}
@@ -52,7 +58,8 @@ def task_json(task: Task) -> dict:
 
 def build_prompt(task: Task) -> list[dict]:
     """Chat messages: the system line and the task as the user turn."""
-    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": compact(task_json(task))}]
+    system = SYSTEM + (SYSTEM_GROUPS if task.world.needs_groups else "")
+    return [{"role": "system", "content": system}, {"role": "user", "content": compact(task_json(task))}]
 
 
 def target_text(reference: dict) -> str:

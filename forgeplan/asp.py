@@ -140,9 +140,10 @@ class _Bound:
 class _Planner:
     """The multi-shot planner control (encodings/plan.lp), grounded up to `horizon`."""
 
-    def __init__(self, facts: Facts, world, minimize_moved: bool, clock: _Clock):
+    def __init__(self, facts: Facts, world, minimize_moved: bool, clock: _Clock, prune_directions: bool = True):
         self.facts, self.world, self.clock = facts, world, clock
-        self.ctl = clingo.Control(["--opt-mode=opt", "--models=0", *SOLVER_OPTIONS], logger=_quiet)
+        self.ctl = clingo.Control(["--opt-mode=opt", "--models=0", *SOLVER_OPTIONS,
+                                   "-c", f"prune_directions={int(prune_directions)}"], logger=_quiet)
         self.ctl.load(str(ENCODINGS / "plan.lp"))
         self.ctl.add("base", [], facts.text)
         self.ctl.ground([("base", []), ("state", [Number(0)]), ("check", [Number(0)])])
@@ -302,7 +303,8 @@ def solve_task(task: Task, objective: str = "moved-parts,actions", time_limit: f
                            time.perf_counter() - clock.start, n_optimal, tuple(plans), horizon, objective, lb, proof,
                            canonical)
 
-    planner = _Planner(facts, world, minimize_moved, clock)
+    # every optimal plan is enumerated with the direction variants of group moves; one reference without
+    planner = _Planner(facts, world, minimize_moved, clock, prune_directions=not all_optimal)
     bound = planner.lower_bound(task)
     lb = bound.moved
     if bound.status == "unsolvable":

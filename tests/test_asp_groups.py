@@ -144,3 +144,19 @@ def test_group_moves_meet_spares_locks_and_supports(faults, seed):
     assert (r.moved_parts, r.actions) == brute_optimum(task)
     if faults == ["wrong_part"]:
         assert compare_task(task, time_limit=120).verdict == "agree"
+
+
+@pytest.mark.parametrize("aid", ["burr_6_split", "burr_6_pairs"])
+@pytest.mark.parametrize("fault", ["missing_part", "wrong_orientation", "misplacement", "wrong_part"])
+def test_dropping_outranked_directions_keeps_the_reference(aid, fault):
+    """The planner skips group moves whose direction is dominated (closure.lp); enumerating every optimal
+    plan keeps them. Both must prove the same optimum and pick the same tie-break reference."""
+    from forgeplan.faults import FaultSpec, make_task
+    from forgeplan.library import build
+
+    task = make_task(build(aid), [FaultSpec(fault)], seed=4)
+    pruned, full = solve_task(task), solve_task(task, all_optimal=True)
+    assert pruned.optimal and full.optimal
+    assert (pruned.moved_parts, pruned.actions) == (full.moved_parts, full.actions)
+    assert pruned.plan == full.plan
+    assert full.n_optimal >= 1 and pruned.plan in full.optimal_plans

@@ -21,6 +21,8 @@ NAME = "decode"
 
 def add_arguments(p) -> None:
     p.add_argument("--tasks", type=int, default=4, help="tasks (of different assemblies) per measurement")
+    p.add_argument("--assemblies", nargs="+", metavar="ID",
+                   help="built-in assemblies to take the tasks from, in this order (default: all, sorted by id)")
     p.add_argument("--runs", type=int, default=3, help="repetitions of the decoding timings (median)")
     p.add_argument("--new-tokens", type=int, default=160, help="max new tokens in the decoding timings")
     p.add_argument("--vocab-65k", type=Path, help="anthropic-0.34.2 wheel or a tokenizer.json (65k byte-level BPE)")
@@ -32,7 +34,7 @@ def add_arguments(p) -> None:
 
 # --------------------------------------------------------------------------- inputs
 
-def _tasks(n: int):
+def _tasks(n: int, assemblies=None):
     from ..assembly import load_assembly
     from ..faults import FaultSpec, candidates, make_task
     from ..library import BUILTIN
@@ -42,7 +44,7 @@ def _tasks(n: int):
 
     kinds = ("wrong_part", "interference_lock", "missing_part", "misplacement")
     out = []
-    for k, aid in enumerate(sorted(BUILTIN)):
+    for k, aid in enumerate(assemblies or sorted(BUILTIN)):
         asm = load_assembly(aid)
         world = world_for(asm, Tolerances())
         for ftype in kinds[k % len(kinds):] + kinds[: k % len(kinds)]:
@@ -285,7 +287,7 @@ def _decode(args, tasks) -> dict:
 
 
 def run(args) -> dict:
-    tasks = _tasks(args.tasks)
+    tasks = _tasks(args.tasks, args.assemblies)
     result: dict = {"benchmark": "decode", "tasks": [t.sample_id for t, _ in tasks], **machine()}
     if not args.skip_decode:
         result["tiny_model_decoding"] = _decode(args, tasks)

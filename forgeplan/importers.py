@@ -33,6 +33,7 @@ from pydantic import Field
 from .assembly import DIRECTIONS, Assembly, Part, validate_assembly
 from .errors import AssemblyError, InputError
 from .schema import IntVec3, Open, parse_model
+from .task import read_limited
 
 Voxel = tuple[int, int, int]
 IntMatrix = tuple[tuple[int, int, int], tuple[int, int, int], tuple[int, int, int]]
@@ -72,7 +73,7 @@ def import_puzzle(path: str | Path, *, solution: int | None = None, problem: int
 
 def read_puzzle(path: str | Path, *, solution: int | None = None, problem: int = 0) -> ImportedPuzzle:
     path = Path(path)
-    data = _read_bytes(path)
+    data = read_limited(path, MAX_FILE_BYTES, "puzzle file")
     if data[:2] == b"\x1f\x8b" or path.suffix.lower() == ".xmpuzzle":
         return read_xmpuzzle(path, solution=solution or 0, problem=problem, data=data)
     if path.suffix.lower() == ".json":
@@ -84,17 +85,6 @@ def read_puzzle(path: str | Path, *, solution: int | None = None, problem: int =
         return read_burr_json(path, data=data)
     raise InputError("unknown puzzle format: expected a data/burr .json file or a BurrTools .xmpuzzle file",
                      file=str(path))
-
-
-def _read_bytes(path: Path) -> bytes:
-    try:
-        with path.open("rb") as fh:
-            data = fh.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise InputError(f"cannot read puzzle file: {exc.strerror or exc}", file=str(path)) from None
-    if len(data) > MAX_FILE_BYTES:
-        raise InputError(f"file is larger than {MAX_FILE_BYTES} bytes", file=str(path))
-    return data
 
 
 def snake_name(text: str) -> str:
@@ -175,7 +165,7 @@ class _JsonPuzzle(Open):
 def read_burr_json(path: str | Path, *, data: bytes | None = None) -> ImportedPuzzle:
     """A data/burr puzzle: pieces already split (`S2#1`...); `count` is each piece's voxel count."""
     path = Path(path)
-    raw = _read_bytes(path) if data is None else data
+    raw = read_limited(path, MAX_FILE_BYTES, "puzzle file") if data is None else data
     try:
         doc = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -324,7 +314,7 @@ def read_xmpuzzle(path: str | Path, *, solution: int = 0, problem: int = 0, data
     """One stored solution of one problem of a BurrTools puzzle file (gzip XML or plain XML)."""
     path = Path(path)
     file = str(path)
-    root = _xml_root(_read_bytes(path) if data is None else data, file)
+    root = _xml_root(read_limited(path, MAX_FILE_BYTES, "puzzle file") if data is None else data, file)
     shapes_el = root.find("shapes")
     shapes = [_parse_shape(el, k, file) for k, el in enumerate(shapes_el.findall("voxel") if shapes_el is not None else [])]
     problems = root.find("problems")

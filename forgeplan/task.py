@@ -133,11 +133,16 @@ def write_task(task: Task, out: Path) -> None:
 
 # ----------------------------------------------------------------------------- loading
 
-def _read_bytes(path: Path) -> bytes:
+def read_limited(path: Path, limit: int, what: str = "file") -> bytes:
+    """The bytes of `path`, refusing more than `limit` (untrusted input), with one-line errors."""
     try:
-        return path.read_bytes()
+        with path.open("rb") as fh:
+            data = fh.read(limit + 1)
     except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", file=str(path)) from None
+        raise InputError(f"cannot read {what}: {exc.strerror or exc}", file=str(path)) from None
+    if len(data) > limit:
+        raise InputError(f"{what} is larger than {limit} bytes", file=str(path))
+    return data
 
 
 def read_json(path: Path):
@@ -182,7 +187,7 @@ def load_task(folder: Path) -> Task:
     # per content (hashing bytes is far cheaper than parsing the voxel catalog again)
     digest = hashlib.sha1()
     for n in ASSEMBLY_FILES:
-        digest.update(_read_bytes(folder / n))
+        digest.update(read_limited(folder / n, MAX_FILE_BYTES))
     key = digest.hexdigest()
     asm = _ASSEMBLIES.get(key)
     names = STATE_FILES if asm is not None else PUBLIC_FILES

@@ -17,7 +17,7 @@ from ..assembly import Assembly, assembly_from_json, load_assembly, validate_ass
 from ..errors import AssemblyError, InputError
 from ..geometry import check_geometry
 from ..library import BUILTIN
-from ..task import MAX_FILE_BYTES
+from ..task import MAX_FILE_BYTES, read_limited
 
 OPTION = "--assemblies"
 # assembly ids become task folder names (`<id>_<split>_<index>`): no separators, no dot-names
@@ -64,21 +64,10 @@ def load_source(item: str | Path) -> Source:
     if not path.is_file():
         raise InputError("no such assembly file, and not a built-in id (see `forgeplan assemblies`)",
                          file=item, field=OPTION)
-    raw = _read(path)
+    raw = read_limited(path, MAX_FILE_BYTES, "assembly file")
     asm = _checked(assembly_from_json(_parse(raw, path), str(path)), path)
     return Source(asm, {"assembly_id": asm.assembly_id, "family": asm.family, "origin": "file", "path": item,
                         "sha256": hashlib.sha256(raw).hexdigest()})
-
-
-def _read(path: Path) -> bytes:
-    try:
-        with path.open("rb") as fh:
-            raw = fh.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", file=str(path)) from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise InputError(f"file is over the {MAX_FILE_BYTES}-byte limit", file=str(path))
-    return raw
 
 
 def _parse(raw: bytes, path: Path) -> dict:

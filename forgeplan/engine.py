@@ -265,9 +265,9 @@ class World:
         """True when separate/join are in play: the assembly comes apart only with subassembly (group)
         moves, unless the constructor forced it either way."""
         if self._needs_groups is None:
-            from .groups import disassembly_verdict
+            from .groups import needs_group_moves
 
-            self._needs_groups = disassembly_verdict(self.assembly)["mode"] == "group_moves"
+            self._needs_groups = needs_group_moves(self.assembly)
         return self._needs_groups
 
     MAX_GROUP_PARTS = 16  # every subset is a candidate up to this size (2^16 bitmasks); beyond, see below

@@ -287,6 +287,12 @@ def is_level1(asm: Assembly) -> bool:
     return disassemble(asm).complete
 
 
+def needs_group_moves(asm: Assembly) -> bool:
+    """Level-1, but only with a group move somewhere: `disassembly_verdict`'s `group_moves` mode."""
+    plan = disassemble(asm)
+    return plan.complete and bool(plan.group_steps)
+
+
 def replay_separations(asm: Assembly, steps: Sequence[dict | Step]) -> SeparationReplay:
     """Check a separation plan (`{move: [ids], dir, distance?}` steps) under straight group moves.
 

@@ -18,7 +18,7 @@ from forgeplan.faults import FaultSpec, candidates, make_task
 from forgeplan.geometry import symmetry_group
 from forgeplan.graphs import assembly_sequence, blocking_depth
 from forgeplan.grounding import legal_actions
-from forgeplan.groups import disassembly_verdict
+from forgeplan.groups import disassembly_verdict, needs_group_moves
 from forgeplan.library import BUILTIN
 from forgeplan.render import exploded_voxels
 from forgeplan.repair import repair_plan
@@ -158,6 +158,7 @@ def test_exactly_the_group_burrs_need_group_moves(library):
     modes = {aid: disassembly_verdict(asm)["mode"] for aid, asm in library.items()}
     assert sorted(a for a, m in modes.items() if m == "group_moves") == sorted(GROUP_BURRS)
     assert set(modes.values()) == {"single_part", "group_moves"}
+    assert all(needs_group_moves(asm) == (modes[aid] == "group_moves") for aid, asm in library.items())
 
 
 @pytest.mark.parametrize("aid", GROUP_BURRS)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .. import __version__
 from ..errors import ForgeplanError, InputError
-from ..groups import disassembly_verdict
+from ..groups import needs_group_moves
 from ..state import Tolerances
 from ..task import read_json, write_json
 from .composition import PROTOCOL, composition_counts, plan_composition
@@ -41,7 +41,7 @@ def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, pro
         raise InputError("output folder is not empty", file=str(out))
     sources = load_sources(assemblies)
     families = {a: s.assembly.family for a, s in sources.items()}
-    group_moves = frozenset(a for a, s in sources.items() if disassembly_verdict(s.assembly)["mode"] == "group_moves")
+    group_moves = frozenset(a for a, s in sources.items() if needs_group_moves(s.assembly))
     slots = plan_composition(families, tasks, seed, group_moves)
     work = partial(generate, seed=seed, tolerances=tolerances)
     asms = [sources[s.assembly_id].assembly for s in slots]

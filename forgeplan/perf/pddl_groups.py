@@ -100,10 +100,10 @@ def _puzzle_row(name: str, asm, args) -> dict:
 
 def builtin_group_assemblies() -> list:
     """The built-in assemblies that come apart only with group moves, in library order."""
-    from ..groups import disassembly_verdict
+    from ..groups import needs_group_moves
     from ..library import BUILTIN, build
 
-    return [build(a) for a in BUILTIN if disassembly_verdict(build(a))["mode"] == "group_moves"]
+    return [build(a) for a in BUILTIN if needs_group_moves(build(a))]
 
 
 def _times(rows: list[dict]) -> dict:

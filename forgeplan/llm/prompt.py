@@ -1,12 +1,13 @@
 """Prompt serialisation (SPEC §8), shared by training, inference and the benchmark's JSONL export.
 
 A prompt is a system line asking for one JSON object (and, where the assembly needs them, naming the
-group moves separate/join) plus the task's public representation as the user turn; the answer is the output contract as compact JSON (`target_text`), the exact text the
-grammar accepts. The representation is derived from the eight public files (forgeplan.task
-.public_files), condensed to fit a small context: voxels are replaced by what they imply (target
-position, blocking per removal direction, contacts, symmetry count), the target state by what differs
-from "every part present at its target position, unrotated, seated, locks engaged", and the actual
-state is given in full. No torch here: the benchmark's JSONL export imports this module.
+group moves separate/join) plus the task's public representation as the user turn; the answer is the
+output contract as compact JSON (`target_text`), the exact text the grammar accepts. The
+representation is derived from the eight public files (forgeplan.task.public_files), condensed to
+fit a small context: voxels are replaced by what they imply (target position, blocking per removal
+direction, contacts, symmetry count), the target state by what differs from "every part present at
+its target position, unrotated, seated, locks engaged", and the actual state is given in full. No
+torch here: the benchmark's JSONL export imports this module.
 """
 
 from __future__ import annotations

@@ -33,12 +33,22 @@ class Mistake:
 
 
 @dataclass(frozen=True)
+class MinimalRework:
+    """MAGAR's separately predicted (P_m, n_m, R) (C.3.3); the action-id sequence A is the plan's."""
+
+    moved_parts: tuple[str, ...]
+    moved_part_count: int
+    route_id: str
+
+
+@dataclass(frozen=True)
 class Output:
     sample_id: str
     assembly_id: str
     passed: bool
     mistakes: tuple[Mistake, ...]
     actions: tuple[Action, ...]
+    minimal_rework: MinimalRework | None = None  # present only in MAGAR-profile outputs
 
 
 def _no_constants(name: str):
@@ -128,7 +138,9 @@ def _to_output(m: OutputModel) -> Output:
         mistakes.append(Mistake(k.type, k.part_id, k.visible, observed))
     actions = tuple(_to_action(i, a) for i, a in enumerate(m.rework_plan.actions))
     ann = m.annotation
-    return Output(ann.sample_id, ann.assembly_id, ann.pass_, tuple(mistakes), actions)
+    mr = m.minimal_rework
+    magar = MinimalRework(tuple(mr.moved_parts), mr.moved_part_count, mr.route_id) if mr else None
+    return Output(ann.sample_id, ann.assembly_id, ann.pass_, tuple(mistakes), actions, magar)
 
 
 def _to_action(i: int, a) -> Action:

@@ -198,9 +198,18 @@ class ReworkPlanModel(Strict):
     actions: list[ActionModel]
 
 
+class MinimalReworkModel(Strict):
+    """MAGAR's minimal-rework fields (C.3.3): the predicted moved-part set, count and recovery route id."""
+
+    moved_parts: Annotated[list[str], Field(max_length=10_000)]
+    moved_part_count: Annotated[int, Field(ge=0)]
+    route_id: str
+
+
 class OutputModel(Strict):
     annotation: AnnotationModel
     rework_plan: ReworkPlanModel
+    minimal_rework: Optional[MinimalReworkModel] = None  # the MAGAR profile; absent in FORGE-shaped outputs
 
 
 def finite(x: float) -> bool:

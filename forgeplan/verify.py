@@ -1,25 +1,44 @@
-"""The plan verifier: output contract, diagnosis, replay in the engine, final state (SPEC §4, §7)."""
+"""The plan verifier: output contract, diagnosis, replay in the engine, final state (FORGE App. D.1, Table 9).
+
+Each failure category of FORGE Table 9 is decided here, once; `forgeplan evaluate` takes the verdict's
+category as is. The verifier tests them in the order of FAILURE_CATEGORIES and reports the first.
+"""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from .actions import moved_parts
+from .actions import Action, moved_parts
 from .closure import dependency_closure
 from .contract import ContractError, Output, parse_output
 from .diagnosis import diagnose
 from .engine import DEPENDENCY_CODES, PARAMETER_CODES
+from .state import State
 from .task import Task
 
-# FORGE Table 9, in the order the verifier tests them
-FAILURE_CATEGORIES = ("schema_failure", "no_fault_intervention", "misdiagnosis", "illegal_grounding",
-                      "dependency_omission", "parameter_error", "incomplete_restoration", "over_disassembly")
+# FORGE Table 9 ("Failure categories used in the qualitative analysis"), in the order the verifier tests them
+TABLE_9 = {
+    "schema_failure": "The output cannot be parsed under the declared annotation and rework-plan schema.",
+    "no_fault_intervention": "The model produces a non-empty program for an already valid assembly.",
+    "misdiagnosis": "The predicted fault type or affected part does not match the observed assembly state.",
+    "illegal_grounding": "The generated action or parameter is unavailable in the current symbolic state.",
+    "dependency_omission": "A required unlock, clearing, restoration, or relocking operation is missing "
+                           "from the recovery program.",
+    "parameter_error": "The action type is appropriate, but its pose, rotation, or other parameters fall "
+                       "outside the evaluator tolerance.",
+    "incomplete_restoration": "The program executes partially but the terminal state does not match the "
+                              "target configuration.",
+    "over_disassembly": "The program moves additional components that are not required by the recovery route.",
+}
+FAILURE_CATEGORIES = tuple(TABLE_9)
+PARAMETERISED = frozenset({"rotate", "rotate_to_unlock", "rotate_to_lock", "rotate_translate_to_unlock",
+                           "translate_rotate_to_lock"})
 
 
 @dataclass
 class Verdict:
     valid: bool
-    category: str | None = None          # first failure (None when valid)
+    category: str | None = None          # first failure; "over_disassembly" is the only one a valid plan can have
     reason: str = ""
     failing_step: int | None = None      # index of the first illegal action
     diagnosis_exact: bool = False
@@ -30,14 +49,21 @@ class Verdict:
     over_disassembly: bool = False       # valid, but moves parts outside the dependency closure
     output: Output | None = None
 
+    @property
+    def contract_valid(self) -> bool:
+        """FORGE's C_i (eq. 13): the output parses and names the task it answers."""
+        return self.category != "schema_failure"
+
     def to_json(self) -> dict:
         d = asdict(self)
         d.pop("output")
         return d
 
 
-def mistake_key(m: dict) -> tuple:
-    return (m["type"], m["part_id"], bool(m["visible"]))
+def diagnosis_key(m) -> tuple[str, str]:
+    """One entry of FORGE's diagnosis D_i: Table 9 compares "the predicted fault type or affected part".
+    The contract's `visible` flag is not part of it (and no metric scores it)."""
+    return (m["type"], m["part_id"]) if isinstance(m, dict) else (m.type, m.part_id)
 
 
 def verify(task: Task, raw: str | bytes) -> Verdict:
@@ -48,23 +74,33 @@ def verify(task: Task, raw: str | bytes) -> Verdict:
     return verify_output(task, out)
 
 
+def schema_failure(task: Task, out: Output) -> str | None:
+    """Table 9 "schema failure" (signal C_i = 0) for an output that parsed: the annotation's
+    `sample_id`/`assembly_id` are part of the declared schema, so an answer to another task is not a valid
+    contract and scores zero on every metric, like an unparseable one."""
+    if out.sample_id != task.sample_id:
+        return f"annotation.sample_id is {out.sample_id!r}, expected {task.sample_id!r}"
+    if out.assembly_id != task.assembly.assembly_id:
+        return f"annotation.assembly_id is {out.assembly_id!r}, expected {task.assembly.assembly_id!r}"
+    return None
+
+
 def verify_output(task: Task, out: Output) -> Verdict:
     world = task.world
     expected = diagnose(world, task.actual, task.target)
     v = Verdict(False, actions=len(out.actions), output=out)
-    if out.sample_id != task.sample_id:
-        v.category, v.reason = "schema_failure", f"annotation.sample_id is {out.sample_id!r}, expected {task.sample_id!r}"
+    bad_contract = schema_failure(task, out)
+    if bad_contract:
+        v.category, v.reason = "schema_failure", bad_contract
         return v
-    if out.assembly_id != task.assembly.assembly_id:
-        v.category, v.reason = "schema_failure", f"annotation.assembly_id is {out.assembly_id!r}, expected {task.assembly.assembly_id!r}"
-        return v
-    got = sorted((m.type, m.part_id, m.visible) for m in out.mistakes)
-    v.diagnosis_exact = got == sorted(mistake_key(m) for m in expected) and out.passed == (not expected)
+    v.diagnosis_exact = (sorted(map(diagnosis_key, out.mistakes)) == sorted(map(diagnosis_key, expected))
+                         and out.passed == (not expected))
     rp = world.replay(task.actual, out.actions)
     v.replay_legal = rp.failure is None
     v.moved_parts = sorted(moved_parts(out.actions))
     v.restored = v.replay_legal and world.equivalent(rp.final, task.target)
     if not expected and (out.actions or not out.passed):
+        # Table 9 "no-fault intervention", signal π̂_i ≠ ∅; a fault reported on a valid assembly is a misdiagnosis
         v.category = "no_fault_intervention" if out.actions else "misdiagnosis"
         v.reason = (f"the task has no fault but the plan has {len(out.actions)} actions" if out.actions
                     else "the task has no fault but the annotation reports mistakes")
@@ -73,28 +109,73 @@ def verify_output(task: Task, out: Output) -> Verdict:
         v.category, v.reason = "misdiagnosis", _diagnosis_diff(expected, out)
         return v
     if rp.failure is not None:
-        code = rp.failure.reason.code
-        v.category = ("dependency_omission" if code in DEPENDENCY_CODES else
-                      "parameter_error" if code in PARAMETER_CODES else "illegal_grounding")
+        v.category = illegal_step_category(rp.failure.reason.code)
         v.failing_step, v.reason = rp.failure.step, f"step {rp.failure.step} {rp.failure.action}: {rp.failure.reason.message}"
         return v
     if not v.restored:
+        missed = parameter_misses(task, out.actions, rp.final)
         diffs = world.differences(rp.final, task.target)
-        v.category, v.reason = "incomplete_restoration", "final state differs: " + "; ".join(diffs[:5])
+        v.category = "parameter_error" if missed else "incomplete_restoration"
+        v.reason = ((f"the parameters of {missed[0]} leave {missed[0].part_id} off target: " if missed else "")
+                    + "final state differs: " + "; ".join(diffs[:5]))
         return v
     v.valid = True
-    faulty = [world.index[m["part_id"]] for m in expected]
-    closure = {world.ids[i] for i in dependency_closure(world, task.actual, faulty)}
-    slot_of = {w.part_id: w.variant_of for w in task.assembly.spares}
-    outside = sorted(p for p in v.moved_parts if slot_of.get(p, p) not in closure)
+    outside = over_disassembly(task, v.moved_parts)
     v.over_disassembly = bool(outside)
+    if outside:
+        v.category = "over_disassembly"
     v.reason = "valid" + (f" (moves parts outside the dependency closure: {outside})" if outside else "")
     return v
 
 
+def illegal_step_category(code: str) -> str:
+    """The category of an action the engine refuses (Table 9, signals "Missing dependency", "Invalid
+    parameter", "¬Legal"): a blocker, support or lock still in the way is a dependency omission; a legal
+    action type with a wrong axis, angle, pose or direction is a parameter error; anything else (unknown
+    part, action not applicable in this state) is illegal grounding."""
+    if code in DEPENDENCY_CODES:
+        return "dependency_omission"
+    return "parameter_error" if code in PARAMETER_CODES else "illegal_grounding"
+
+
+def parameter_misses(task: Task, actions, final: State) -> list[Action]:
+    """Table 9 "parameter error" after a legal replay: the parameterised actions (rotations, posed
+    unlock/lock moves) that were the last to move a part which ends off its target orientation or position.
+    The action type is appropriate (the engine accepted it), its angle or pose is outside the tolerance.
+    Empty when no off-target part was last moved by such an action (then: incomplete restoration)."""
+    world = task.world
+    last: dict[str, Action] = {}
+    for a in actions:
+        for p in a.touched:
+            last[p] = a
+    out = []
+    for i, (s, t) in enumerate(zip(final.slots, task.target.slots)):
+        if not (s.present and t.present) or s.occupant not in last:
+            continue
+        off = world.position_off(i, s) or (world.rotation_error(i, s.rotation)
+                                           > world.tol.rot_tol + world.rotation_error(i, t.rotation))
+        a = last[s.occupant]
+        if off and a.name in PARAMETERISED and a not in out:
+            out.append(a)
+    return out
+
+
+def over_disassembly(task: Task, moved: list[str]) -> list[str]:
+    """Table 9 "over-disassembly": "The program moves additional components that are not required by the
+    recovery route." forgeplan's reading: a valid plan that moves a part outside the dependency closure
+    D_F of the faults (FORGE eq. 4, the components the recovery route is built from); a spare counts as
+    the slot it fills. Extra actions on parts inside D_F are not over-disassembly: VMRE and MPA price them.
+    Returns the offending parts, sorted."""
+    world = task.world
+    faulty = [world.index[m["part_id"]] for m in diagnose(world, task.actual, task.target)]
+    closure = {world.ids[i] for i in dependency_closure(world, task.actual, faulty)}
+    slot_of = {w.part_id: w.variant_of for w in task.assembly.spares}
+    return sorted(p for p in moved if slot_of.get(p, p) not in closure)
+
+
 def _diagnosis_diff(expected: list[dict], out: Output) -> str:
-    exp = {mistake_key(m) for m in expected}
-    got = {(m.type, m.part_id, m.visible) for m in out.mistakes}
+    exp = set(map(diagnosis_key, expected))
+    got = set(map(diagnosis_key, out.mistakes))
     parts = []
     if exp - got:
         parts.append(f"missed {sorted(exp - got)}")

@@ -44,7 +44,7 @@ def test_sapf_samples_without_fields_are_left_out():
     assert core_metrics(samples)["SAPF"] == 0.0
     only = core_metrics([s("A", "missing_part", p=None, g=True)])
     assert only["SAPF"] is None and only["HRQ"] is None               # undefined, shown as "–"
-    assert only["Overall-Core"] == pytest.approx(100 / 4)             # mean of SSE 0, VMRE 0, DGTR 100, MVE 0
+    assert only["Overall-Core"] == pytest.approx(100 / 6)             # FORGE eq. 18: the two "–" count as 0
 
 
 def test_edit_distance():
@@ -79,7 +79,8 @@ def test_state_and_action_fidelity_fields():
 def test_group_move_tasks_score_like_any_other(tmp_path):
     """A benchmark task on a burr that needs group moves: the reference scores as exact (SSE, MVE, MPA,
     RCA, P); the same plan with the group moved along a blocked direction fails the replay, keeps the
-    (action, group) identity and moved set, and loses parameter fidelity and MAGAR's action ids."""
+    (action, group) identity and moved set, and loses parameter fidelity and MAGAR's action ids (the
+    direction is part of a group move's action id)."""
     import json
 
     from forgeplan.bench.composition import Slot
@@ -107,4 +108,4 @@ def test_group_move_tasks_score_like_any_other(tmp_path):
     flipped = {"+": "-", "-": "+"}[plan[k]["direction"][0]] + plan[k]["direction"][1]
     wrong = score([dict(a, direction=flipped) if i == k else a for i, a in enumerate(plan)])
     assert not wrong.g and wrong.category == "dependency_omission"  # blocked along the flipped direction
-    assert wrong.sse and wrong.mpa and wrong.p < 1.0 and wrong.rca == 0.5  # set and count match; ids, route not
+    assert wrong.sse and wrong.mpa and wrong.p < 1.0 and wrong.rca == 2 / 3  # set and count match, ids not (FORGE-shaped: RCA over 3 fields)

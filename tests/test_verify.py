@@ -53,10 +53,12 @@ def test_categories():
     # illegal grounding: an unknown part
     bad["rework_plan"]["actions"] = [{"action": "remove", "part_id": "NoSuchPart"}]
     assert verify(task, json.dumps(bad)).category == "illegal_grounding"
-    # misdiagnosis: wrong visibility flag
+    # misdiagnosis: wrong fault type; the visibility flag is not part of the diagnosis (Table 9: type and part)
     bad = json.loads(json.dumps(out))
-    bad["annotation"]["mistakes"][0]["visible"] = True
+    bad["annotation"]["mistakes"][0]["type"] = "misplacement"
     assert verify(task, json.dumps(bad)).category == "misdiagnosis"
+    bad["annotation"]["mistakes"][0].update(type="missing_part", visible=True)
+    assert verify(task, json.dumps(bad)).valid
     # wrong assembly id is a contract failure
     bad = json.loads(json.dumps(out))
     bad["annotation"]["assembly_id"] = "other"

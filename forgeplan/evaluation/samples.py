@@ -1,9 +1,12 @@
-"""Per-sample scoring: verify once, then every quantity the metrics aggregate (FORGE App. D, MAGAR C.3.3)."""
+"""Per-sample scoring: verify once, then every quantity the metrics aggregate (FORGE App. D, MAGAR C.3.3).
+
+Each per-sample metric is one function below whose docstring quotes the paper; metrics.py aggregates.
+"""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ..actions import Action, moved_parts
 from ..contract import ContractError, Output, parse_output
@@ -13,6 +16,7 @@ from ..task import Task
 from ..verify import verify_output
 
 FAULT_CONDITIONS = ("single", "multi")
+REFERENCE_COSTS = ("forgeplan", "paper")
 
 
 @dataclass
@@ -20,12 +24,13 @@ class SampleScore:
     sample_id: str
     assembly_id: str
     family: str
-    stratum: str                 # the fault type, "multi_fault", or "no_fault"
+    stratum: str                 # the fault type, "multi_fault" (any sample with two or more faults), or "no_fault"
     difficulty: str
     is_fault: bool
     category: str | None         # failure category (None = fully correct)
     reason: str = ""
     g: bool = False              # contract valid ∧ diagnosis exact ∧ legal replay ∧ restored
+    v: bool = False              # FORGE's v_i: complete parameter validity (parameter_validity)
     sse: bool = False
     sse_any: bool = False
     p: float | None = None       # state-action parameter fidelity (None: no fields apply)
@@ -33,12 +38,12 @@ class SampleScore:
     mve: bool = False
     mve_any: bool = False
     hrq: float | None = None     # only hard/expert fault samples
-    nofault_ok: bool | None = None
+    nofault_ok: bool | None = None   # contract valid ∧ empty program (no-fault samples only)
     mpa: bool = False
     rca: float = 0.0
+    magar_profile: bool = False      # the prediction carried MAGAR's minimal_rework fields
     predicted_actions: int = 0
     reference_actions: int = 0
-    extra: dict = field(default_factory=dict)
 
 
 def identity(actions) -> list[tuple[str, str]]:
@@ -118,67 +123,144 @@ def action_fidelity(reference: list[dict], got: Output | None, pos_tol: float, r
     return scores
 
 
-def score_sample(task: Task, raw: str | None, reference: dict, meta: dict, rework: dict) -> SampleScore:
-    """Everything about one prediction; `raw` None means the prediction is missing."""
+
+def plan_cost(moved: int, actions: int, reference_cost: str) -> tuple[int, ...]:
+    """The cost a reference is minimal in, compared lexicographically. forgeplan: (J_move, c), distinct
+    moved parts then actions. paper: FORGE B.3's c alone, "the number of executable actions"."""
+    return (actions,) if reference_cost == "paper" else (moved, actions)
+
+
+def sse_i(pred_id: list, ref_id: list) -> bool:
+    """FORGE D.2 eq. 11: SSE_i = 1[Â_i = A*_i], "whether the predicted ordered (action, part) sequence
+    matches the verified reference sequence exactly"; parameters are left to SAPF."""
+    return pred_id == ref_id
+
+
+def sapf_i(state: list[float], action: list[float]) -> float | None:
+    """FORGE D.2 eq. 12: p_i = ½(s_i + a_i), "the mean state and action parameter fidelity"; "Missing fields
+    receive zero credit. [...] If one family has no applicable fields for a sample, only the supported family
+    contributes". With neither family applicable p_i is unsupported (None; eq. 17 names that case) and the
+    sample is left out of SAPF whatever the output: applicability is a property of the reference."""
+    fams = [sum(x) / len(x) for x in (state, action) if x]
+    return sum(fams) / len(fams) if fams else None
+
+
+def parameter_validity(g: bool, state: list[float]) -> bool:
+    """FORGE D.3's v_i, "complete parameter validity": credit only "when its diagnosis, execution, and
+    required state and action parameters are valid". forgeplan's reading: the required diagnostic-state
+    fields are within tolerance of the observed state (every state-fidelity score is 1), and the action
+    parameters are valid because the verified replay accepted them and reached the target (g_i). They need
+    not equal the reference's: "a verified repair that matches or improves on the reference cost receives
+    full credit", so rotate(x, 180) repairs as well as rotate(y, 90) on a symmetric part (SAPF still
+    scores the mismatch)."""
+    return g and all(x == 1.0 for x in state)
+
+
+def vmre_i(g: bool, v: bool, c_hat: int, c_star: int) -> float:
+    """FORGE D.3 eq. 14: VMRE_i = min(1, c*_i / ĉ_i) if g_i = 1, v_i = 1, ĉ_i > 0, else 0."""
+    return min(1.0, c_star / c_hat) if g and v and c_hat > 0 else 0.0
+
+
+def mve_i(g: bool, v: bool, same_sequence: bool, c_hat: int, c_star: int) -> bool:
+    """FORGE D.3 eq. 15: m_i = 1[g_i ∧ v_i ∧ (Â_i = A*_i) ∧ (ĉ_i ≤ c*_i)]."""
+    return g and v and same_sequence and c_hat <= c_star
+
+
+def hrq_i(g: bool, pred_id: list, ref_id: list, p: float | None) -> float:
+    """FORGE D.4 eqs. 16-17 on a hard/expert sample: q_i = max(0, 1 - d_i / max(|Â_i|, |A*_i|, 1)) with d_i
+    the unit-cost edit distance of the action-identity sequences; HRQ_i = q_i when p_i is unsupported,
+    (q_i + p_i) / 2 when supported, and 0 unless g_i = 1."""
+    if not g:
+        return 0.0
+    q = max(0.0, 1 - edit_distance(pred_id, ref_id) / max(len(pred_id), len(ref_id), 1))
+    return q if p is None else (q + p) / 2
+
+
+def mpa_rca(out: Output | None, rework: dict) -> tuple[bool, float]:
+    """MAGAR C.3.3 eq. 12: MPA_i = 1[b_P ∧ b_n ∧ |P̂_m| = n̂_m], RCA_i = (b_P + b_n + b_R + b_A) / 4, with
+    "binary correctness indicators for the moved-part set, moved-part count, recovery route ID, and
+    corrective action-ID sequence"; "Part IDs are compared as normalized sets".
+
+    MAGAR profile (the output carries `minimal_rework`): exactly that, A from the plan's action ids.
+    FORGE-shaped output (no `minimal_rework`): P̂ is the plan's moved-part set and n̂ = |P̂|, so the
+    consistency clause holds and MPA = b_P; no route is predicted, so RCA = (b_P + b_n + b_A) / 3 over
+    the three fields the plan determines. A contract-invalid output scores 0 on both."""
+    if out is None:
+        return False, 0.0
+    b_a = [a.action_id for a in out.actions] == rework["action_ids"]
+    mr = out.minimal_rework
+    if mr is None:
+        moved = sorted(moved_parts(out.actions))
+        b_p, b_n = moved == sorted(rework["moved_parts"]), len(moved) == rework["moved_part_count"]
+        return b_p and b_n, (b_p + b_n + b_a) / 3
+    b_p = sorted(set(mr.moved_parts)) == sorted(rework["moved_parts"])
+    b_n = mr.moved_part_count == rework["moved_part_count"]
+    b_r = mr.route_id == rework["route_id"]
+    return b_p and b_n and len(set(mr.moved_parts)) == mr.moved_part_count, (b_p + b_n + b_r + b_a) / 4
+
+
+def score_sample(task: Task, raw: str | None, reference: dict, meta: dict, rework: dict,
+                 reference_cost: str = "forgeplan") -> SampleScore:
+    """Everything about one prediction; `raw` None means the prediction is missing.
+
+    One rule for contract failures (FORGE's C_i = 0: unparseable, missing, or answering another task):
+    zero credit on every metric, and the sample stays in every denominator.
+    """
     cond = meta["condition"]
     is_fault = cond in FAULT_CONDITIONS
     stratum = ("multi_fault" if cond == "multi" else meta["fault_types"][0]) if is_fault else "no_fault"
     ref_actions = reference["rework_plan"]["actions"]
     s = SampleScore(meta["sample_id"], meta["assembly_id"], meta["family"], stratum, meta["difficulty"], is_fault,
                     None, reference_actions=len(ref_actions))
-    out: Output | None = None
-    if raw is None:
-        s.category, s.reason = "schema_failure", "missing prediction"
-    else:
-        try:
-            out = parse_output(raw)
-        except ContractError as exc:
-            s.category, s.reason = "schema_failure", exc.reason
-    tol = task.tolerances
-    if out is not None:
-        v = verify_output(task, out)
-        s.g = v.valid
-        s.category, s.reason = (None, "") if v.valid else (v.category, v.reason)
-        s.predicted_actions = len(out.actions)
+    out = _contract_valid_output(task, raw, s)
     if not is_fault:
-        s.nofault_ok = s.g
+        s.nofault_ok = out is not None and not out.actions
         return s
-    pred_id = identity(out.actions) if out else []
-    ref_id = identity(ref_actions)
-    s.sse = out is not None and pred_id == ref_id
-    ref_moved = rework["moved_part_count"]
-    optimal_valid = s.g and len(out.actions) == len(ref_actions) and len(moved_parts(out.actions)) == ref_moved  # type: ignore[union-attr]
-    s.sse_any = out is not None and (s.sse or optimal_valid or is_optimal_identity(task, out.actions, ref_moved, len(ref_actions)))
-    fid = state_fidelity(reference["annotation"]["mistakes"], out, tol.pos_tol, tol.rot_tol)
-    afid = action_fidelity(ref_actions, out, tol.pos_tol, tol.rot_tol)
-    fams = [sum(x) / len(x) for x in (fid, afid) if x]
-    s.p = sum(fams) / len(fams) if fams else None
-    params_valid = s.p is None or s.p == 1.0
-    c_star, c_hat = len(ref_actions), s.predicted_actions
-    if s.g and params_valid and c_hat > 0:
-        s.vmre = min(1.0, c_star / c_hat)
-    s.mve = s.g and params_valid and pred_id == ref_id and c_hat <= c_star
-    s.mve_any = s.g and params_valid and s.sse_any
+    tol = task.tolerances
+    pred_id, ref_id = identity(actions_of(out)), identity(ref_actions)
+    state = state_fidelity(reference["annotation"]["mistakes"], out, tol.pos_tol, tol.rot_tol)
+    s.p = sapf_i(state, action_fidelity(ref_actions, out, tol.pos_tol, tol.rot_tol))
+    s.v = parameter_validity(s.g, state)
+    s.sse = out is not None and sse_i(pred_id, ref_id)
+    ref_cost = plan_cost(rework["moved_part_count"], len(ref_actions), reference_cost)
+    optimal = s.g and plan_cost(len(moved_parts(actions_of(out))), s.predicted_actions, reference_cost) <= ref_cost
+    s.sse_any = out is not None and (s.sse or optimal or is_optimal_identity(task, out.actions, ref_cost, reference_cost))
+    s.vmre = vmre_i(s.g, s.v, s.predicted_actions, len(ref_actions))
+    s.mve = mve_i(s.g, s.v, s.sse, s.predicted_actions, len(ref_actions))
+    s.mve_any = s.g and s.v and optimal
     if meta["difficulty"] in ("hard", "expert"):
-        if s.g:
-            q = max(0.0, 1 - edit_distance(pred_id, ref_id) / max(len(pred_id), len(ref_id), 1))
-            s.hrq = q if s.p is None else (q + s.p) / 2
-        else:
-            s.hrq = 0.0
-    if s.g and s.category is None and (c_hat > c_star or len(moved_parts(out.actions)) > rework["moved_part_count"]):  # type: ignore[union-attr]
-        s.category, s.reason = "over_disassembly", f"valid but {c_hat} actions / {len(moved_parts(out.actions))} moved parts, reference {c_star} / {rework['moved_part_count']}"  # type: ignore[union-attr]
-    _magar(s, out, rework)
+        s.hrq = hrq_i(s.g, pred_id, ref_id, s.p)
+    s.mpa, s.rca = mpa_rca(out, rework)
+    s.magar_profile = out is not None and out.minimal_rework is not None
     return s
 
 
-def is_optimal_identity(task: Task, actions, moved: int, length: int) -> bool:
+def _contract_valid_output(task: Task, raw: str | None, s: SampleScore) -> Output | None:
+    """Parse and verify once; fills the verdict fields of `s`. None when C_i = 0."""
+    if raw is None:
+        s.category, s.reason = "schema_failure", "missing prediction"
+        return None
+    try:
+        out = parse_output(raw)
+    except ContractError as exc:
+        s.category, s.reason = "schema_failure", exc.reason
+        return None
+    v = verify_output(task, out)
+    s.category, s.reason = (None, "") if v.category is None else (v.category, v.reason)
+    if not v.contract_valid:
+        return None
+    s.g, s.predicted_actions = v.valid, len(out.actions)
+    return out
+
+
+def is_optimal_identity(task: Task, actions, ref_cost: tuple[int, ...], reference_cost: str) -> bool:
     """Does this (action, part) sequence equal that of *some* optimal plan?
 
-    The reference optimum (J*, c*) is proven, so a plan is optimal iff it is valid with exactly J*
-    moved parts and c* actions. Parameters are not part of the identity: each action takes the
-    grounded parameters (lock mechanism, repairing turn) in the state reached, then the plan replays.
+    The reference optimum is proven, so a plan is optimal iff it is valid at the reference's cost.
+    Parameters are not part of the identity: each action takes the grounded parameters (lock mechanism,
+    repairing turn) in the state reached, then the plan replays.
     """
-    if len(actions) != length or len(moved_parts(actions)) != moved:
+    if plan_cost(len(moved_parts(actions)), len(actions), reference_cost) != ref_cost:
         return False
     w = task.world
     state = task.actual
@@ -195,19 +277,6 @@ def is_optimal_identity(task: Task, actions, moved: int, length: int) -> bool:
             return False
         state = w.apply(state, legal[0])
     return w.equivalent(state, task.target)
-
-
-def _magar(s: SampleScore, out: Output | None, rework: dict) -> None:
-    """MPA and RCA from the predicted plan (its moved-part set, count, route and action ids)."""
-    if out is None:
-        return
-    pred_set = sorted(moved_parts(out.actions))
-    b_set = pred_set == rework["moved_parts"]
-    b_count = len(pred_set) == rework["moved_part_count"]
-    b_actions = [a.action_id for a in out.actions] == rework["action_ids"]
-    b_route = b_actions  # the route id is a digest of the action-id sequence (minimal_rework.json)
-    s.mpa = b_set and b_count
-    s.rca = (b_set + b_count + b_route + b_actions) / 4
 
 
 def actions_of(out: Output | None) -> list[Action]:

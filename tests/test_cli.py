@@ -69,3 +69,14 @@ def test_assemblies_lists_the_library(capsys):
     assert all(r["blocking_depth"] >= 1 and r["parts"] >= 2 for r in rows)
     assert {r["assembly_id"] for r in rows if r["moves"] == "group_moves"} == {"burr_6_split", "burr_6_pairs"}
     assert {r["moves"] for r in rows} == {"single_part", "group_moves"}
+
+
+def test_evaluate_with_the_papers_reference_cost(small_bench, tmp_path, capsys):
+    preds = tmp_path / "oracle.jsonl"
+    assert run(capsys, "baseline", "oracle", "--bench", str(small_bench), "--out", str(preds))[0] == 0
+    code, out, _ = run(capsys, "evaluate", "--bench", str(small_bench), "--predictions", str(preds),
+                       "--reference-cost", "paper", "--json")
+    assert code == 0 and json.loads(out)["rules"]["reference_cost"] == "paper"
+    with pytest.raises(SystemExit) as exc:
+        main(["evaluate", "--bench", str(small_bench), "--predictions", str(preds), "--reference-cost", "lexicographic"])
+    assert exc.value.code == 2 and "invalid choice" in capsys.readouterr().err

@@ -14,7 +14,6 @@ from ..verify import FAILURE_CATEGORIES
 from .samples import SampleScore
 
 CORE = ("SSE", "SAPF", "VMRE", "DGTR", "MVE", "HRQ")
-__all__ = ["CORE", "FAILURE_CATEGORIES", "core_metrics", "overall_core", "breakdown", "failure_breakdown"]
 
 
 def macro_assembly(samples: list[SampleScore], value) -> float | None:

@@ -42,3 +42,21 @@ def grammars_dir() -> Path:
 def models_dir() -> Path:
     """The training configurations (NAME.toml)."""
     return _directory("models")
+
+
+def examples_dir() -> Path:
+    """The example puzzles shipped inside the package (forgeplan/examples/: MIT-licensed burrs, LICENSE, README.md)."""
+    return _PACKAGE / "examples"
+
+
+def example_names() -> list[str]:
+    """Names accepted by `forgeplan import --example` (file stems, sorted)."""
+    return sorted(p.stem for p in examples_dir().glob("*.json"))
+
+
+def example_path(name: str) -> Path:
+    """The shipped puzzle file called NAME (with or without `.json`); KeyError if there is none."""
+    stem = name.removesuffix(".json")
+    if stem not in example_names():
+        raise KeyError(name)
+    return examples_dir() / f"{stem}.json"

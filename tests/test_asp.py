@@ -9,6 +9,7 @@ from pathlib import Path
 import clingo
 import pytest
 
+from burrdata import burr
 from cases import all_cases
 from forgeplan.actions import Action, moved_parts
 from forgeplan import asp
@@ -256,12 +257,11 @@ def test_bad_arguments_are_input_errors():
         solve_task(task, time_limit=0)
 
 
-BURR = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "burr"
 
 
 def test_assemblies_needing_group_moves_are_planned_with_group_moves():
     """(More in tests/test_asp_groups.py.)"""
-    asm = import_puzzle(BURR / "solid6burr_a_asm386.json")
+    asm = import_puzzle(burr("mj_burr6_puzzle4"))
     assert world_for(asm, Tolerances()).needs_groups
     task = make_task(asm, [FaultSpec("missing_part")], seed=3)
     r = solve_task(task)

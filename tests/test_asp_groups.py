@@ -8,7 +8,6 @@ from __future__ import annotations
 import heapq
 import itertools
 import random
-import json
 
 import pytest
 
@@ -17,9 +16,11 @@ from forgeplan.crosscheck import compare_task
 from forgeplan.facts import task_facts
 from forgeplan.grounding import legal_actions
 from forgeplan.importers import import_puzzle
-from forgeplan.perf.pddl_groups import BURR, fault_task
+from forgeplan.perf.pddl_groups import fault_task
 
-LEVEL1 = sorted(p.name for p in BURR.glob("*.json") if json.loads(p.read_text()).get("level1_disassembly"))
+from burrdata import EXAMPLES, HAVE_SHARED, SHARED, burr, level1, needs_shared
+
+LEVEL1 = level1(SHARED) if HAVE_SHARED else level1(EXAMPLES)
 FAULTS = ("missing_part", "wrong_orientation")
 _TASKS: dict = {}
 
@@ -27,7 +28,7 @@ _TASKS: dict = {}
 def burr_task(name: str, fault: str):
     key = (name, fault)
     if key not in _TASKS:
-        made = fault_task(import_puzzle(BURR / name), fault)
+        made = fault_task(import_puzzle(burr(name)), fault)
         _TASKS[key] = None if made is None else made[1]
     return _TASKS[key]
 
@@ -36,6 +37,7 @@ def group_burrs() -> list[str]:
     return [n for n in LEVEL1 if burr_task(n, "missing_part").world.needs_groups]
 
 
+@needs_shared
 def test_four_level1_burrs_need_group_moves():
     assert len(LEVEL1) == 7 and len(group_burrs()) == 4
 

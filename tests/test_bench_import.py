@@ -1,4 +1,4 @@
-"""`bench build` with imported assemblies: real level-1 burrs of ../shared/data/burr next to built-ins.
+"""`bench build` with imported assemblies: real level-1 burrs shipped with forgeplan next to built-ins.
 
 The two burrs come apart one part at a time (no group moves), so clingo proves their references in
 about 0.1 s each and the whole mixed build takes a few seconds.
@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from burrdata import EXAMPLES
 from forgeplan.assembly import save_assembly
 from forgeplan.bench.composition import split_assemblies
 from forgeplan.bench.sources import load_sources
@@ -22,8 +23,8 @@ from forgeplan.importers import import_puzzle
 from forgeplan.task import load_task
 from forgeplan.verify import verify
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "burr"
-BURRS = ("mj_burr6_puzzle2", "solid6burr_c_asm902")      # level 1, single-part removals
+DATA = EXAMPLES
+BURRS = ("mj_burr6_puzzle2", "mj_burr6_puzzle0")      # level 1, single-part removals
 BUILTINS = ["bayonet_structure", "luban_lock_3"]
 TASKS = 24
 
@@ -147,7 +148,7 @@ BAD = {
                          f"lock.json: assembly_id: assembly id '{L}' is given twice"),
     "built-in twice": (lambda f, b, bb: [L, L, b], f"--assemblies: assembly id '{L}' is given twice"),
     "one assembly": (lambda f, b, bb: [b], "--assemblies: need two or more assemblies of two or more families"),
-    "one family": (lambda f, b, bb: bb, f"have {BURRS[0]} (burr6), {BURRS[1]} (burr6)"),
+    "one family": (lambda f, b, bb: bb, f"have {min(BURRS)} (burr6), {max(BURRS)} (burr6)"),
 }
 
 

@@ -1,9 +1,9 @@
-"""Real level-1 Luban locks (../shared/data/burr): faults get valid plans with group moves."""
-
-import json
-from pathlib import Path
+"""Real level-1 Luban locks (the shipped examples, plus ../shared/data/burr when present): faults get valid
+plans with group moves."""
 
 import pytest
+
+from burrdata import EXAMPLES, HAVE_SHARED, SHARED, burr, level1, needs_shared
 
 from forgeplan.faults import FaultSpec, make_task
 from forgeplan.importers import import_puzzle
@@ -11,10 +11,10 @@ from forgeplan.repair import repair_plan
 from forgeplan.task import world_for
 from forgeplan.state import Tolerances
 
-BURR = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "burr"
-LEVEL1 = sorted(p.name for p in BURR.glob("*.json") if json.loads(p.read_text()).get("level1_disassembly"))
+LEVEL1 = level1(SHARED) if HAVE_SHARED else level1(EXAMPLES)
 
 
+@needs_shared
 def test_the_data_folder_is_there():
     assert len(LEVEL1) == 7, "expected the 7 level-1 puzzles of ../shared/data/burr"
 
@@ -22,7 +22,7 @@ def test_the_data_folder_is_there():
 @pytest.mark.parametrize("name", LEVEL1)
 @pytest.mark.parametrize("fault", ["missing_part", "wrong_orientation"])
 def test_faults_in_level1_burrs_get_valid_plans(name, fault):
-    asm = import_puzzle(BURR / name)
+    asm = import_puzzle(burr(name))
     world = world_for(asm, Tolerances())
     task = make_task(asm, [FaultSpec(fault)], seed=3)
     plan = repair_plan(world, task.actual, task.target)
@@ -33,7 +33,7 @@ def test_faults_in_level1_burrs_get_valid_plans(name, fault):
         assert any(a.name == "join" for a in plan)
 
 
-@pytest.mark.parametrize("name", ["solid6burr_d_asm919.json", "mj_burr6_puzzle4.json"])
+@pytest.mark.parametrize("name", [pytest.param("solid6burr_d_asm919.json", marks=needs_shared), "mj_burr6_puzzle4.json"])
 def test_grounded_group_moves_are_exactly_the_engines_legal_ones(name):
     import itertools
     import random
@@ -42,7 +42,7 @@ def test_grounded_group_moves_are_exactly_the_engines_legal_ones(name):
     from forgeplan.assembly import DIRECTIONS
     from forgeplan.grounding import legal_actions
 
-    asm = import_puzzle(BURR / name)
+    asm = import_puzzle(burr(name))
     world = world_for(asm, Tolerances())
     rng = random.Random(0)
     state = make_task(asm, [FaultSpec("missing_part")], seed=1).actual

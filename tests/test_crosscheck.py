@@ -16,7 +16,8 @@ from forgeplan.cli import main
 from forgeplan.diagnosis import MISTAKE_TYPES
 from forgeplan.importers import import_puzzle
 from forgeplan.library import BUILTIN
-from forgeplan.perf.pddl_groups import BURR, fault_task
+from forgeplan.perf.pddl_groups import fault_task
+from burrdata import burr
 from forgeplan.task import write_task
 
 
@@ -57,7 +58,7 @@ def test_scaling_chain_agrees_with_the_closed_form():
 
 def test_an_imported_burr_that_needs_group_moves_agrees(tmp_path, capsys):
     """Both planners prove the same optimum with group moves on a real level-1 burr (command path)."""
-    _, task = fault_task(import_puzzle(BURR / "solid6burr_a_asm386.json"), "missing_part")
+    _, task = fault_task(import_puzzle(burr("mj_burr6_puzzle4")), "missing_part")
     assert task.world.needs_groups
     write_task(task, tmp_path / "burr")
     assert main(["crosscheck", str(tmp_path / "burr"), "--json", "--time-limit", "60"]) == 0

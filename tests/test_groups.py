@@ -24,13 +24,13 @@ from forgeplan.groups import (OPPOSITE, Step, assembly_steps, candidate_counts, 
 from forgeplan.importers import read_puzzle
 from forgeplan.library.voxels import box, part
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / ".." / "shared" / "data" / "burr"
+from burrdata import burr, needs_shared, param
+
 VEC = {"+x": (1, 0, 0), "-x": (-1, 0, 0), "+y": (0, 1, 0), "-y": (0, -1, 0), "+z": (0, 0, 1), "-z": (0, 0, -1)}
 
 
 def load(name: str):
-    path = DATA / f"{name}.json"
+    path = burr(name)
     return read_puzzle(path), json.loads(path.read_text(encoding="utf-8"))
 
 
@@ -107,8 +107,9 @@ INTERLOCKED = {  # puzzle -> the stuck sets in source names
 }
 
 
+@needs_shared
 def test_expectations_cover_the_data_folder():
-    docs = {p.stem: json.loads(p.read_text()) for p in DATA.glob("*.json")}
+    docs = {p.stem: json.loads(p.read_text()) for p in burr("solid6burr_a_asm386").parent.glob("*.json")}
     assert len(docs) == 14
     assert {n for n, d in docs.items() if d["level1_disassembly"]} == set(LEVEL1)
     assert {n for n, d in docs.items() if not d["level1_disassembly"]} == set(INTERLOCKED)
@@ -118,7 +119,7 @@ def to_ids(imp, steps):
     return [{**s, "move": [imp.part_for(n) for n in s["move"]]} for s in steps]
 
 
-@pytest.mark.parametrize("name", sorted(LEVEL1))
+@pytest.mark.parametrize("name", [param(n) for n in sorted(LEVEL1)])
 def test_level1_burr_comes_apart(name):
     imp, doc = load(name)
     asm = imp.assembly
@@ -151,7 +152,7 @@ def test_level1_burr_comes_apart(name):
     assert (mode == "single_part") == all(len(s.move) == 1 for s in body.joins)
 
 
-@pytest.mark.parametrize("name", sorted(INTERLOCKED))
+@pytest.mark.parametrize("name", [param(n) for n in sorted(INTERLOCKED)])
 def test_other_puzzles_get_the_partial_moves_verdict(name):
     imp, doc = load(name)
     asm = imp.assembly
@@ -180,6 +181,7 @@ def test_other_puzzles_get_the_partial_moves_verdict(name):
         main_body(asm)
 
 
+@needs_shared
 def test_candidate_groups_of_a_solid_burr_are_stable():
     imp, _ = load("solid6burr_a_asm386")
     asm = imp.assembly
@@ -193,6 +195,7 @@ def test_candidate_groups_of_a_solid_burr_are_stable():
     assert [(len(s.move), s.direction) for s in group_moves(asm)] == [(3, "+x"), (3, "-x")]
 
 
+@needs_shared
 def test_candidate_groups_of_the_packing_box():
     imp, _ = load("bt_AlPackino")
     asm = imp.assembly
@@ -204,7 +207,7 @@ def test_candidate_groups_of_the_packing_box():
     assert {s.direction for s in group_moves(asm)} == {"+z"} and len(group_moves(asm)) == 14
 
 
-@pytest.mark.parametrize("name", ["solid6burr_a_asm386", "mj_burr6_puzzle4", "solid6burr_e_asm901"])
+@pytest.mark.parametrize("name", [param("solid6burr_a_asm386"), "mj_burr6_puzzle4", param("solid6burr_e_asm901")])
 def test_engine_separate_agrees_with_group_moves(name):
     """The engine's `separate` legality (SEMANTICS §5) is exactly `group_moves` for groups of 2+ parts
     (plus the whole present set, which `group_moves` leaves out), in the target state and after a move."""
@@ -229,6 +232,7 @@ def test_engine_separate_agrees_with_group_moves(name):
                     assert ok == expect, (g, d)
 
 
+@needs_shared
 def test_replay_rejections_say_why():
     imp, _ = load("solid6burr_a_asm386")
     asm = imp.assembly

@@ -14,18 +14,19 @@ from pathlib import Path
 
 import pytest
 
+from burrdata import FOLDER, needs_shared
 from forgeplan.assembly import DIRECTIONS, assembly_from_json
 from forgeplan.cli import main
 from forgeplan.errors import AssemblyError, InputError
 from forgeplan.geometry import symmetry_group
 from forgeplan.importers import burrtools_matrix, camel_name, part_kind, read_puzzle
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / ".." / "shared" / "data" / "burr"
+DATA = FOLDER
 FILES = sorted(DATA.glob("*.json"))
 PART_ID = re.compile(r"^[A-Z][A-Za-z0-9]*_Part\d{2}_(Stick|Piece|Frame)$")
 
 
+@needs_shared
 def test_data_folder_is_there():
     assert len(FILES) == 14, f"expected the 14 puzzles of {DATA}"
 
@@ -58,6 +59,7 @@ def test_json_puzzle_imports_voxel_for_voxel(path):
     assert {n for n, w in weights.items() if w > 1} == {imp.piece_names[p.part_id] for p in asm.parts if p.kind == "frame"}
 
 
+@needs_shared
 def test_kinds_of_real_pieces():
     burr = read_puzzle(DATA / "solid6burr_a_asm386.json").assembly
     assert {p.kind for p in burr.parts} == {"stick"} and burr.family == "burr6"  # kin of the built-in burr6
@@ -77,14 +79,14 @@ def overlap(doc):
 
 @pytest.mark.parametrize("mutate,error,match", [
     (lambda d: d["pieces"][0].update(count=3), InputError, "pieces.0.count: count 3 must equal"),
-    (overlap, AssemblyError, "'S4' and 'S12' overlap at voxel"),
+    (overlap, AssemblyError, "'P1' and 'P2' overlap at voxel"),
     (lambda d: d["pieces"][1].update(id=d["pieces"][0]["id"]), InputError, "pieces.1.id: duplicate piece id"),
     (lambda d: d["pieces"][0].update(voxels=[[0, 0]]), InputError, "pieces.0.voxels"),
     (lambda d: d["pieces"][0]["voxels"].append(d["pieces"][0]["voxels"][0]), InputError, "listed twice"),
     (lambda d: d.update(pieces=[]), InputError, "pieces"),
 ])
 def test_json_rejections(tmp_path, mutate, error, match):
-    doc = source(DATA / "solid6burr_a_asm386.json")
+    doc = source(DATA / "mj_burr6_puzzle0.json")
     mutate(doc)
     f = tmp_path / "bad.json"
     f.write_text(json.dumps(doc))
@@ -98,7 +100,7 @@ def test_unknown_format_and_json_solution(tmp_path):
     with pytest.raises(InputError, match="unknown puzzle format"):
         read_puzzle(tmp_path / "x.txt")
     with pytest.raises(InputError, match="--solution must be 0"):
-        read_puzzle(DATA / "solid6burr_a_asm386.json", solution=1)
+        read_puzzle(DATA / "mj_burr6_puzzle0.json", solution=1)
     with pytest.raises(InputError, match="cannot read puzzle file"):
         read_puzzle(tmp_path / "missing.json")
 
@@ -295,6 +297,7 @@ def test_xmpuzzle_round_trip_reproduces_the_json_voxels(path, tmp_path):
     assert {imp.piece_names[p.part_id] for p in imp.assembly.parts if p.kind == "frame"} == frames
 
 
+@needs_shared
 @pytest.mark.parametrize("name", ["solid6burr_e_asm901", "bt_AlPackino"])
 def test_xmpuzzle_copies_mirrors_and_solution_choice(name, tmp_path):
     """Shape counts > 1 become separate parts; solution 0 here is the mirror image (orientations 24-47)."""
@@ -320,7 +323,7 @@ def test_xmpuzzle_copies_mirrors_and_solution_choice(name, tmp_path):
 
 
 def fixture_text(tmp_path) -> str:
-    doc = source(DATA / "solid6burr_a_asm386.json")
+    doc = source(DATA / "mj_burr6_puzzle0.json")
     vox = {p["id"]: frozenset(map(tuple, p["voxels"])) for p in doc["pieces"]}
     f = tmp_path / "base.xmpuzzle"
     write_xmpuzzle(f, doc["pieces"], [offset(vox)], gz=False)
@@ -361,18 +364,19 @@ def test_xmpuzzle_unplaced_optional_pieces_are_skipped(tmp_path):
     f = tmp_path / "optional.xmpuzzle"
     f.write_text(text)
     imp = read_puzzle(f)
-    doc = source(DATA / "solid6burr_a_asm386.json")
-    assert [imp.piece_names[p] for p in imp.assembly.part_ids] == ["S4#1"] + [p["id"] for p in doc["pieces"][1:]]
+    doc = source(DATA / "mj_burr6_puzzle0.json")
+    assert [imp.piece_names[p] for p in imp.assembly.part_ids] == [doc["pieces"][0]["id"] + "#1"] + [p["id"] for p in doc["pieces"][1:]]
     assert sorted(p.voxels for p in imp.assembly.parts) == sorted(frozenset(map(tuple, p["voxels"])) for p in doc["pieces"])
 
 
+@needs_shared
 def test_cli_import_writes_a_loadable_assembly(tmp_path, capsys):
     doc = source(DATA / "solid6burr_e_asm901.json")
     vox = {p["id"]: frozenset(map(tuple, p["voxels"])) for p in doc["pieces"]}
     src = tmp_path / "Solid.xmpuzzle"
     write_xmpuzzle(src, doc["pieces"], [mirrored(offset(vox)), offset(vox)])
     out = tmp_path / "asm.json"
-    assert main(["import", str(src), "--out", str(out), "--solution", "1"]) == 0
+    assert main(["import", str(src), "--out", str(out), "--solution", "1"]) == 1   # written; interlocked
     printed = capsys.readouterr().out
     assert printed.startswith(f"wrote {out} (solid_s1, 6 parts)") and "partial moves" in printed
     asm = assembly_from_json(json.loads(out.read_text()), str(out))
@@ -383,3 +387,27 @@ def test_cli_import_writes_a_loadable_assembly(tmp_path, capsys):
     assert summary["mode"] == "group_moves" and [p["source_name"] for p in summary["parts"]][:2] == ["S4", "S12"]
     assert main(["import", str(src), "--out", str(out), "--solution", "9"]) == 2
     assert "solution 9 does not exist" in capsys.readouterr().err
+
+
+def test_cli_imports_the_shipped_examples(tmp_path, capsys):
+    """`--list-examples` names the puzzles shipped in the package; `--example NAME` imports one; an
+    interlocked one is written but exits 1, the same negative verdict as `assemblies --check`."""
+    from forgeplan.resources import example_names, examples_dir
+
+    assert main(["import", "--list-examples", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["name"] for r in rows] == example_names() == [f"mj_burr6_puzzle{k}" for k in range(5)]
+    assert all(r["license"].startswith("MIT") for r in rows)
+    assert (examples_dir() / "LICENSE").read_text().startswith("The puzzle data")
+    out = tmp_path / "burr.json"
+    assert main(["import", "--example", "mj_burr6_puzzle4", "--out", str(out)]) == 0
+    assert "moving groups" in capsys.readouterr().out
+    assert assembly_from_json(json.loads(out.read_text()), str(out)).assembly_id == "mj_burr6_puzzle4"
+    assert main(["import", "--example", "mj_burr6_puzzle3", "--out", str(out)]) == 1
+    assert "not disassemblable" in capsys.readouterr().out and out.is_file()
+    assert main(["assemblies", "--check", str(out)]) == 1
+    capsys.readouterr()
+    assert main(["import", "--example", "nope", "--out", str(out)]) == 2
+    assert "--example: no such example; expected one of mj_burr6_puzzle0" in capsys.readouterr().err
+    assert main(["import", "--example", "mj_burr6_puzzle0"]) == 2
+    assert "--out: missing" in capsys.readouterr().err

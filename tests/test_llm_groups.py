@@ -1,4 +1,4 @@
-"""The LLM path on assemblies that need group moves (SEMANTICS §5): real level-1 burrs of ../shared/data/burr.
+"""The LLM path on assemblies that need group moves (SEMANTICS §5): real level-1 burrs shipped with forgeplan.
 
 The task grammar bounds group lists by the number of slots and keeps separate / join only where the
 assembly needs them; the grammar mask lets a proved plan with group moves through byte by byte and
@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from burrdata import burr as burr_file
 from forgeplan.actions import Action
 from forgeplan.asp import reference_output, solve_task
 from forgeplan.assembly import DIRECTIONS
@@ -29,17 +30,12 @@ from forgeplan.llm.prompt import target_text
 from forgeplan.llm.vocab import Vocab
 from forgeplan.task import write_json, write_task
 
-BURR = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "burr"
-GROUPS = "solid6burr_a_asm386.json"      # level 1, comes apart only with group moves
+GROUPS = "mj_burr6_puzzle4.json"         # level 1, comes apart only with group moves
 SINGLE = "mj_burr6_puzzle0.json"         # level 1, single-part moves suffice
 
 
-def test_the_burr_data_is_there():
-    assert (BURR / GROUPS).is_file() and (BURR / SINGLE).is_file(), "needs ../shared/data/burr (CI has it)"
-
-
 def _task(name: str, fault: str, seed: int = 3):
-    return make_task(import_puzzle(BURR / name), [FaultSpec(fault)], seed=seed)
+    return make_task(import_puzzle(burr_file(name)), [FaultSpec(fault)], seed=seed)
 
 
 def _reference(task) -> str:

@@ -25,7 +25,8 @@ from forgeplan.grounding import legal_actions, slot_actions
 from forgeplan.importers import import_puzzle
 from forgeplan.library import BUILTIN, build
 from forgeplan.pddl import build_problem, domain_text, pddl_writer, read_plan, solve_fd
-from forgeplan.perf.pddl_groups import BURR, FAULTS, fault_task, level1_puzzles
+from forgeplan.perf.pddl_groups import FAULTS, fault_task, level1_puzzles
+from burrdata import FOLDER as BURR
 from forgeplan.repair import repair_plan
 from forgeplan.task import load_task, write_task
 
@@ -269,7 +270,7 @@ def test_expanded_problem_has_exactly_the_engines_legal_actions_on_real_burrs(pu
 
 
 def test_with_every_direction_the_expanded_problem_has_exactly_the_engines_group_moves():
-    _, task = fault_task(import_puzzle(BURR / "solid6burr_d_asm919.json"), "missing_part")
+    _, task = fault_task(import_puzzle(BURR / "mj_burr6_puzzle4.json"), "missing_part")
     assert walk_expanded_problem(task, "every direction", steps=6, objective="actions", every_direction=True) > 0
 
 
@@ -309,7 +310,7 @@ def test_group_move_assemblies_are_exported_grounded_and_refused_lifted():
     """Fast Downward on the grounded export: tests/test_pddl_groups.py."""
     from forgeplan.errors import InputError
 
-    _, task = fault_task(import_puzzle(BURR / "solid6burr_a_asm386.json"), "missing_part")
+    _, task = fault_task(import_puzzle(BURR / "mj_burr6_puzzle4.json"), "missing_part")
     with pytest.raises(InputError, match="--grounded"):
         build_problem(task)
     enc = build_problem(task, grounded=True)

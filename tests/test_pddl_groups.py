@@ -1,4 +1,4 @@
-"""Group moves in the PDDL export (SEMANTICS §5) on the real level-1 burrs of ../shared/data/burr: the
+"""Group moves in the PDDL export (SEMANTICS §5) on the real level-1 burrs (tests/burrdata.py): the
 candidate groups, Fast Downward's optimum against a brute-force search over the engine, the export
 command, and UP's validator agreeing with the engine on group plans (also with a spare and a lock)."""
 
@@ -21,7 +21,8 @@ from forgeplan.geometry import check_geometry
 from forgeplan.groups import is_separable
 from forgeplan.importers import import_puzzle
 from forgeplan.pddl import build_problem, candidate_counts, candidate_groups, solve_fd
-from forgeplan.perf.pddl_groups import BURR, FAULTS, fault_task, level1_puzzles
+from forgeplan.perf.pddl_groups import FAULTS, fault_task, level1_puzzles
+from burrdata import FOLDER as BURR, needs_shared, param
 from forgeplan.repair import repair_plan
 from forgeplan.task import write_task
 from test_pddl import burr_jobs, engine_legal, walk_expanded_problem
@@ -85,12 +86,14 @@ def test_candidate_groups_are_the_separable_sets_and_the_export_drops_only_domin
                 assert any(blockers(g, e) <= blockers(g, d) for e in DIRECTIONS if g in found.moves[e]), (path.name, g, d)
 
 
+@needs_shared
 def test_candidate_group_counts_of_solid6burr_a():
     task = burr_task("solid6burr_a_asm386.json", "missing_part")
     assert candidate_counts(task) == {"candidates": {d: 57 for d in DIRECTIONS},  # every subset of 2..6 pieces
                                       "exported": {"+x": 32, "-x": 11, "+y": 10, "-y": 9, "+z": 4, "-z": 11}}
 
 
+@needs_shared
 def test_export_command_prints_and_records_the_counts(tmp_path, capsys):
     write_task(burr_task("solid6burr_a_asm386.json", "missing_part"), tmp_path / "task")
     assert main(["export-pddl", str(tmp_path / "task"), "--out", str(tmp_path / "pddl"), "--grounded"]) == 0
@@ -131,6 +134,7 @@ def test_fast_downward_solves_a_fault_inside_every_level1_burr_optimally():
     assert sum(r[6] for r in results) == 8  # 4 of the 7 puzzles need group moves, both faults each
 
 
+@needs_shared
 def test_other_objectives_on_a_group_burr():
     """`actions` has no touch atoms; `moved-parts` makes group moves free and each `touch` cost 1."""
     task = burr_task("solid6burr_d_asm919.json", "wrong_orientation")
@@ -157,6 +161,7 @@ def mechanised_burr():
     return out
 
 
+@needs_shared
 @pytest.mark.parametrize("faults", [["interference_lock"], ["wrong_part", "misplacement"]])
 def test_mechanised_burr_expanded_problem_has_exactly_the_engines_legal_actions(faults):
     task = make_task(mechanised_burr(), [FaultSpec(f) for f in faults], seed=1)
@@ -164,6 +169,7 @@ def test_mechanised_burr_expanded_problem_has_exactly_the_engines_legal_actions(
     assert walk_expanded_problem(task, str(faults), steps=6) > 0
 
 
+@needs_shared
 def test_mechanised_burr_spare_leaves_with_its_group():
     """Optimal against brute force, and the spare is named by the separate that moves it."""
     task = make_task(mechanised_burr(), [FaultSpec("wrong_part")], seed=1)
@@ -225,6 +231,7 @@ def engine_valid(task, plan) -> bool:
     return world.equivalent(state, task.target)
 
 
+@needs_shared
 @pytest.mark.parametrize("which, detour", [("solid6burr_b_asm392.json/wrong_orientation", True),
                                            ("mechanised/wrong_part", False)])  # its lock and support leave no detour
 def test_validator_agrees_with_engine_on_group_plans(which, detour):

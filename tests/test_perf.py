@@ -25,9 +25,9 @@ def test_perf_pddl_groups_covers_the_built_in_group_burrs(capsys, tmp_path):
     """One real puzzle plus the built-in group burrs: Fast Downward solves every fault, clingo agrees."""
     import shutil
 
-    from forgeplan.perf.pddl_groups import BURR
+    from burrdata import burr
 
-    shutil.copy(BURR / "mj_burr6_puzzle2.json", tmp_path)
+    shutil.copy(burr("mj_burr6_puzzle2"), tmp_path)
     assert main(["perf", "pddl-groups", "--data", str(tmp_path), "--runs", "1", "--builtin", "--clingo"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert [r["puzzle"] for r in out["builtin_rows"]] == ["built-in burr_6_split", "built-in burr_6_pairs"]

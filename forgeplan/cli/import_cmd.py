@@ -1,21 +1,62 @@
-"""`forgeplan import PATH --out ASSEMBLY_FILE`: a real puzzle (data/burr JSON or BurrTools) as an assembly."""
+"""`forgeplan import PATH --out ASSEMBLY_FILE`: a real puzzle (voxel JSON or BurrTools) as an assembly."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from . import emit_json
+from . import EXIT_NEGATIVE, emit_json
 
 
 def register(sub) -> None:
-    p = sub.add_parser("import", help="import a data/burr JSON puzzle or a BurrTools .xmpuzzle file")
-    p.add_argument("path", metavar="PATH", type=Path, help="puzzle file (.json or .xmpuzzle)")
-    p.add_argument("--out", required=True, type=Path, metavar="ASSEMBLY_FILE", help="assembly JSON to write")
+    p = sub.add_parser(
+        "import", help="import a voxel JSON puzzle or a BurrTools .xmpuzzle file as an assembly",
+        description="Read a real interlocking puzzle (a voxel JSON puzzle, a BurrTools .xmpuzzle file or one of "
+                    "the example puzzles shipped with forgeplan) and write it as an assembly JSON file that every "
+                    "other command accepts. The summary says whether the assembly comes apart with straight "
+                    "moves. Exit 0 when it does, 1 when it is interlocked (the file is still written, but tasks "
+                    "and benchmarks refuse it), 2 on bad input.")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("path", metavar="PATH", type=Path, nargs="?", help="puzzle file (.json or .xmpuzzle)")
+    src.add_argument("--example", metavar="NAME",
+                     help="a puzzle shipped with forgeplan instead of PATH (see --list-examples)")
+    src.add_argument("--list-examples", action="store_true", help="list the shipped example puzzles and exit")
+    p.add_argument("--out", type=Path, metavar="ASSEMBLY_FILE", help="assembly JSON to write (required to import)")
     p.add_argument("--solution", type=int, default=None, metavar="N",
-                   help="which stored solution of a BurrTools problem to import (0-based, default 0)")
-    p.add_argument("--problem", type=int, default=0, metavar="P", help="which BurrTools problem (0-based, default 0)")
+                   help="which stored solution of a BurrTools problem to import (0-based; default 0)")
+    p.add_argument("--problem", type=int, default=0, metavar="P", help="which BurrTools problem (0-based; default 0)")
     p.add_argument("--json", action="store_true", help="machine-readable summary")
     p.set_defaults(func=run)
+
+
+def _list_examples(as_json: bool) -> int:
+    import json
+
+    from ..resources import example_names, example_path
+
+    rows = []
+    for name in example_names():
+        doc = json.loads(example_path(name).read_text(encoding="utf-8"))
+        rows.append({"name": name, "pieces": doc.get("piece_count"), "level": doc.get("level"),
+                     "license": doc.get("license"), "source": doc.get("source")})
+    if as_json:
+        emit_json(rows)
+    else:
+        for r in rows:
+            print(f"{r['name']}  {r['pieces']} pieces, level {r['level']}, {r['license']}, from {r['source']}")
+    return 0
+
+
+def _source(args) -> Path:
+    from ..errors import InputError
+    from ..resources import example_names, example_path
+
+    if args.example is None:
+        return args.path
+    try:
+        return example_path(args.example)
+    except KeyError:
+        raise InputError(f"no such example; expected one of {', '.join(example_names())}",
+                         field="--example") from None
 
 
 def run(args) -> int:
@@ -24,7 +65,11 @@ def run(args) -> int:
     from ..groups import disassembly_verdict
     from ..importers import read_puzzle
 
-    imported = read_puzzle(args.path, solution=args.solution, problem=args.problem)
+    if args.list_examples:
+        return _list_examples(args.json)
+    if args.out is None:
+        raise InputError("missing; expected the assembly JSON file to write", field="--out")
+    imported = read_puzzle(_source(args), solution=args.solution, problem=args.problem)
     asm = imported.assembly
     try:
         save_assembly(asm, args.out)
@@ -38,4 +83,4 @@ def run(args) -> int:
                    "mode": verdict["mode"], "verdict": verdict["verdict"]})
     else:
         print(f"wrote {args.out} ({asm.assembly_id}, {len(asm.parts)} parts); {verdict['verdict']}")
-    return 0
+    return 0 if verdict["disassemblable"] else EXIT_NEGATIVE

@@ -9,13 +9,12 @@ from pathlib import Path
 from . import machine
 
 NAME = "pddl-groups"
-# the real puzzles of issue 8, relative to the repository root (CI has them there too)
-BURR = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "burr"
 FAULTS = ("missing_part", "wrong_orientation")
 
 
 def add_arguments(p) -> None:
-    p.add_argument("--data", type=Path, default=BURR, help="folder of voxel puzzles (default ../shared/data/burr)")
+    p.add_argument("--data", type=Path, default=None,
+                   help="folder of voxel JSON puzzles (default: the example burrs shipped with forgeplan)")
     p.add_argument("--runs", type=int, default=3, help="Fast Downward runs per task (median reported)")
     p.add_argument("--time-limit", type=float, default=120.0, help="seconds per planner per run")
     p.add_argument("--clingo", action="store_true", help="also cross-check each task with clingo")
@@ -121,8 +120,9 @@ def _times(rows: list[dict]) -> dict:
 
 def run(args) -> dict:
     from ..importers import import_puzzle
+    from ..resources import examples_dir
 
-    rows = [_puzzle_row(p.name, import_puzzle(p), args) for p in level1_puzzles(args.data)]
+    rows = [_puzzle_row(p.name, import_puzzle(p), args) for p in level1_puzzles(args.data or examples_dir())]
     builtin = [_puzzle_row(f"built-in {a.assembly_id}", a, args) for a in builtin_group_assemblies()] if args.builtin else []
     return {"benchmark": "pddl-groups", "runs": args.runs, "time_limit": args.time_limit, "faults": list(FAULTS),
             "fault_part": "the first piece of groups.main_body's insertion order (the core first) that can carry "

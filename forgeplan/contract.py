@@ -14,6 +14,7 @@ from .schema import OutputModel
 MAX_OUTPUT_BYTES = 1_000_000
 MAX_ACTIONS = 10_000
 MAX_DEPTH = 32
+CONTRACT_KEYS = tuple(OutputModel.model_fields)   # the top level of the output contract
 
 
 class ContractError(Exception):
@@ -49,6 +50,7 @@ class Output:
     mistakes: tuple[Mistake, ...]
     actions: tuple[Action, ...]
     minimal_rework: MinimalRework | None = None  # present only in MAGAR-profile outputs
+    ignored: tuple[str, ...] = ()   # top-level keys outside the contract, dropped by a non-strict parse
 
 
 def _no_constants(name: str):
@@ -90,8 +92,14 @@ def _depth(obj, limit: int) -> int:
     return deepest
 
 
-def parse_output(raw: str | bytes) -> Output:
-    """Raw text -> Output, or ContractError saying exactly what is wrong."""
+def parse_output(raw: str | bytes, *, strict: bool = True) -> Output:
+    """Raw text -> Output, or ContractError saying exactly what is wrong.
+
+    Strict parsing (graders, model outputs) rejects any key outside the contract. With `strict=False`
+    the top-level keys outside the contract (such as the `proof` and `sample_id` of forgeplan's own
+    reference.json and `solve --json`) are dropped and listed in `Output.ignored`; the contract's own
+    objects stay strict either way.
+    """
     if isinstance(raw, bytes):
         if len(raw) > MAX_OUTPUT_BYTES:
             raise ContractError(f"output is {len(raw)} bytes, over the {MAX_OUTPUT_BYTES}-byte limit")
@@ -118,6 +126,8 @@ def parse_output(raw: str | bytes) -> Output:
         raise ContractError(f"output must be a JSON object, got {type(data).__name__}")
     if _depth(data, MAX_DEPTH) > MAX_DEPTH:
         raise ContractError(f"output nests deeper than {MAX_DEPTH} levels")
+    ignored = () if strict else tuple(sorted(k for k in data if k not in CONTRACT_KEYS))
+    data = {k: v for k, v in data.items() if k not in ignored}
     plan = data.get("rework_plan")
     if isinstance(plan, dict) and isinstance(plan.get("actions"), list) and len(plan["actions"]) > MAX_ACTIONS:
         raise ContractError(f"rework_plan has {len(plan['actions'])} actions, over the {MAX_ACTIONS} limit")
@@ -127,10 +137,10 @@ def parse_output(raw: str | bytes) -> Output:
         err = exc.errors()[0]
         loc = ".".join(str(x) for x in err["loc"])
         raise ContractError(f"field {loc}: {err['msg']}") from None
-    return _to_output(model)
+    return _to_output(model, ignored)
 
 
-def _to_output(m: OutputModel) -> Output:
+def _to_output(m: OutputModel, ignored: tuple[str, ...]) -> Output:
     mistakes = []
     for k in m.annotation.mistakes:
         observed = tuple(sorted((f, getattr(k, f)) for f in ("observed_part_id", "axis", "angle_deg", "offset", "locked")
@@ -140,7 +150,7 @@ def _to_output(m: OutputModel) -> Output:
     ann = m.annotation
     mr = m.minimal_rework
     magar = MinimalRework(tuple(mr.moved_parts), mr.moved_part_count, mr.route_id) if mr else None
-    return Output(ann.sample_id, ann.assembly_id, ann.pass_, tuple(mistakes), actions, magar)
+    return Output(ann.sample_id, ann.assembly_id, ann.pass_, tuple(mistakes), actions, magar, ignored)
 
 
 def _to_action(i: int, a) -> Action:

@@ -30,8 +30,8 @@ class Illegal(NamedTuple):
 
 class IllegalAction(Exception):
     def __init__(self, step: int, action: Action, reason: Illegal):
-        self.step, self.action, self.reason = step, action, reason
-        super().__init__(f"step {step} {action}: {reason.message}")
+        self.step, self.action, self.reason = step, action, reason   # step: 0-based index into the plan
+        super().__init__(f"step {step + 1} {action}: {reason.message}")
 
 
 @dataclass

@@ -105,6 +105,18 @@ def initial_state(world: World, faulty: list[int]) -> State:
     return State(slots)
 
 
+def no_candidate_reason(world: World, ftype: str, others: bool) -> str:
+    """Why no part of the assembly can take a fault of type `ftype`, in the words of its cause."""
+    name = world.assembly.assembly_id
+    if ftype == "interference_lock" and not any(world.lock):
+        return f"assembly {name} has no locks; a fault of type interference_lock needs a part with a lock"
+    if ftype == "wrong_part" and not world.spare_slot:
+        return f"assembly {name} has no spare parts; a fault of type wrong_part needs a spare that fits a slot"
+    if others and candidates(world, ftype):
+        return f"every part of assembly {name} that can carry a fault of type {ftype} already has a fault"
+    return f"no part of assembly {name} can carry a fault of type {ftype}"
+
+
 def make_task(asm: Assembly, faults: list[FaultSpec], *, seed: int = 0, sample_id: str | None = None,
               tolerances: Tolerances = Tolerances(), boundary: bool = False, boundary_seed: int | None = None) -> Task:
     """A task on `asm` with the given faults (none = no-fault; `boundary` perturbs inside tolerance).
@@ -124,13 +136,13 @@ def make_task(asm: Assembly, faults: list[FaultSpec], *, seed: int = 0, sample_i
                 raise InputError(f"unknown part {f.part_id!r} in assembly {asm.assembly_id}", field="--fault")
             i = world.index[f.part_id]
             if i not in candidates(world, f.type):
-                raise InputError(f"part {f.part_id} cannot have a {f.type} fault", field="--fault")
+                raise InputError(f"part {f.part_id} cannot carry a fault of type {f.type}", field="--fault")
             if i in used:
                 raise InputError(f"part {f.part_id} already has a fault", field="--fault")
         else:
             pool = [i for i in candidates(world, f.type) if i not in used]
             if not pool:
-                raise InputError(f"assembly {asm.assembly_id} has no free part for a {f.type} fault", field="--fault")
+                raise InputError(no_candidate_reason(world, f.type, bool(used)), field="--fault")
             i = rng.choice(pool)
         state = inject(world, state, i, f.type, rng)
         used.append(i)

@@ -311,29 +311,29 @@ def replay_separations(asm: Assembly, steps: Sequence[dict | Step]) -> Separatio
         else:
             move, d, dist = raw.get("move", ()), raw.get("dir"), raw.get("distance", "out")
         if d not in DIRECTIONS:
-            return result(False, k, f"step {k}: direction {d!r} is not one of {list(DIRECTIONS)}")
+            return result(False, k, f"step {k + 1}: direction {d!r} is not one of {list(DIRECTIONS)}")
         if dist != "out":
-            return result(False, k, f"step {k}: a partial move (distance {dist!r}) is outside forgeplan's model "
+            return result(False, k, f"step {k + 1}: a partial move (distance {dist!r}) is outside forgeplan's model "
                                     "of straight removals to infinity")
         try:
             g = c.mask(move)
         except KeyError as exc:
-            return result(False, k, f"step {k}: unknown part {exc.args[0]!r}")
+            return result(False, k, f"step {k + 1}: unknown part {exc.args[0]!r}")
         home = [m for m in components if m & g]
         if not g or len(home) != 1 or g & ~home[0]:
-            return result(False, k, f"step {k}: {list(move)} is not inside one current subassembly")
+            return result(False, k, f"step {k + 1}: {list(move)} is not inside one current subassembly")
         comp = home[0]
         if g == comp:
-            return result(False, k, f"step {k}: {list(move)} is a whole subassembly; nothing is separated")
+            return result(False, k, f"step {k + 1}: {list(move)} is a whole subassembly; nothing is separated")
         if not _dirs_ok(c, g, d):
             bad = [c.ids[i] for i in _bits(g) if d not in c.dirs[i]]
-            return result(False, k, f"step {k}: {bad} may not move along {d} (removal_dirs)")
+            return result(False, k, f"step {k + 1}: {bad} may not move along {d} (removal_dirs)")
         if not _is_closed(c, g, d, comp):
             rest = comp & ~g
             hit = 0
             for i in _bits(g):
                 hit |= c.blockers[d][i] & rest
-            return result(False, k, f"step {k}: moving {list(move)} along {d} is blocked by {list(c.names(hit))}")
+            return result(False, k, f"step {k + 1}: moving {list(move)} along {d} is blocked by {list(c.names(hit))}")
         components.remove(comp)
         components += [comp & ~g, g]
     if any(m & (m - 1) for m in components):

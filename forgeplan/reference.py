@@ -19,3 +19,33 @@ def simple_reference(task: Task) -> dict | None:
     out["sample_id"] = task.sample_id
     out["proof"] = {"method": "repair-search", "optimal": False, "moved_parts": len(moved_parts(plan)), "actions": len(plan)}
     return out
+
+
+def proven_reference(task: Task, time_limit: float | None = None) -> dict | None:
+    """Expected output with a plan clingo proved minimal (distinct moved parts, then actions).
+
+    None when no plan restores the target. When clingo stops at the time limit, its best plan (or else
+    the repair search's) is returned with `proof.optimal: false`. The solve time is left out so that the
+    file is the same on every run.
+    """
+    from .asp import Status, reference_output, solve_task
+
+    result = solve_task(task, time_limit=time_limit)
+    if result.status is Status.UNSOLVABLE:
+        return None
+    if result.status is Status.TIMEOUT:
+        return simple_reference(task)
+    out = reference_output(task, result)
+    out["proof"].pop("seconds", None)
+    out["sample_id"] = task.sample_id
+    return out
+
+
+def describe_proof(ref: dict) -> str:
+    """One phrase saying whether the reference plan is proven minimal, for messages."""
+    proof = ref["proof"]
+    if proof.get("optimal"):
+        return f"proved minimal by clingo ({proof.get('objective', 'moved-parts,actions')})"
+    if proof.get("method") == "clingo":
+        return "NOT proved minimal (clingo stopped at the time limit)"
+    return "NOT proved minimal (repair search; `forgeplan solve` proves one)"

@@ -56,7 +56,7 @@ def chain_task(parts: int, depth: int, fault: str = "missing_part", seed: int = 
     spec = FaultSpec.parse(f"{fault}:{chain_part_id(0)}")
     world = world_for(asm, Tolerances())
     if 0 not in candidates(world, spec.type):
-        raise InputError(f"the bottom bar cannot have a {spec.type} fault", field="fault")
+        raise InputError(f"the bottom bar cannot carry a fault of type {spec.type}", field="fault")
     actual = inject(world, world.target_state(), 0, spec.type, random.Random(seed))
     initial = State(world.empty_slot(i) for i in range(len(world.ids)))
     return Task(f"{asm.assembly_id}_{fault}_{seed}", asm, Tolerances(), initial, actual, world.target_state())

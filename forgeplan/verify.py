@@ -40,13 +40,14 @@ class Verdict:
     valid: bool
     category: str | None = None          # first failure; "over_disassembly" is the only one a valid plan can have
     reason: str = ""
-    failing_step: int | None = None      # index of the first illegal action
+    failing_step: int | None = None      # number of the first illegal action (steps count from 1)
     diagnosis_exact: bool = False
     replay_legal: bool = False
     restored: bool = False
     actions: int = 0
     moved_parts: list[str] = field(default_factory=list)
     over_disassembly: bool = False       # valid, but moves parts outside the dependency closure
+    ignored_keys: list[str] = field(default_factory=list)   # top-level keys a non-strict parse dropped
     output: Output | None = None
 
     @property
@@ -66,9 +67,10 @@ def diagnosis_key(m) -> tuple[str, str]:
     return (m["type"], m["part_id"]) if isinstance(m, dict) else (m.type, m.part_id)
 
 
-def verify(task: Task, raw: str | bytes) -> Verdict:
+def verify(task: Task, raw: str | bytes, *, strict: bool = True) -> Verdict:
+    """Judge one raw output; `strict=False` ignores top-level keys outside the contract (see parse_output)."""
     try:
-        out = parse_output(raw)
+        out = parse_output(raw, strict=strict)
     except ContractError as exc:
         return Verdict(False, "schema_failure", exc.reason)
     return verify_output(task, out)
@@ -88,7 +90,7 @@ def schema_failure(task: Task, out: Output) -> str | None:
 def verify_output(task: Task, out: Output) -> Verdict:
     world = task.world
     expected = diagnose(world, task.actual, task.target)
-    v = Verdict(False, actions=len(out.actions), output=out)
+    v = Verdict(False, actions=len(out.actions), output=out, ignored_keys=list(out.ignored))
     bad_contract = schema_failure(task, out)
     if bad_contract:
         v.category, v.reason = "schema_failure", bad_contract
@@ -110,7 +112,8 @@ def verify_output(task: Task, out: Output) -> Verdict:
         return v
     if rp.failure is not None:
         v.category = illegal_step_category(rp.failure.reason.code)
-        v.failing_step, v.reason = rp.failure.step, f"step {rp.failure.step} {rp.failure.action}: {rp.failure.reason.message}"
+        v.failing_step = rp.failure.step + 1
+        v.reason = f"step {v.failing_step} {rp.failure.action}: {rp.failure.reason.message}"
         return v
     if not v.restored:
         missed = parameter_misses(task, out.actions, rp.final)

@@ -48,7 +48,7 @@ def test_verify_rejects_oversized_and_truncated_outputs(tmp_path, capsys):
     (["task", "make", "no_such_assembly", "--out", "X"], "unknown assembly"),
     (["task", "make", "bayonet_structure", "--out", "X", "--fault", "melted"], "fault type 'melted'"),
     (["task", "make", "bayonet_structure", "--out", "X", "--fault", "missing_part:Nope"], "unknown part 'Nope'"),
-    (["task", "make", "bayonet_structure", "--out", "X", "--fault", "interference_lock:BayonetStructure_Part07_Cap"], "cannot have a interference_lock"),
+    (["task", "make", "bayonet_structure", "--out", "X", "--fault", "interference_lock:BayonetStructure_Part07_Cap"], "cannot carry a fault of type interference_lock"),
     (["verify", "/nonexistent", "x.json"], "not a task folder"),
 ])
 def test_bad_input_exits_2_with_one_line(tmp_path, capsys, argv, match):

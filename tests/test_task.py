@@ -60,3 +60,37 @@ def test_malformed_json_and_nan_are_rejected(tmp_path):
     (tmp_path / "initial_state.json").unlink()
     with pytest.raises(InputError, match="missing task files"):
         load_task(tmp_path)
+
+
+def test_task_make_writes_a_proven_reference_unless_no_proof(tmp_path, capsys):
+    """The default reference is clingo's proved optimum (the plan `solve` finds); --no-proof writes the repair
+    search's plan and says it is not proved; both messages say which."""
+    from forgeplan.asp import solve_task
+    from forgeplan.cli import main
+
+    fault = ["--fault", "wrong_orientation", "--seed", "1"]
+    assert main(["task", "make", "luban_lock_3", "--out", str(tmp_path / "p"), *fault]) == 0
+    said = capsys.readouterr().out
+    assert "1 mistake)" in said and "proved minimal by clingo (moved-parts,actions)" in said
+    ref = json.loads((tmp_path / "p" / "reference.json").read_text())
+    assert ref["proof"]["optimal"] is True and "seconds" not in ref["proof"]
+    best = solve_task(load_task(tmp_path / "p"))
+    assert len(ref["rework_plan"]["actions"]) == best.actions and ref["proof"]["moved_parts"] == best.moved_parts
+    assert main(["task", "make", "luban_lock_3", "--out", str(tmp_path / "q"), *fault, "--no-proof"]) == 0
+    assert "NOT proved minimal (repair search" in capsys.readouterr().out
+    quick = json.loads((tmp_path / "q" / "reference.json").read_text())
+    assert quick["proof"] == {**quick["proof"], "method": "repair-search", "optimal": False}
+    assert len(quick["rework_plan"]["actions"]) >= best.actions
+
+
+@pytest.mark.parametrize("fault, cause", [("interference_lock", "has no locks"), ("wrong_part", "has no spare parts")])
+def test_a_fault_the_assembly_cannot_take_names_the_cause(fault, cause, tmp_path, capsys):
+    """A real burr has neither locks nor spares."""
+    from forgeplan.cli import main
+
+    burr = tmp_path / "burr.json"
+    assert main(["import", "--example", "mj_burr6_puzzle0", "--out", str(burr)]) == 0
+    capsys.readouterr()
+    assert main(["task", "make", str(burr), "--out", str(tmp_path / "t"), "--fault", fault]) == 2
+    err = capsys.readouterr().err
+    assert f"--fault: assembly mj_burr6_puzzle0 {cause}" in err and err.count("\n") == 1

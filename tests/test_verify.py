@@ -49,7 +49,7 @@ def test_categories():
     bad = json.loads(json.dumps(out))
     bad["rework_plan"]["actions"] = [{"action": "insert", "part_id": out["annotation"]["mistakes"][0]["part_id"]}]
     v = verify(task, json.dumps(bad))
-    assert v.category == "dependency_omission" and v.failing_step == 0
+    assert v.category == "dependency_omission" and v.failing_step == 1 and v.reason.startswith("step 1 ")
     # illegal grounding: an unknown part
     bad["rework_plan"]["actions"] = [{"action": "remove", "part_id": "NoSuchPart"}]
     assert verify(task, json.dumps(bad)).category == "illegal_grounding"
@@ -73,7 +73,7 @@ def test_parameter_error_on_a_wrong_unlock_angle():
     assert verify(task, json.dumps(out)).valid
     out["rework_plan"]["actions"][0]["angle_deg"] += 45
     v = verify(task, json.dumps(out))
-    assert v.category == "parameter_error" and v.failing_step == 0
+    assert v.category == "parameter_error" and v.failing_step == 1
 
 
 def test_pass_must_match_the_mistakes():
@@ -104,5 +104,30 @@ def test_group_moves_are_illegal_grounding_where_the_assembly_needs_none():
     present = [s.occupant for s in task.actual.slots if s.present]
     group = Action.group("separate", present[-2:], "+y")
     v = verify(task, json.dumps(expected_output(task, [group, *plan])))
-    assert not v.valid and v.category == "illegal_grounding" and v.failing_step == 0
+    assert not v.valid and v.category == "illegal_grounding" and v.failing_step == 1
     assert "one part at a time" in v.reason
+
+
+def test_forgeplans_own_files_verify_unless_strict(tmp_path, capsys):
+    """reference.json and `solve --json` carry keys beside the contract (sample_id, proof): `verify` ignores
+    them with a note on stderr; `--strict` rejects them; inside the contract's objects nothing is relaxed."""
+    from forgeplan.cli import main
+
+    t = tmp_path / "t"
+    assert main(["task", "make", "bayonet_structure", "--out", str(t), "--fault", "missing_part"]) == 0
+    capsys.readouterr()
+    assert main(["solve", str(t), "--json"]) == 0
+    solved = tmp_path / "p.json"
+    solved.write_text(capsys.readouterr().out)
+    for path, extra in ((t / "reference.json", "proof, sample_id"), (solved, "proof")):
+        assert main(["verify", str(t), str(path)]) == 0
+        cap = capsys.readouterr()
+        assert cap.out.startswith("valid:") and f"note: ignored top-level keys outside the output contract: {extra}" in cap.err
+        assert main(["verify", str(t), str(path), "--strict"]) == 1
+        assert "invalid [schema_failure]: field " in capsys.readouterr().out
+    doc = json.loads(solved.read_text())
+    doc["rework_plan"]["note"] = "x"
+    solved.write_text(json.dumps(doc))
+    assert main(["verify", str(t), str(solved)]) == 1
+    assert "field rework_plan.note: Extra inputs are not permitted" in capsys.readouterr().out
+

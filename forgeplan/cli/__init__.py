@@ -39,6 +39,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def plural(n: int, word: str) -> str:
+    """'1 action', '2 actions'."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
 def emit_json(data) -> None:
     print(json.dumps(data, indent=1, ensure_ascii=False))
 

@@ -4,19 +4,33 @@ from __future__ import annotations
 
 from pathlib import Path
 
+FAULT_TYPES = "missing_part, wrong_orientation, misplacement, under_insertion, wrong_part, interference_lock"
+
 
 def register(sub) -> None:
-    p = sub.add_parser("task", help="make rework tasks")
+    p = sub.add_parser("task", help="make rework tasks",
+                       description="Make rework tasks: a faulty state of an assembly with its target state.")
     tsub = p.add_subparsers(dest="task_command", metavar="ACTION")
     tsub.required = True
-    m = tsub.add_parser("make", help="write a task for one assembly")
+    m = tsub.add_parser(
+        "make", help="write a task for one assembly",
+        description="Inject faults into one assembly and write a task folder: the public files (assembly, "
+                    "graphs, faulty and target states, tolerances) and reference.json, the expected annotation "
+                    "with a rework plan that clingo proved minimal (distinct moved parts, then actions). "
+                    "--no-proof writes a faster, valid but not necessarily minimal plan instead; the message and "
+                    "reference.json's `proof.optimal` say which. Exit 2 when the assembly cannot take the faults "
+                    "(no locks for interference_lock, no spares for wrong_part, interlocked assembly).")
     m.add_argument("assembly", metavar="ASSEMBLY_ID", help="built-in id or assembly JSON file")
-    m.add_argument("--out", required=True, type=Path, help="task folder to write")
+    m.add_argument("--out", required=True, type=Path, help="task folder to write (must not exist yet)")
     m.add_argument("--fault", action="append", default=[], metavar="TYPE[:PART_ID]",
-                   help="inject a fault (repeatable); types: missing_part, wrong_orientation, misplacement, "
-                        "under_insertion, wrong_part, interference_lock")
-    m.add_argument("--seed", type=int, default=0)
+                   help=f"inject a fault (repeatable; default: none, a no-fault task); types: {FAULT_TYPES}; "
+                        "without PART_ID the seed picks the part")
+    m.add_argument("--seed", type=int, default=0, help="seed for the faulty part and the perturbation (default 0)")
     m.add_argument("--boundary", action="store_true", help="perturb poses inside the tolerances (boundary no-fault)")
+    m.add_argument("--no-proof", action="store_true",
+                   help="write the repair search's plan (valid, fast, not proved minimal) instead of clingo's")
+    m.add_argument("--time-limit", type=float, default=60.0, metavar="S",
+                   help="seconds for clingo's proof (default 60); past it the best plan is kept, marked unproved")
     m.set_defaults(func=run_make)
 
 
@@ -24,16 +38,18 @@ def run_make(args) -> int:
     from ..assembly import load_assembly
     from ..errors import InputError
     from ..faults import FaultSpec, make_task
-    from ..reference import simple_reference
+    from ..reference import describe_proof, proven_reference, simple_reference
     from ..task import write_json, write_task
+    from . import plural
 
     asm = load_assembly(args.assembly)
     task = make_task(asm, [FaultSpec.parse(f) for f in args.fault], seed=args.seed, boundary=args.boundary)
-    ref = simple_reference(task)
+    ref = simple_reference(task) if args.no_proof else proven_reference(task, args.time_limit)
     if ref is None:
         raise InputError("no valid rework plan exists for these faults; try another seed or part", field="--fault")
     write_task(task, args.out)
     write_json(args.out / "reference.json", ref)
-    n = len(ref["rework_plan"]["actions"])
-    print(f"wrote {args.out} ({asm.assembly_id}, {len(ref['annotation']['mistakes'])} mistakes, reference plan of {n} actions)")
+    n, k = len(ref["rework_plan"]["actions"]), len(ref["annotation"]["mistakes"])
+    print(f"wrote {args.out} ({asm.assembly_id}, {plural(k, 'mistake')}); "
+          f"reference plan of {plural(n, 'action')}, {describe_proof(ref)}")
     return 0

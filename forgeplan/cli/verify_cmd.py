@@ -5,13 +5,23 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from . import EXIT_NEGATIVE, emit_json
+from . import EXIT_NEGATIVE, emit_json, plural
 
 
 def register(sub) -> None:
-    p = sub.add_parser("verify", help="verify a model output (annotation + rework plan) against a task")
-    p.add_argument("task_dir", type=Path, metavar="TASK_DIR")
+    p = sub.add_parser(
+        "verify", help="verify a model output (annotation + rework plan) against a task",
+        description="Judge one output (an annotation of the faults plus a rework plan) against a task folder: "
+                    "check the output contract and the diagnosis, replay every action in the engine from the "
+                    "faulty state and compare the final state with the target. Prints 'valid' or the failure "
+                    "category with the first failing step (steps count from 1). Any file forgeplan writes that "
+                    "holds an output is accepted (reference.json, `solve --json`): top-level keys outside the "
+                    "contract are ignored with a note, unless --strict. Exit 0 valid, 1 invalid, 2 bad input.")
+    p.add_argument("task_dir", type=Path, metavar="TASK_DIR", help="task folder written by `task make` or `bench build`")
     p.add_argument("output", metavar="OUTPUT_JSON", help="the raw output file ('-' reads standard input)")
+    p.add_argument("--strict", action="store_true",
+                   help="reject top-level keys outside the output contract (schema_failure), as a grader of model "
+                        "outputs does (default: ignore them with a note)")
     p.add_argument("--json", action="store_true", help="print the verdict as JSON")
     p.set_defaults(func=run)
 
@@ -32,11 +42,13 @@ def run(args) -> int:
                 raw = fh.read(MAX_OUTPUT_BYTES + 1)
         except OSError as exc:
             raise InputError(f"cannot read: {exc.strerror}", file=str(path)) from None
-    v = verify(task, raw)
+    v = verify(task, raw, strict=args.strict)
+    if v.ignored_keys:
+        print(f"note: ignored top-level keys outside the output contract: {', '.join(v.ignored_keys)}", file=sys.stderr)
     if args.json:
         emit_json(v.to_json())
     elif v.valid:
-        print(f"valid: {v.actions} actions, {len(v.moved_parts)} moved parts" + (" (over-disassembly: moves parts outside the closure)" if v.over_disassembly else ""))
+        print(f"valid: {plural(v.actions, 'action')}, {plural(len(v.moved_parts), 'moved part')}" + (" (over-disassembly: moves parts outside the closure)" if v.over_disassembly else ""))
     else:
         print(f"invalid [{v.category}]: {v.reason}")
     return 0 if v.valid else EXIT_NEGATIVE

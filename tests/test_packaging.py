@@ -111,3 +111,12 @@ def test_resource_functions_return_existing_directories():
     assert (resources.domains_dir() / "rework.pddl").is_file()
     assert (resources.grammars_dir() / "rework_plan.lark").is_file()
     assert (resources.models_dir() / "tiny-cpu.toml").is_file()
+
+
+def test_wheel_carries_the_example_puzzles_with_their_licence(wheel):
+    with zipfile.ZipFile(wheel) as zf:
+        names = set(zf.namelist())
+    shipped = _files(resources.examples_dir())
+    assert {"LICENSE", "README.md"} <= set(shipped) and len([n for n in shipped if n.endswith(".json")]) == 5
+    missing = [n for n in shipped if f"forgeplan/examples/{n}" not in names]
+    assert not missing, f"not in the wheel (pyproject.toml [tool.setuptools.package-data]): {missing}"

@@ -18,7 +18,21 @@ from ..errors import ForgeplanError
 EXIT_OK, EXIT_NEGATIVE, EXIT_BAD_INPUT = 0, 1, 2
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """Adds "(default: X)" to an option's help unless the help already states its default."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.option_strings and action.default not in (None, False, argparse.SUPPRESS) and "default" not in text:
+            text += " (default: %(default)s)"
+        return text
+
+
 class Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str):  # argparse prints usage and exits 2; keep that, one line
         self.print_usage(sys.stderr)
         print(f"{self.prog}: error: {message}", file=sys.stderr)
@@ -28,7 +42,8 @@ class Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
 
-    parser = Parser(prog="forgeplan", description="Verified repair planning for interlocking assemblies.")
+    parser = Parser(prog="forgeplan", description="Verified repair planning for interlocking assemblies. "
+                    "`forgeplan COMMAND --help` describes each command.")
     parser.add_argument("--version", action="version", version=f"forgeplan {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True

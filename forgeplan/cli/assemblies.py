@@ -6,7 +6,12 @@ from . import emit_json
 
 
 def register(sub) -> None:
-    p = sub.add_parser("assemblies", help="list the built-in assemblies")
+    p = sub.add_parser(
+        "assemblies", help="list the built-in assemblies",
+        description="List the built-in assemblies (id, family, parts, locks, spares, blocking depth, and whether "
+                    "they come apart one part at a time or need group moves), or with --check validate one "
+                    "assembly and say how it comes apart. Exit 1 when the checked assembly is interlocked "
+                    "(no straight moves take it apart), as `import` does; 2 on bad input.")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--check", metavar="ASSEMBLY", help="validate one assembly (id or JSON file) and report")
     p.set_defaults(func=run)

@@ -10,14 +10,22 @@ from . import emit_json
 
 
 def register(sub) -> None:
-    p = sub.add_parser("bench", help="build, summarise and export the benchmark")
+    p = sub.add_parser("bench", help="build, summarise and export the benchmark",
+                       description="Build a FORGE-Bench-shaped benchmark of rework tasks, print its composition, "
+                                   "or export it as prompt/target pairs for fine-tuning.")
     bsub = p.add_subparsers(dest="bench_command", metavar="ACTION")
     bsub.required = True
-    b = bsub.add_parser("build", help="generate tasks with proven-minimal references")
-    b.add_argument("--out", required=True, type=Path)
-    b.add_argument("--tasks", type=int, default=4000)
-    b.add_argument("--seed", type=int, default=42)
-    b.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    b = bsub.add_parser(
+        "build", help="generate tasks with proven-minimal references",
+        description="Generate a benchmark folder: tasks over the assemblies in the FORGE-Bench proportions "
+                    "(conditions, fault types, difficulty), an assembly-disjoint train/test split, and for each task "
+                    "a reference plan that clingo proved minimal and the verifier replayed. The same seed gives "
+                    "byte-identical files whatever --jobs is.")
+    b.add_argument("--out", required=True, type=Path, metavar="DIR", help="benchmark folder to write (must not exist)")
+    b.add_argument("--tasks", type=int, default=4000, help="number of tasks")
+    b.add_argument("--seed", type=int, default=42, help="seed of the whole build")
+    b.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                   help="worker processes (default: the number of CPUs)")
     b.add_argument("--assemblies", nargs="+", metavar="ID|FILE",
                    help="the library: built-in ids and/or assembly JSON files written by `forgeplan import` "
                         "(default: every built-in). A built-in id wins over a same-named file (write ./NAME for the "
@@ -25,13 +33,17 @@ def register(sub) -> None:
                         "groups by; they must come apart with straight moves, and every id must be unique")
     b.add_argument("--quiet", action="store_true", help="no progress bar")
     b.set_defaults(func=run_build)
-    s = bsub.add_parser("stats", help="print the composition tables")
-    s.add_argument("bench", type=Path, metavar="DIR")
-    s.add_argument("--json", action="store_true")
+    s = bsub.add_parser("stats", help="print the composition tables",
+                        description="Print how a benchmark is composed: tasks per split, condition, fault type, "
+                                    "difficulty and assembly, and where each imported assembly came from.")
+    s.add_argument("bench", type=Path, metavar="DIR", help="benchmark folder")
+    s.add_argument("--json", action="store_true", help="machine-readable output")
     s.set_defaults(func=run_stats)
-    e = bsub.add_parser("export", help="write train/test JSONL (prompt + target) for SFT")
-    e.add_argument("bench", type=Path, metavar="DIR")
-    e.add_argument("--format", choices=["jsonl"], default="jsonl")
+    e = bsub.add_parser("export", help="write train/test JSONL (prompt + target) for SFT",
+                        description="Write each split of a benchmark as JSONL for supervised fine-tuning: one line "
+                                    "per task with the prompt and the reference output as the target.")
+    e.add_argument("bench", type=Path, metavar="DIR", help="benchmark folder")
+    e.add_argument("--format", choices=["jsonl"], default="jsonl", help="file format")
     e.add_argument("--out", type=Path, help="folder for train.jsonl/test.jsonl (default DIR/export)")
     e.set_defaults(func=run_export)
 

@@ -10,11 +10,17 @@ from . import EXIT_NEGATIVE, emit_json
 def register(sub) -> None:
     from ..pddl import OBJECTIVES
 
-    p = sub.add_parser("crosscheck", help="compare clingo's and Fast Downward's optimal plans on tasks")
+    p = sub.add_parser(
+        "crosscheck", help="compare clingo's and Fast Downward's optimal plans on tasks",
+        description="Solve each task twice, with clingo (ASP) and with Fast Downward's optimal search on the PDDL "
+                    "export, and compare the proved optima (distinct moved parts, actions). Both plans are "
+                    "replayed in the engine. Exit 0 when every task agrees (or is unknown after a time limit), "
+                    "1 on a disagreement, 2 on bad input.")
     p.add_argument("path", type=Path, metavar="PATH", help="a task folder, or a folder with task folders at any depth")
     p.add_argument("--limit", type=int, metavar="N", help="check only the first N tasks (path order)")
     p.add_argument("--time-limit", type=float, metavar="S", help="seconds per planner per task (then: unknown)")
-    p.add_argument("--objective", choices=OBJECTIVES, default=OBJECTIVES[0], help="what both planners minimise")
+    p.add_argument("--objective", choices=OBJECTIVES, default=OBJECTIVES[0], metavar="OBJECTIVE",
+                   help="what both planners minimise, one of: " + " | ".join(OBJECTIVES) + f" (default: {OBJECTIVES[0]})")
     p.add_argument("--json", action="store_true", help="print every comparison and the summary as JSON")
     p.set_defaults(func=run)
 

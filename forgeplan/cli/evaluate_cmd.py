@@ -8,21 +8,32 @@ from pathlib import Path
 
 
 def register(sub) -> None:
-    e = sub.add_parser("evaluate", help="score a predictions JSONL on a benchmark split")
-    e.add_argument("--bench", required=True, type=Path, metavar="DIR")
-    e.add_argument("--predictions", required=True, type=Path, metavar="FILE.jsonl")
-    e.add_argument("--split", default="test")
+    e = sub.add_parser(
+        "evaluate", help="score a predictions JSONL on a benchmark split",
+        description="Verify every prediction of a split against its task and score them with the FORGE metrics "
+                    "(SSE, SAPF, VMRE, DGTR, MVE, HRQ, Overall-Core), the MAGAR metrics (MPA, RCA) and the "
+                    "ambiguity-aware SSE-any/MVE-any; --out writes metrics.json, report.md (with a glossary) and plots.")
+    e.add_argument("--bench", required=True, type=Path, metavar="DIR", help="benchmark folder")
+    e.add_argument("--predictions", required=True, type=Path, metavar="FILE.jsonl",
+                   help="one {\"sample_id\", \"raw_output\"} object per line (as `baseline` and `infer` write)")
+    e.add_argument("--split", default="test", help="benchmark split to score (train or test)")
     e.add_argument("--out", type=Path, metavar="REPORT_DIR", help="write metrics.json, report.md and plots here")
     e.add_argument("--json", action="store_true", help="print the full metrics JSON")
     e.add_argument("--reference-cost", choices=["forgeplan", "paper"], default="forgeplan",
                    help="forgeplan: the proven (moved parts, actions) optimum; paper: FORGE's c*, the fewest actions "
                         "(solved with clingo per fault sample; every other rule is the paper's either way)")
     e.set_defaults(func=run_evaluate)
-    b = sub.add_parser("baseline", help="write a baseline's predictions JSONL")
-    b.add_argument("name", choices=["oracle", "local-repair", "greedy-legal", "no-op"])
-    b.add_argument("--bench", required=True, type=Path, metavar="DIR")
-    b.add_argument("--split", default="test")
-    b.add_argument("--out", required=True, type=Path, metavar="PREDS.jsonl")
+    b = sub.add_parser(
+        "baseline", help="write a baseline's predictions JSONL",
+        description="Write the predictions of a non-learned baseline for every task of a split. oracle: the "
+                    "reference itself (the ceiling); local-repair: the correct diagnosis, then only each faulty "
+                    "part's direct repair, ignoring blockers and locks; greedy-legal: the correct diagnosis, then "
+                    "repeatedly the first legal action that brings the state closer to the target; no-op: reports "
+                    "no fault and an empty plan (the floor).")
+    b.add_argument("name", choices=["oracle", "local-repair", "greedy-legal", "no-op"], help="which baseline")
+    b.add_argument("--bench", required=True, type=Path, metavar="DIR", help="benchmark folder")
+    b.add_argument("--split", default="test", help="benchmark split (train or test)")
+    b.add_argument("--out", required=True, type=Path, metavar="PREDS.jsonl", help="predictions file to write")
     b.set_defaults(func=run_baseline)
 
 

@@ -8,25 +8,33 @@ from . import EXIT_NEGATIVE, emit_json
 
 
 def register(sub) -> None:
-    g = sub.add_parser("grammar", help="print the output-contract grammar specialised to a task")
+    g = sub.add_parser("grammar", help="print the output-contract grammar specialised to a task",
+                       description="Print the Lark grammar of the output contract; given a task folder, specialised "
+                                   "to its assembly (only its part ids, axes and directions), as constrained decoding uses it.")
     g.add_argument("task_dir", type=Path, metavar="TASK_DIR", nargs="?",
                    help="task folder (omit to print the generic grammar)")
     g.add_argument("--check", action="store_true", help="also validate the grammar with llguidance (if installed)")
     g.set_defaults(func=run_grammar)
 
-    t = sub.add_parser("tiny-model", help="build a tiny causal LM and a locally trained tokenizer (no downloads)")
+    t = sub.add_parser("tiny-model", help="build a tiny causal LM and a locally trained tokenizer (no downloads)",
+                       description="Build a randomly initialised, very small causal language model and a tokenizer "
+                                   "trained on task prompts, saved as a Hugging Face folder for `train` and `infer`: "
+                                   "a stand-in to exercise the LLM path on a CPU without downloading a checkpoint.")
     t.add_argument("--out", type=Path, required=True, help="folder to save_pretrained into")
     t.add_argument("--bench", type=Path, help="benchmark folder whose train split trains the tokenizer "
                                              "(default: tasks of the built-in assemblies)")
-    t.add_argument("--vocab-size", type=int, default=2048)
-    t.add_argument("--tokenizer", choices=("byte-level", "sentencepiece"), default="byte-level")
-    t.add_argument("--arch", choices=("qwen2", "llama"), default="qwen2")
-    t.add_argument("--hidden", type=int, default=64)
-    t.add_argument("--layers", type=int, default=2)
-    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--vocab-size", type=int, default=2048, help="tokenizer vocabulary size")
+    t.add_argument("--tokenizer", choices=("byte-level", "sentencepiece"), default="byte-level", help="tokenizer kind")
+    t.add_argument("--arch", choices=("qwen2", "llama"), default="qwen2", help="model architecture")
+    t.add_argument("--hidden", type=int, default=64, help="hidden size")
+    t.add_argument("--layers", type=int, default=2, help="transformer layers")
+    t.add_argument("--seed", type=int, default=0, help="seed of the weights and the tokenizer corpus")
     t.set_defaults(func=run_tiny)
 
-    tr = sub.add_parser("train", help="LoRA SFT on a benchmark's train split")
+    tr = sub.add_parser("train", help="LoRA SFT on a benchmark's train split",
+                        description="Fine-tune a local Hugging Face causal LM with LoRA on the prompt/target pairs of "
+                                    "a benchmark's train split, with the settings of a models/NAME.toml configuration, "
+                                    "and save the adapter. No downloads: the model folder must be local.")
     tr.add_argument("--model", type=Path, required=True, help="local Hugging Face causal LM folder")
     tr.add_argument("--bench", type=Path, required=True, help="benchmark folder (manifest.json, tasks/)")
     tr.add_argument("--out", type=Path, required=True, help="adapter folder to write")
@@ -37,19 +45,23 @@ def register(sub) -> None:
     tr.add_argument("--threads", type=int, default=0, help="CPU threads for torch (0 = torch's default)")
     tr.set_defaults(func=run_train)
 
-    i = sub.add_parser("infer", help="greedy inference over a benchmark split -> predictions JSONL")
+    i = sub.add_parser("infer", help="greedy inference over a benchmark split -> predictions JSONL",
+                       description="Generate an output for every task of a split with greedy decoding, optionally "
+                                   "constrained by the task's grammar (always well-formed) or also by the engine "
+                                   "(only actions legal in the state reached so far), and write a predictions JSONL "
+                                   "for `evaluate`.")
     i.add_argument("--model", type=Path, required=True, help="local Hugging Face causal LM folder")
     i.add_argument("--adapter", type=Path, help="LoRA adapter folder from `forgeplan train`")
-    i.add_argument("--bench", type=Path, required=True)
-    i.add_argument("--split", default="test")
+    i.add_argument("--bench", type=Path, required=True, help="benchmark folder")
+    i.add_argument("--split", default="test", help="benchmark split (train or test)")
     i.add_argument("--out", type=Path, required=True, help="predictions JSONL to write")
     i.add_argument("--constrained", choices=("grammar", "legal", "none"), default="grammar",
                    help="grammar: output always parses; legal: also only actions legal in the state so far")
-    i.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
-    i.add_argument("--dtype", choices=("float32", "bfloat16", "float16"), default="float32")
-    i.add_argument("--batch-size", type=int, default=1)
+    i.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="where to run the model (auto: cuda when available)")
+    i.add_argument("--dtype", choices=("float32", "bfloat16", "float16"), default="float32", help="weight precision")
+    i.add_argument("--batch-size", type=int, default=1, help="prompts decoded together")
     i.add_argument("--limit", type=int, default=0, help="only the first N samples of the split")
-    i.add_argument("--max-new-tokens", type=int, default=4096)
+    i.add_argument("--max-new-tokens", type=int, default=4096, help="generation length limit per task")
     i.add_argument("--threads", type=int, default=0, help="CPU threads for torch (0 = torch's default)")
     i.set_defaults(func=run_infer)
 

@@ -7,7 +7,9 @@ from pathlib import Path
 
 from . import EXIT_NEGATIVE, emit_json
 
-OBJECTIVE_HELP = "what the action costs minimise (default: moved-parts,actions, lexicographically)"
+OBJECTIVE_HELP = ("what the action costs minimise, one of: moved-parts,actions (distinct moved parts, then "
+                  "actions; the default) | actions | moved-parts")
+FD_SEARCH = "astar(lmcut())"   # optimal for action costs
 
 
 def _add_mode(p) -> None:
@@ -15,20 +17,39 @@ def _add_mode(p) -> None:
 
     p.add_argument("--grounded", action="store_true",
                    help="plain STRIPS with action costs (no quantifiers, no conditional effects)")
-    p.add_argument("--objective", choices=OBJECTIVES, default=OBJECTIVES[0], help=OBJECTIVE_HELP)
+    p.add_argument("--objective", choices=OBJECTIVES, default=OBJECTIVES[0], metavar="OBJECTIVE", help=OBJECTIVE_HELP)
 
 
 def register(sub) -> None:
-    p = sub.add_parser("export-pddl", help="write a task as PDDL (domain.pddl + problem.pddl)")
-    p.add_argument("task_dir", type=Path, metavar="TASK_DIR")
+    p = sub.add_parser(
+        "export-pddl", help="write a task as PDDL (domain.pddl + problem.pddl)",
+        description="Write a task as a PDDL domain and problem for any external planner. The lifted form uses the "
+                    "domain of domains/rework.pddl; --grounded writes plain STRIPS with action costs, which every "
+                    "cost-optimal planner reads and which assemblies that need group moves require. "
+                    "`forgeplan plan-external DIR` runs the Fast Downward that ships with forgeplan on the export.")
+    p.add_argument("task_dir", type=Path, metavar="TASK_DIR", help="task folder")
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder to write the two files into")
     _add_mode(p)
     p.set_defaults(func=run_export)
-    q = sub.add_parser("import-plan", help="map a PDDL planner's plan for an export back to the output contract")
-    q.add_argument("task_dir", type=Path, metavar="TASK_DIR")
+    q = sub.add_parser(
+        "import-plan", help="map a PDDL planner's plan for an export back to the output contract",
+        description="Read a plan a PDDL planner wrote for `export-pddl`'s problem (such as the sas_plan of "
+                    "`plan-external`), print it as the output contract (JSON) and replay it in the engine. Give "
+                    "the same --grounded and --objective as the export. Exit 0 when the plan restores the target, "
+                    "1 when it is illegal or incomplete, 2 on bad input.")
+    q.add_argument("task_dir", type=Path, metavar="TASK_DIR", help="task folder the export was written from")
     q.add_argument("plan_file", type=Path, metavar="PLAN_FILE", help="one '(action args)' per line, ';' comments")
     _add_mode(q)
     q.set_defaults(func=run_import)
+    r = sub.add_parser(
+        "plan-external", help="run the bundled Fast Downward on an export and write DIR/sas_plan",
+        description="Run the Fast Downward planner shipped in the up-fast-downward package on DIR/domain.pddl and "
+                    "DIR/problem.pddl (written by `export-pddl`) and write its plan to DIR/sas_plan, ready for "
+                    "`import-plan`. Any other planner that writes one '(action args)' per line works the same way.")
+    r.add_argument("pddl_dir", type=Path, metavar="DIR", help="folder written by `export-pddl`")
+    r.add_argument("--search", default=FD_SEARCH, help=f"Fast Downward search option (default {FD_SEARCH}, optimal)")
+    r.add_argument("--time-limit", type=float, default=300.0, metavar="S", help="seconds (default 300)")
+    r.set_defaults(func=run_external)
 
 
 def run_export(args) -> int:
@@ -72,4 +93,36 @@ def run_import(args) -> int:
         print("forgeplan: the plan does not restore the target: " + "; ".join(world.differences(replay.final, task.target)[:5]),
               file=sys.stderr)
         return EXIT_NEGATIVE
+    return 0
+
+
+def run_external(args) -> int:
+    """Fast Downward's own driver, run in DIR so that its intermediate output.sas stays there."""
+    import subprocess
+    from importlib.util import find_spec
+
+    from ..errors import InputError
+
+    files = [args.pddl_dir / "domain.pddl", args.pddl_dir / "problem.pddl"]
+    for f in files:
+        if not f.is_file():
+            raise InputError("not found; expected the folder written by `forgeplan export-pddl`", file=str(f))
+    spec = find_spec("up_fast_downward")
+    driver = Path(spec.origin).parent / "downward" / "fast-downward.py" if spec and spec.origin else None
+    if driver is None or not driver.is_file():
+        raise InputError("the up-fast-downward package has no Fast Downward driver", field="plan-external")
+    plan = args.pddl_dir / "sas_plan"
+    plan.unlink(missing_ok=True)
+    cmd = [sys.executable, str(driver), "--plan-file", "sas_plan", "domain.pddl", "problem.pddl", "--search", args.search]
+    try:
+        proc = subprocess.run(cmd, cwd=args.pddl_dir, capture_output=True, text=True, timeout=args.time_limit)
+    except subprocess.TimeoutExpired:
+        print(f"forgeplan: Fast Downward found no plan within {args.time_limit:g} s", file=sys.stderr)
+        return EXIT_NEGATIVE
+    if not plan.is_file():
+        tail = (proc.stdout + proc.stderr).strip().splitlines()[-1:] or ["no output"]
+        print(f"forgeplan: Fast Downward wrote no plan (exit {proc.returncode}): {tail[0]}", file=sys.stderr)
+        return EXIT_NEGATIVE
+    steps = [x for x in plan.read_text(encoding="utf-8").splitlines() if x.startswith("(")]
+    print(f"wrote {plan} ({len(steps)} actions; Fast Downward, search {args.search})")
     return 0

@@ -11,11 +11,14 @@ from . import emit_json
 def register(sub) -> None:
     from .. import perf
 
-    p = sub.add_parser("perf", help="run a benchmark and print its figures as JSON")
+    p = sub.add_parser("perf", help="run a benchmark and print its figures as JSON",
+                       description="Measure one of forgeplan's figures (medians over several runs) and print it as "
+                                   "JSON with the machine it ran on; README.md lists each figure with its command.")
     psub = p.add_subparsers(dest="perf_command", metavar="BENCHMARK")
     psub.required = True
     for mod in sorted(pkgutil.iter_modules(perf.__path__), key=lambda m: m.name):
         module = importlib.import_module(f"{perf.__name__}.{mod.name}")
-        q = psub.add_parser(module.NAME, help=(module.__doc__ or "").strip().splitlines()[0])
+        doc = (module.__doc__ or "").strip()
+        q = psub.add_parser(module.NAME, help=doc.splitlines()[0], description=doc + " Prints the figures as JSON.")
         module.add_arguments(q)
         q.set_defaults(func=lambda args, m=module: emit_json(m.run(args)) or 0)

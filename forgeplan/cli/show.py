@@ -6,7 +6,10 @@ from pathlib import Path
 
 
 def register(sub) -> None:
-    p = sub.add_parser("show", help="draw an assembly as coloured voxels (PNG)")
+    p = sub.add_parser(
+        "show", help="draw an assembly as coloured voxels (PNG)",
+        description="Draw an assembly as coloured voxels, one colour per part with a legend, and save a PNG. "
+                    "--exploded slides the parts apart along their removal directions so that inner parts show.")
     p.add_argument("assembly", metavar="ASSEMBLY_ID", help="built-in id or assembly JSON file")
     p.add_argument("--out", required=True, type=Path, help="PNG file to write")
     p.add_argument("--exploded", action="store_true", help="slide the parts apart along their removal directions")

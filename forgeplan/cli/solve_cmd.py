@@ -10,8 +10,13 @@ from . import EXIT_NEGATIVE, emit_json
 def register(sub) -> None:
     from ..asp import OBJECTIVES
 
-    p = sub.add_parser("solve", help="a recovery plan proved minimal by clingo (output contract + proof)")
-    p.add_argument("task_dir", type=Path, metavar="TASK_DIR")
+    p = sub.add_parser(
+        "solve", help="a recovery plan proved minimal by clingo (output contract + proof)",
+        description="Find a recovery plan with clingo and prove it minimal over all plan lengths (by default "
+                    "the fewest distinct moved parts, then the fewest actions). Prints the plan with steps "
+                    "numbered from 1, or with --json the output contract plus a `proof` object; `verify` accepts "
+                    "that file. Exit 0 with a plan, 1 when no plan exists or none was found in time.")
+    p.add_argument("task_dir", type=Path, metavar="TASK_DIR", help="task folder")
     p.add_argument("--objective", default="moved-parts,actions", choices=list(OBJECTIVES), metavar="OBJECTIVE",
                    help=" | ".join(OBJECTIVES) + ": distinct moved parts then actions (default), "
                    "moved parts only, or actions only")
@@ -22,13 +27,21 @@ def register(sub) -> None:
     p.add_argument("--max-plans", type=int, default=100, metavar="N", help="list at most N optimal plans (default 100)")
     p.set_defaults(func=run_solve)
 
-    c = sub.add_parser("closure", help="the dependency closure of a task's faults (FORGE eq. 4)")
-    c.add_argument("task_dir", type=Path, metavar="TASK_DIR")
+    c = sub.add_parser(
+        "closure", help="the dependency closure of a task's faults",
+        description="List the dependency closure of a task's faulty parts: every part that may have to move to "
+                    "reach them: the parts that block it along any removal direction, the parts it rests on and "
+                    "the engaged locks that hold it, transitively. It bounds what a repair can need, so it is usually larger than what the "
+                    "minimal plan of `solve` actually moves; a valid plan moving parts outside it is flagged as "
+                    "over-disassembly.")
+    c.add_argument("task_dir", type=Path, metavar="TASK_DIR", help="task folder")
     c.add_argument("--json", action="store_true", help="machine-readable output")
     c.set_defaults(func=run_closure)
 
-    f = sub.add_parser("facts", help="print the ASP facts of a task")
-    f.add_argument("task_dir", type=Path, metavar="TASK_DIR")
+    f = sub.add_parser("facts", help="print the ASP facts of a task",
+                       description="Print the ASP facts clingo reads for a task (parts, blocking, locks, the faulty "
+                                   "and target states); the predicates are documented at the top of encodings/*.lp.")
+    f.add_argument("task_dir", type=Path, metavar="TASK_DIR", help="task folder")
     f.set_defaults(func=run_facts)
 
 

@@ -13,8 +13,8 @@ NAME = "bench"
 
 
 def add_arguments(p) -> None:
-    p.add_argument("--tasks", type=int, default=4000)
-    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--tasks", type=int, default=4000, help="benchmark size")
+    p.add_argument("--jobs", type=int, default=2, help="worker processes")
     p.add_argument("--runs", type=int, default=1, help="repetitions (median reported); a full build takes minutes")
 
 

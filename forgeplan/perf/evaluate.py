@@ -13,8 +13,8 @@ NAME = "evaluate"
 def add_arguments(p) -> None:
     p.add_argument("--bench", type=Path, help="an existing benchmark (default: build one with --tasks)")
     p.add_argument("--tasks", type=int, default=4000, help="size of the benchmark built when --bench is absent")
-    p.add_argument("--split", default="test")
-    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--split", default="test", help="benchmark split to score (train or test)")
+    p.add_argument("--runs", type=int, default=5, help="timed runs (the median is reported)")
 
 
 def run(args) -> dict:

@@ -12,7 +12,7 @@ NAME = "verify"
 def add_arguments(p) -> None:
     p.add_argument("--runs", type=int, default=5, help="repetitions (median reported)")
     p.add_argument("--actions", type=int, default=200_000, help="actions replayed per run")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the random action sequences")
 
 
 def run(args) -> dict:

@@ -8,6 +8,7 @@ limit, or returns a plan without an optimality proof, makes the task *unknown*, 
 
 from __future__ import annotations
 
+import os
 import statistics
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -68,6 +69,12 @@ def value(objective: str, side: Side) -> tuple[int, ...]:
     """The optimised value of a side's plan: (J_move, c), (c,) or (J_move,)."""
     return {"moved-parts,actions": (side.moved_parts, side.actions), "actions": (side.actions,),
             "moved-parts": (side.moved_parts,)}[objective]  # type: ignore[return-value]
+
+
+def labelled(objective: str, v: tuple[int, ...]) -> str:
+    """A value with its names: '3 moved parts, 7 actions'."""
+    names = {"moved-parts": "moved parts", "actions": "actions"}
+    return ", ".join(f"{n} {names[k]}" for k, n in zip(objective.split(","), v))
 
 
 def _replayed(task: Task, side: Side) -> Side:
@@ -133,12 +140,13 @@ def judge(objective: str, a: Side, b: Side) -> tuple[str, str]:
         if s.unsolvable and t.plan is not None:
             return "disagree", f"{s.planner} proves the task unsolvable, {t.planner} has a valid plan"
         if s.optimal and t.plan is not None and value(objective, t) < value(objective, s):
-            return "disagree", f"{t.planner}'s plan {value(objective, t)} beats {s.planner}'s optimum {value(objective, s)}"
+            return "disagree", (f"{t.planner}'s plan ({labelled(objective, value(objective, t))}) beats "
+                                f"{s.planner}'s optimum ({labelled(objective, value(objective, s))})")
     if a.optimal and b.optimal:
         va, vb = value(objective, a), value(objective, b)
         if va != vb:
-            return "disagree", f"optima differ: {a.planner} {va}, {b.planner} {vb}"
-        return "agree", f"same optimum {va}"
+            return "disagree", f"optima differ: {a.planner} {labelled(objective, va)}; {b.planner} {labelled(objective, vb)}"
+        return "agree", f"same optimum ({labelled(objective, va)})"
     missing = [s.planner for s in (a, b) if not (s.optimal or s.unsolvable)]
     return "unknown", f"no optimality proof from {' and '.join(missing)} ({', '.join(f'{s.planner}: {s.status}' for s in (a, b))})"
 
@@ -152,13 +160,24 @@ def compare_task(task: Task, objective: str = "moved-parts,actions", time_limit:
 
 
 def find_tasks(path: Path) -> list[Path]:
-    """The task folders at or below `path` (a task folder holds part_catalog.json), sorted."""
+    """The task folders at or below `path` (a task folder holds part_catalog.json), sorted; symbolic links
+    to folders are followed (each real folder once)."""
     path = Path(path)
     if (path / "part_catalog.json").is_file():
         return [path]
     if not path.is_dir():
         raise InputError("not a folder", file=str(path))
-    found = sorted(p.parent for p in path.rglob("part_catalog.json"))
+    found, seen = [], set()
+    for root, dirs, files in os.walk(path, followlinks=True):
+        dirs.sort()
+        real = os.path.realpath(root)
+        if real in seen:
+            dirs.clear()
+            continue
+        seen.add(real)
+        if "part_catalog.json" in files:
+            found.append(Path(root))
+    found.sort()
     if not found:
         raise InputError("no task folders (folders holding part_catalog.json) below this path", file=str(path))
     return found

@@ -4,6 +4,7 @@ verdict rules (a time limit is never agreement), and the crosscheck command's ex
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from concurrent.futures import ProcessPoolExecutor
 
@@ -134,3 +135,19 @@ def test_crosscheck_command_exits_1_and_shows_both_plans_on_disagreement(bench, 
     assert main(["crosscheck", str(bench / "a")]) == 1
     out = capsys.readouterr().out
     assert "disagree" in out and "clingo [optimal" in out and "fast-downward [" in out
+
+
+def test_symlinked_task_folders_are_found_once_and_verdicts_name_their_numbers(tmp_path, capsys):
+    from forgeplan.crosscheck import find_tasks
+
+    real = tmp_path / "real"
+    assert main(["task", "make", "bayonet_structure", "--out", str(real / "t"), "--fault", "missing_part"]) == 0
+    top = tmp_path / "top"
+    top.mkdir()
+    (top / "link").symlink_to(real / "t", target_is_directory=True)
+    (top / "loop").symlink_to(top, target_is_directory=True)
+    assert find_tasks(top) == [top / "link"]
+    capsys.readouterr()
+    assert main(["crosscheck", str(top)]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^agree +bayonet_structure_missing_part_0: same optimum \(\d+ moved parts, \d+ actions\)", out), out

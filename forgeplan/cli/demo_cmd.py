@@ -20,7 +20,7 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=42, help="seed of the benchmark build")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: the number of CPUs)")
     p.add_argument("--crosscheck", type=int, default=12, metavar="N", help="test tasks to cross-check with Fast Downward")
-    p.add_argument("--force", action="store_true", help="replace an existing output folder")
+    p.add_argument("--force", action="store_true", help="replace an existing output folder even when it holds something other than an earlier demo")
     p.set_defaults(func=run)
 
 
@@ -34,8 +34,10 @@ def run(args) -> int:
 
     tasks = args.tasks or (4000 if args.full else REDUCED_TASKS)
     if args.out.exists() and any(args.out.iterdir()):
-        if not args.force:
-            raise InputError("output folder exists and is not empty (use --force to replace it)", file=str(args.out))
+        earlier_demo = (args.out / "summary.md").is_file() and (args.out / "bench" / "manifest.json").is_file()
+        if not (args.force or earlier_demo):
+            raise InputError("output folder exists, is not empty and holds no earlier demo (use --force to replace it)",
+                             file=str(args.out))
         shutil.rmtree(args.out)
     bar = {}
 

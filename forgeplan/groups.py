@@ -377,7 +377,9 @@ def main_body(asm: Assembly) -> MainBody:
 
 def _interlock_text(plan: Disassembly) -> str:
     sets = "; ".join(f"parts {list(s)} interlock" for s in plan.interlocked)
-    return (f"not disassemblable with straight moves: {sets} (no straight translation to infinity separates "
+    done = ", ".join(f"{list(st.move)} along {st.direction}" for st in plan.steps)
+    before = f"straight moves separate {done} first, then " if done else ""
+    return (f"not disassemblable with straight moves: {before}{sets} (no straight translation to infinity separates "
             "them into two groups); partial moves (BurrTools level above 1) would be needed, and forgeplan's "
             "model covers straight removals to infinity only")
 

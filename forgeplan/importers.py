@@ -349,7 +349,7 @@ def read_xmpuzzle(path: str | Path, *, solution: int = 0, problem: int = 0, data
     pname = prob.get("name") or ""
     tag = f"asmNum={sol.get('asmNum')}" if sol.get("asmNum") else f"solution {solution}"
     desc = f"BurrTools puzzle {path.name}, problem {problem}{' (' + pname + ')' if pname else ''}, {tag}"
-    suffix = (f"_p{problem}" if problem else "") + f"_s{solution}"
+    suffix = f"_p{problem}_s{solution}"   # one id per (file, problem, solution), whichever is the default
     return build_assembly(snake_name(path.stem) + suffix, pieces, prefix=camel_name(path.stem + suffix),
                           description=desc, source=f"imported from {path.name}", file=file)
 

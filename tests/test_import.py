@@ -292,7 +292,7 @@ def test_xmpuzzle_round_trip_reproduces_the_json_voxels(path, tmp_path):
     imp = read_puzzle(f)
     assert voxels_by_name(imp) == vox
     assert [imp.piece_names[p] for p in imp.assembly.part_ids] == [p["id"] for p in doc["pieces"]]
-    assert imp.assembly.assembly_id == "fixture_s0"
+    assert imp.assembly.assembly_id == "fixture_p0_s0"
     frames = {p["id"] for p in doc["pieces"] if (p.get("weight") or 1) > 1}
     assert {imp.piece_names[p.part_id] for p in imp.assembly.parts if p.kind == "frame"} == frames
 
@@ -378,10 +378,10 @@ def test_cli_import_writes_a_loadable_assembly(tmp_path, capsys):
     out = tmp_path / "asm.json"
     assert main(["import", str(src), "--out", str(out), "--solution", "1"]) == 1   # written; interlocked
     printed = capsys.readouterr().out
-    assert printed.startswith(f"wrote {out} (solid_s1, 6 parts)") and "partial moves" in printed
+    assert printed.startswith(f"wrote {out} (solid_p0_s1, 6 parts)") and "partial moves" in printed
     asm = assembly_from_json(json.loads(out.read_text()), str(out))
     assert sorted(p.voxels for p in asm.parts) == sorted(vox.values())
-    assert asm.part_ids[4] == "SolidS1_Part04_Stick"
+    assert asm.part_ids[4] == "SolidP0S1_Part04_Stick"
     assert main(["import", str(DATA / "solid6burr_a_asm386.json"), "--out", str(out), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["mode"] == "group_moves" and [p["source_name"] for p in summary["parts"]][:2] == ["S4", "S12"]

@@ -83,4 +83,6 @@ def run(args) -> int:
                    "mode": verdict["mode"], "verdict": verdict["verdict"]})
     else:
         print(f"wrote {args.out} ({asm.assembly_id}, {len(asm.parts)} parts); {verdict['verdict']}")
+        if not verdict["disassemblable"]:
+            print("the source names these parts: " + ", ".join(f"{p} = {n}" for p, n in imported.piece_names.items()))
     return 0 if verdict["disassemblable"] else EXIT_NEGATIVE

@@ -161,7 +161,9 @@ def test_other_puzzles_get_the_partial_moves_verdict(name):
     assert not verdict["disassemblable"] and verdict["mode"] == "interlocked" and not is_level1(asm)
     assert verdict["interlocked"] == stuck
     text = verdict["verdict"]
-    assert text.startswith("not disassemblable with straight moves: parts ")
+    first = ", ".join(f"{s['move']} along {s['dir']}" for s in verdict["steps"])
+    assert text.startswith("not disassemblable with straight moves: "
+                           + (f"straight moves separate {first} first, then parts " if first else "parts "))
     assert all(f"parts {s} interlock" in text for s in stuck)
     assert "partial moves (BurrTools level above 1) would be needed" in text
     assert "straight removals to infinity only" in text

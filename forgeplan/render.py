@@ -3,11 +3,17 @@
 One colour per part, a legend with the part ids, lock parts outlined in black and labelled with
 their mechanism. The exploded view slides every part out along the direction it leaves the
 assembly, beyond everything removed after it, which shows the parts hidden inside (burr cores,
-nested boxes, bearings under a hub); burrs that come apart only in groups explode group by group.
+nested boxes, bearings under a hub); burrs that come apart only in groups explode group by group,
+and an interlocked puzzle as far as straight moves take it.
+
+Unless a camera is given, the picture uses the camera (of a few standard views) that shows the most
+parts, and switches to the exploded view when no camera shows every part of the assembled one.
+Faces are lit from above the camera, so the tops of the parts show their legend colour.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from .assembly import DIRECTION_VECTORS, Assembly, Part
@@ -78,6 +84,79 @@ def _slide_clear(part: Part, direction: str, placed: set[Voxel]) -> frozenset[Vo
     return frozenset(tuple(v[i] + step[i] * dist for i in range(3)) for v in part.voxels)  # type: ignore[misc]
 
 
+CAMERAS = [(22.0, 55.0)] + [(e, a) for e in (25.0, 60.0, -25.0) for a in (45.0, 135.0, 225.0, 315.0)]
+LIGHT_ALTITUDE = 65.0   # degrees above the horizon, at the camera's azimuth
+MIN_VISIBLE_CELLS = 3   # a part counts as visible when it owns this many cells of the depth buffer
+
+
+def _plot_voxels(shapes: dict[str, frozenset[Voxel]]) -> tuple[dict[str, list[Voxel]], tuple[int, int, int]]:
+    """Voxels in plot axes (x, -z, y), which put the scene's y axis up, shifted to start at 0; and the grid size."""
+    every = [v for vox in shapes.values() for v in vox]
+    lo = [min(v[i] for v in every) for i in range(3)]
+    hi = [max(v[i] for v in every) for i in range(3)]
+    out = {pid: [(x - lo[0], hi[2] - z, y - lo[1]) for x, y, z in vox] for pid, vox in shapes.items()}
+    return out, (hi[0] - lo[0] + 1, hi[2] - lo[2] + 1, hi[1] - lo[1] + 1)
+
+
+def _eye(elev: float, azim: float):
+    import numpy as np
+
+    e, a = np.radians(elev), np.radians(azim)
+    return np.array([np.cos(e) * np.cos(a), np.cos(e) * np.sin(a), np.sin(e)])
+
+
+def visible_parts(plot: dict[str, list[Voxel]], elev: float, azim: float) -> set[str]:
+    """The parts a camera at (elev, azim) sees: an orthographic depth buffer over sample points of the
+    exposed faces that turn towards the camera."""
+    import numpy as np
+
+    eye = _eye(elev, azim)
+    u = np.cross(eye, [0.0, 0.0, 1.0]) if abs(eye[2]) < 0.99 else np.array([1.0, 0.0, 0.0])
+    u /= np.linalg.norm(u)
+    w = np.cross(eye, u)
+    owner = {v: pid for pid, vox in plot.items() for v in vox}
+    offsets = [(a, b) for a in (-0.3, 0.0, 0.3) for b in (-0.3, 0.0, 0.3)]
+    best: dict[tuple[int, int], tuple[float, str]] = {}
+    for v, pid in owner.items():
+        for axis in range(3):
+            for sign in (1, -1):
+                n = [0, 0, 0]
+                n[axis] = sign
+                if eye[axis] * sign <= 0 or tuple(v[i] + n[i] for i in range(3)) in owner:
+                    continue
+                t1, t2 = [np.eye(3)[i] for i in range(3) if i != axis]
+                centre = np.array(v, dtype=float) + 0.5 + 0.5 * np.array(n)
+                for a, b in offsets:
+                    pt = centre + a * t1 + b * t2
+                    cell = (int(np.floor(pt @ u / 0.25)), int(np.floor(pt @ w / 0.25)))
+                    depth = float(pt @ eye)
+                    if cell not in best or depth > best[cell][0]:
+                        best[cell] = (depth, pid)
+    counts: dict[str, int] = {}
+    for _, pid in best.values():
+        counts[pid] = counts.get(pid, 0) + 1
+    return {pid for pid, k in counts.items() if k >= MIN_VISIBLE_CELLS}
+
+
+def best_camera(plot: dict[str, list[Voxel]]) -> tuple[tuple[float, float], int]:
+    """The camera of CAMERAS that shows the most parts (the first on a tie) and how many it shows."""
+    scored = [(len(visible_parts(plot, *cam)), -k, cam) for k, cam in enumerate(CAMERAS)]
+    n, _, cam = max(scored)
+    return cam, n
+
+
+def choose_view(asm: Assembly, exploded: bool | None, camera: tuple[float, float] | None):
+    """(shapes, exploded, camera, parts seen): `exploded=None` explodes only when no camera sees every part."""
+    modes = [exploded] if exploded is not None else [False, True]
+    for mode in modes:
+        shapes = exploded_voxels(asm) if mode else {p.part_id: p.voxels for p in asm.parts}
+        plot, _ = _plot_voxels(shapes)
+        cam, seen = (camera, len(visible_parts(plot, *camera))) if camera else best_camera(plot)
+        if seen == len(asm.parts) or mode is modes[-1]:
+            return shapes, mode, cam, seen
+    raise AssertionError("unreachable")
+
+
 def _lock_label(part: Part) -> str:
     lk = part.lock
     if lk is None:
@@ -87,25 +166,64 @@ def _lock_label(part: Part) -> str:
     return f"{part.part_id}  [LOCK coupled]"
 
 
-def render_assembly(asm: Assembly, out: Path, *, exploded: bool = False, elev: float = 22.0,
-                    azim: float = 55.0, dpi: int = 110) -> Path:
-    """Write a PNG of `asm` to `out` (y is drawn up) and return the path."""
+@dataclass(frozen=True)
+class Picture:
+    """What `render_assembly` drew: the file, the view and how many parts the camera sees."""
+
+    path: Path
+    exploded: bool
+    elev: float
+    azim: float
+    visible: int
+
+
+def render_assembly(asm: Assembly, out: Path, *, exploded: bool | None = None, elev: float | None = None,
+                    azim: float | None = None, dpi: int = 110) -> Picture:
+    """Write a PNG of `asm` to `out` (y is drawn up). `exploded=None` and no camera: chosen automatically."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    camera = None if elev is None and azim is None else (22.0 if elev is None else elev, 55.0 if azim is None else azim)
+    shapes, exploded, (elev, azim), seen = choose_view(asm, exploded, camera)
+    fig = plt.figure(figsize=(10, 6.5), dpi=dpi)
+    ax = fig.add_axes((0.0, 0.0, 0.6, 0.9), projection="3d")
+    handles = _draw(ax, asm, shapes, elev, azim)
+    _axis_marker(fig, elev, azim)
+    n_locks = len(asm.locks)
+    family = "" if asm.family == asm.assembly_id else f" ({asm.family})"
+    try:
+        depth = f", blocking depth {blocking_depth(asm)}"
+    except AssemblyError:
+        depth = ", interlocked"
+    fig.suptitle(f"{asm.assembly_id}{family}: {len(asm.parts)} parts, {n_locks} lock{'' if n_locks == 1 else 's'}"
+                 f"{depth}; {'exploded' if exploded else 'assembled'}, {seen} of {len(asm.parts)} parts in view",
+                 fontsize=11)
+    fig.legend(handles=handles, loc="center left", bbox_to_anchor=(0.6, 0.5), fontsize=7.5, frameon=False,
+               title="parts (black outline = lock)" if n_locks else "parts", title_fontsize=8)
+    try:
+        fig.savefig(out)
+    except OSError as exc:
+        raise InputError(f"cannot write the picture: {exc.strerror}", file=str(out)) from None
+    finally:
+        plt.close(fig)
+    return Picture(out, exploded, elev, azim, seen)
+
+
+def _draw(ax, asm: Assembly, shapes: dict[str, frozenset[Voxel]], elev: float, azim: float) -> list:
+    """The voxels, lit from above the camera; returns the legend handles in the top faces' colours."""
+    import matplotlib.pyplot as plt
     import numpy as np
+    from matplotlib.colors import LightSource
     from matplotlib.patches import Patch
 
-    shapes = exploded_voxels(asm) if exploded else {p.part_id: p.voxels for p in asm.parts}
-    every = [v for vox in shapes.values() for v in vox]
-    lo = [min(v[i] for v in every) for i in range(3)]
-    hi = [max(v[i] for v in every) for i in range(3)]
-    nx, ny, nz = (hi[i] - lo[i] + 1 for i in range(3))
-    # plot axes (x, -z, y): a proper rotation that puts the scene's y axis up
-    filled = np.zeros((nx, nz, ny), dtype=bool)
-    faces = np.zeros((nx, nz, ny, 4))
-    edges = np.zeros((nx, nz, ny, 4))
+    plot, (nx, ny, nz) = _plot_voxels(shapes)
+    filled = np.zeros((nx, ny, nz), dtype=bool)
+    faces = np.zeros((nx, ny, nz, 4))
+    edges = np.zeros((nx, ny, nz, 4))
+    light = LightSource(azdeg=90.0 - azim, altdeg=LIGHT_ALTITUDE)
+    top = 0.3 + 0.7 * (1.0 + float(np.array([0.0, 0.0, 1.0]) @ light.direction)) / 2.0  # shade of an upward face
     cmap = plt.get_cmap("tab20")
     handles = []
     for k, part in enumerate(asm.parts):
@@ -113,30 +231,29 @@ def render_assembly(asm: Assembly, out: Path, *, exploded: bool = False, elev: f
         if k >= 20:
             colour[:3] = 1 - 0.6 * (1 - colour[:3])  # lighter shades once tab20 wraps
         edge = np.array([0, 0, 0, 1.0]) if part.lock else np.append(colour[:3] * 0.55, 0.6)
-        for x, y, z in shapes[part.part_id]:
-            idx = (x - lo[0], hi[2] - z, y - lo[1])
-            filled[idx] = True
-            faces[idx] = colour
-            edges[idx] = edge
-        handles.append(Patch(facecolor=colour, edgecolor="black" if part.lock else edge,
+        for idx in plot[part.part_id]:
+            filled[idx], faces[idx], edges[idx] = True, colour, edge
+        swatch = np.append(colour[:3] * top, 1.0)
+        handles.append(Patch(facecolor=swatch, edgecolor="black" if part.lock else edge,
                              linewidth=2.0 if part.lock else 0.5, hatch="//" if part.lock else None,
                              label=_lock_label(part)))
-    fig = plt.figure(figsize=(10, 6.5), dpi=dpi)
-    ax = fig.add_axes((0.0, 0.0, 0.6, 0.92), projection="3d")
-    ax.voxels(filled, facecolors=faces, edgecolors=edges, linewidth=0.4)
-    ax.set_box_aspect((nx, nz, ny))
+    ax.voxels(filled, facecolors=faces, edgecolors=edges, linewidth=0.4, shade=True, lightsource=light)
+    ax.set_box_aspect((nx, ny, nz))
     ax.view_init(elev=elev, azim=azim)
     ax.set_axis_off()
-    view = "exploded" if exploded else "assembled"
-    n_locks = len(asm.locks)
-    fig.suptitle(f"{asm.assembly_id} ({asm.family}) - {len(asm.parts)} parts, {n_locks} lock{'' if n_locks == 1 else 's'}, "
-                 f"blocking depth {blocking_depth(asm)}, {view}", fontsize=11)
-    fig.legend(handles=handles, loc="center left", bbox_to_anchor=(0.6, 0.5), fontsize=7.5, frameon=False,
-               title="parts (black outline = lock)", title_fontsize=8)
-    try:
-        fig.savefig(out)
-    except OSError as exc:
-        raise InputError(f"cannot write the picture: {exc.strerror}", file=str(out)) from None
-    finally:
-        plt.close(fig)
-    return out
+    return handles
+
+
+def _axis_marker(fig, elev: float, azim: float) -> None:
+    """A small x/y/z triad in the lower left corner, seen from the same camera (plot axes are x, -z, y)."""
+    ax = fig.add_axes((0.01, 0.01, 0.13, 0.18), projection="3d")
+    for label, (dx, dy, dz), colour in (("x", (1, 0, 0), "#c00000"), ("y", (0, 0, 1), "#008000"),
+                                        ("z", (0, -1, 0), "#0000c0")):
+        ax.quiver(0, 0, 0, dx, dy, dz, color=colour, linewidth=1.5, arrow_length_ratio=0.25)
+        ax.text(1.3 * dx, 1.3 * dy, 1.3 * dz, label, color=colour, fontsize=10, ha="center", va="center")
+    ax.set_xlim(-1, 1)
+    ax.set_ylim(-1, 1)
+    ax.set_zlim(-1, 1)
+    ax.set_box_aspect((1, 1, 1))
+    ax.view_init(elev=elev, azim=azim)
+    ax.set_axis_off()

@@ -20,6 +20,7 @@ from forgeplan.graphs import assembly_sequence, blocking_depth
 from forgeplan.grounding import legal_actions
 from forgeplan.groups import disassembly_verdict, needs_group_moves
 from forgeplan.library import BUILTIN
+from forgeplan.library.voxels import box, part
 from forgeplan.render import exploded_voxels
 from forgeplan.repair import repair_plan
 from forgeplan.state import Tolerances
@@ -137,6 +138,38 @@ def test_show_writes_a_png(tmp_path, capsys):
     assert main(["show", "luban_lock_3", "--out", str(out)]) == 0
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000
     assert "luban_lock_3" in capsys.readouterr().out
+
+
+def test_show_wheel_hub_puts_every_part_in_view(tmp_path, capsys):
+    """The assembled hub hides its bearings from every standard camera, so the default picture is exploded."""
+    from forgeplan.render import _plot_voxels, best_camera, choose_view
+
+    asm = load_assembly("wheel_hub")
+    assembled, _ = _plot_voxels({p.part_id: p.voxels for p in asm.parts})
+    assert best_camera(assembled)[1] < len(asm.parts)
+    shapes, exploded, camera, seen = choose_view(asm, None, None)
+    assert exploded and seen == len(asm.parts) == 13
+    assert main(["show", "wheel_hub", "--out", str(tmp_path / "hub.png")]) == 0
+    said = capsys.readouterr().out
+    assert "wheel_hub, exploded" in said and "13 of 13 parts in view" in said
+
+
+def test_visibility_sees_an_enclosed_core_only_when_exploded():
+    from forgeplan.render import _plot_voxels, visible_parts
+
+    shell = part("Shell", "box", box(0, 0, 0, 3, 3, 3) - box(1, 1, 1, 2, 2, 2))
+    core = part("Core", "cube", box(1, 1, 1, 2, 2, 2))
+    plot, _ = _plot_voxels({"Shell": shell.voxels, "Core": core.voxels})
+    assert visible_parts(plot, 25.0, 45.0) == {"Shell"}
+    apart, _ = _plot_voxels({"Shell": shell.voxels, "Core": frozenset((x + 4, y, z) for x, y, z in core.voxels)})
+    assert visible_parts(apart, 25.0, 45.0) == {"Shell", "Core"}
+
+
+def test_show_draws_an_interlocked_puzzle(tmp_path, capsys):
+    burr = tmp_path / "level6.json"
+    assert main(["import", "--example", "mj_burr6_puzzle3", "--out", str(burr)]) == 1
+    assert main(["show", str(burr), "--out", str(tmp_path / "b.png"), "--exploded"]) == 0
+    assert "exploded" in capsys.readouterr().out and (tmp_path / "b.png").stat().st_size > 10_000
 
 
 def test_show_unknown_assembly_exits_2_with_one_line(tmp_path, capsys):

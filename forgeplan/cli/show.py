@@ -8,13 +8,20 @@ from pathlib import Path
 def register(sub) -> None:
     p = sub.add_parser(
         "show", help="draw an assembly as coloured voxels (PNG)",
-        description="Draw an assembly as coloured voxels, one colour per part with a legend, and save a PNG. "
-                    "--exploded slides the parts apart along their removal directions so that inner parts show.")
+        description="Draw an assembly as coloured voxels, one colour per part with a legend and an axis "
+                    "marker (y up), and save a PNG. By default the camera is the standard view that shows the most "
+                    "parts, and the parts are slid apart along their removal directions (exploded view) when no "
+                    "camera sees every part of the assembled one. Interlocked puzzles are drawn too (exploded as "
+                    "far as straight moves take them).")
     p.add_argument("assembly", metavar="ASSEMBLY_ID", help="built-in id or assembly JSON file")
     p.add_argument("--out", required=True, type=Path, help="PNG file to write")
-    p.add_argument("--exploded", action="store_true", help="slide the parts apart along their removal directions")
-    p.add_argument("--elev", type=float, default=22.0, help="camera elevation in degrees")
-    p.add_argument("--azim", type=float, default=55.0, help="camera azimuth in degrees")
+    view = p.add_mutually_exclusive_group()
+    view.add_argument("--exploded", dest="exploded", action="store_const", const=True, default=None,
+                      help="always slide the parts apart (default: only when parts hide each other)")
+    view.add_argument("--assembled", dest="exploded", action="store_const", const=False,
+                      help="never slide the parts apart")
+    p.add_argument("--elev", type=float, help="camera elevation in degrees (default: the view showing the most parts)")
+    p.add_argument("--azim", type=float, help="camera azimuth in degrees (default: the view showing the most parts)")
     p.set_defaults(func=run)
 
 
@@ -23,9 +30,10 @@ def run(args) -> int:
     from ..errors import InputError
     from ..render import render_assembly
 
-    asm = load_assembly(args.assembly)
+    asm = load_assembly(args.assembly, check_disassembly=False)
     if not args.out.parent.is_dir():
         raise InputError("the folder to write into does not exist", file=str(args.out))
-    render_assembly(asm, args.out, exploded=args.exploded, elev=args.elev, azim=args.azim)
-    print(f"wrote {args.out} ({asm.assembly_id}, {len(asm.parts)} parts)")
+    pic = render_assembly(asm, args.out, exploded=args.exploded, elev=args.elev, azim=args.azim)
+    print(f"wrote {args.out} ({asm.assembly_id}, {'exploded' if pic.exploded else 'assembled'}, camera elevation "
+          f"{pic.elev:g} azimuth {pic.azim:g}; {pic.visible} of {len(asm.parts)} parts in view)")
     return 0

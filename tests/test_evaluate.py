@@ -78,3 +78,22 @@ def test_report_names_its_rules_and_paper_cost_keeps_the_oracle_exact(small_benc
     assert paper["metrics"] == ours["metrics"]
     report = write_report(paper, tmp_path / "r", "oracle")[1].read_text(encoding="utf-8")
     assert "Reference cost `paper`" in report and '"–" counted as 0' in report
+
+
+def test_report_explains_itself(small_bench, tmp_path):
+    """Every metric column and baseline has a glossary line; the papers' rows sit in their own context table
+    after ours, both papers are cited, "–" is explained, and each plot has a caption."""
+    from forgeplan.evaluation.report import COLUMNS, GLOSSARY, PAPER_ROWS, PLOT_CAPTIONS
+
+    s = summarise(score_split(small_bench, predictions(small_bench, "no-op"), "test"), "test")
+    write_report(s, tmp_path / "r", "no-op")
+    text = (tmp_path / "r" / "report.md").read_text()
+    glossary = text[text.index("## Glossary"):text.index("## References")]
+    for key in (*COLUMNS, "SSE-any", "MVE-any", "NoFault-Compliance", "MPA", "RCA", *BASELINES):
+        assert any(key in k for k in GLOSSARY) and key in glossary, key
+    core, context = text.index("## Core metrics"), text.index("## Context from the papers")
+    assert core < context and all(row not in text[:context] for row in PAPER_ROWS)
+    assert all(row in text[context:] for row in PAPER_ROWS)
+    assert "arXiv:2611.02536v2" in text and "arXiv:2611.02472v2" in text and "FORGE [1]" in text
+    assert '"–" marks a metric no sample was eligible for' in text
+    assert all(f"`{f}`: {c}" in text and (tmp_path / "r" / f).stat().st_size > 10_000 for f, c in PLOT_CAPTIONS.items())

@@ -42,3 +42,11 @@ def test_demo_refuses_a_folder_that_holds_something_else(tmp_path, capsys):
 def test_split_timings_keeps_the_shape():
     kept, timed = split_timings({"a": 1, "seconds": 2.0, "xs": [{"ratio": 3, "b": 4}, {"b": 5}]})
     assert kept == {"a": 1, "xs": [{"b": 4}, {"b": 5}]} and timed == {"seconds": 2.0, "xs": [{"ratio": 3}, {}]}
+
+
+def test_zero_tasks_is_refused_in_one_line(tmp_path, capsys):
+    for argv in (["demo", "--out", str(tmp_path / "d"), "--tasks", "0"], ["bench", "build", "--out", str(tmp_path / "b"),
+                                                                         "--tasks", "0", "--quiet"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.strip().endswith("forgeplan: error: --tasks: must be at least 20 to keep every stratum, got 0"), err

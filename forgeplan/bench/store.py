@@ -36,7 +36,7 @@ def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, pro
     `assemblies` lists built-in ids and assembly JSON file paths (default: every built-in assembly).
     """
     if tasks < 20:
-        raise InputError(f"--tasks must be at least 20 to keep every stratum, got {tasks}", field="--tasks")
+        raise InputError(f"must be at least 20 to keep every stratum, got {tasks}", field="--tasks")
     if out.exists() and any(out.iterdir()):
         raise InputError("output folder is not empty", file=str(out))
     sources = load_sources(assemblies)

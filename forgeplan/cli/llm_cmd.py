@@ -38,7 +38,9 @@ def register(sub) -> None:
     tr.add_argument("--model", type=Path, required=True, help="local Hugging Face causal LM folder")
     tr.add_argument("--bench", type=Path, required=True, help="benchmark folder (manifest.json, tasks/)")
     tr.add_argument("--out", type=Path, required=True, help="adapter folder to write")
-    tr.add_argument("--config", type=Path, help="models/NAME.toml (default: models/forge-qwen3.5-9b.toml)")
+    tr.add_argument("--config", type=Path, metavar="FILE|NAME",
+                    help="a TOML training configuration, or the name of a bundled one: tiny-cpu, forge-qwen3.5-9b "
+                         "(default: forge-qwen3.5-9b, the paper's recipe)")
     tr.add_argument("--limit", type=int, default=0, help="use only the first N training samples")
     tr.add_argument("--max-steps", type=int, help="override the config's max_steps")
     tr.add_argument("--max-seconds", type=float, help="override the config's max_seconds")

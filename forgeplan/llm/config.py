@@ -44,8 +44,11 @@ class TrainConfig:
 
 
 def load_config(path: Path | None) -> TrainConfig:
-    """A TrainConfig from a TOML file (unknown keys are an error, naming the file and key)."""
+    """A TrainConfig from a TOML file, or from the name of a bundled one (`tiny-cpu`, `forge-qwen3.5-9b`: the
+    models/NAME.toml that ships with forgeplan); unknown keys are an error, naming the file and key."""
     path = Path(path) if path else DEFAULT_CONFIG
+    if not path.exists() and path.parent == Path(".") and (MODELS_DIR / f"{path.stem}.toml").is_file():
+        path = MODELS_DIR / f"{path.stem}.toml"
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:

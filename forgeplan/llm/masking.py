@@ -313,5 +313,5 @@ def make_mask(mode: str, task: Task, vocab: Vocab):
     if mode == "none":
         return None
     if mode not in MASKS:
-        raise InputError(f"--constrained must be one of {['none', *MASKS]}, got {mode!r}", field="--constrained")
+        raise InputError(f"must be one of {['none', *MASKS]}, got {mode!r}", field="--constrained")
     return MASKS[mode](task, vocab)

@@ -130,12 +130,12 @@ GLOSSARY = {
     "SSE": "Structural Sequence Exact: the predicted ordered (action, part) sequence equals the reference's.",
     "SAPF": "State-Action Parameter Fidelity: share of the reference's observable diagnosis fields and action "
             "parameters the prediction gets right within the task's tolerances.",
-    "VMRE": "Verified Minimal Repair Efficiency: for a valid prediction with correct parameters, reference actions "
-            "divided by predicted actions (at most 1); 0 otherwise.",
+    "VMRE": "Verified Minimal Repair Efficiency: for a verified prediction (DGTR, diagnosis fields within "
+            "tolerance), reference actions divided by predicted actions (at most 1); 0 otherwise.",
     "DGTR": "Diagnosis-Grounded Target Restoration: well-formed output, exact diagnosis, every action legal in the "
             "engine, and the target state restored.",
-    "MVE": "Minimal Verified Execution: DGTR with correct parameters, the reference's (action, part) sequence and "
-           "no more actions than the reference.",
+    "MVE": "Minimal Verified Execution: verified as for VMRE, the reference's (action, part) sequence and no more "
+           "actions than the reference.",
     "HRQ": "Hard Reference Quality: hard and expert fault samples only; for a valid prediction, 1 minus the "
            "normalised edit distance to the reference sequence, averaged with SAPF; 0 for an invalid one.",
     "Overall-Core": "the mean of the six core metrics, a \"–\" counting as 0 (FORGE [1] eq. 18).",

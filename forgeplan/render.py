@@ -86,7 +86,7 @@ def _slide_clear(part: Part, direction: str, placed: set[Voxel]) -> frozenset[Vo
 
 CAMERAS = [(22.0, 55.0)] + [(e, a) for e in (25.0, 60.0, -25.0) for a in (45.0, 135.0, 225.0, 315.0)]
 LIGHT_ALTITUDE = 65.0   # degrees above the horizon, at the camera's azimuth
-MIN_VISIBLE_CELLS = 3   # a part counts as visible when it owns this many cells of the depth buffer
+MIN_VISIBLE_CELLS = 9   # a part counts as visible when it owns this many depth-buffer cells (about one voxel face)
 
 
 def _plot_voxels(shapes: dict[str, frozenset[Voxel]]) -> tuple[dict[str, list[Voxel]], tuple[int, int, int]]:

@@ -22,7 +22,7 @@ from forgeplan.groups import is_separable
 from forgeplan.importers import import_puzzle
 from forgeplan.pddl import build_problem, candidate_counts, candidate_groups, solve_fd
 from forgeplan.perf.pddl_groups import FAULTS, fault_task, level1_puzzles
-from burrdata import FOLDER as BURR, needs_shared, param
+from burrdata import FOLDER as BURR, burr, needs_shared, param
 from forgeplan.repair import repair_plan
 from forgeplan.task import write_task
 from test_pddl import burr_jobs, engine_legal, walk_expanded_problem
@@ -147,9 +147,10 @@ def test_other_objectives_on_a_group_burr():
 # ----------------------------------------------------------------------------- a burr with a spare, a lock, a support
 
 def mechanised_burr():
-    """solid6burr_a with a rotate lock on piece 0 holding piece 3, piece 2 supporting piece 5, and a
-    wrong stick for the core piece 2: group moves then meet spares, engaged locks and supports."""
-    asm = import_puzzle(BURR / "solid6burr_a_asm386.json")
+    """mj_burr6_puzzle4 (a shipped burr that needs group moves) with a rotate lock on piece 0 holding piece 3,
+    piece 2 supporting piece 5, and a wrong stick for piece 2: group moves then meet spares, engaged locks
+    and supports."""
+    asm = import_puzzle(burr("mj_burr6_puzzle4"))
     ids = asm.part_ids
     lock = LockMechanism("rotate", holds=(ids[3],), axis="x", angle_deg=90.0)
     parts = tuple(dataclasses.replace(p, lock=lock) if p.part_id == ids[0] else
@@ -161,7 +162,6 @@ def mechanised_burr():
     return out
 
 
-@needs_shared
 @pytest.mark.parametrize("faults", [["interference_lock"], ["wrong_part", "misplacement"]])
 def test_mechanised_burr_expanded_problem_has_exactly_the_engines_legal_actions(faults):
     task = make_task(mechanised_burr(), [FaultSpec(f) for f in faults], seed=1)
@@ -169,7 +169,6 @@ def test_mechanised_burr_expanded_problem_has_exactly_the_engines_legal_actions(
     assert walk_expanded_problem(task, str(faults), steps=6) > 0
 
 
-@needs_shared
 def test_mechanised_burr_spare_leaves_with_its_group():
     """Optimal against brute force, and the spare is named by the separate that moves it."""
     task = make_task(mechanised_burr(), [FaultSpec("wrong_part")], seed=1)
@@ -231,8 +230,8 @@ def engine_valid(task, plan) -> bool:
     return world.equivalent(state, task.target)
 
 
-@needs_shared
-@pytest.mark.parametrize("which, detour", [("solid6burr_b_asm392.json/wrong_orientation", True),
+@pytest.mark.parametrize("which, detour", [pytest.param("solid6burr_b_asm392.json/wrong_orientation", True,
+                                                        marks=needs_shared),
                                            ("mechanised/wrong_part", False)])  # its lock and support leave no detour
 def test_validator_agrees_with_engine_on_group_plans(which, detour):
     puzzle, fault = which.split("/")

@@ -44,9 +44,15 @@ def test_split_timings_keeps_the_shape():
     assert kept == {"a": 1, "xs": [{"b": 4}, {"b": 5}]} and timed == {"seconds": 2.0, "xs": [{"ratio": 3}, {}]}
 
 
-def test_zero_tasks_is_refused_in_one_line(tmp_path, capsys):
+def test_zero_tasks_is_refused_in_one_line_and_leaves_an_earlier_demo(tmp_path, capsys):
     for argv in (["demo", "--out", str(tmp_path / "d"), "--tasks", "0"], ["bench", "build", "--out", str(tmp_path / "b"),
                                                                          "--tasks", "0", "--quiet"]):
         assert main(argv) == 2
         err = capsys.readouterr().err
-        assert err.strip().endswith("forgeplan: error: --tasks: must be at least 20 to keep every stratum, got 0"), err
+        assert err == "forgeplan: error: --tasks: must be at least 20 to keep every stratum, got 0\n", err
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "summary.md").write_text("earlier")
+    (tmp_path / "d" / "bench").mkdir()
+    (tmp_path / "d" / "bench" / "manifest.json").write_text("{}")
+    assert main(["demo", "--out", str(tmp_path / "d"), "--tasks", "0"]) == 2
+    assert (tmp_path / "d" / "summary.md").read_text() == "earlier"

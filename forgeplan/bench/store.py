@@ -29,14 +29,21 @@ def _versions() -> dict:
     return {"forgeplan": __version__, "clingo": clingo.__version__, "python": platform.python_version()}
 
 
+MIN_TASKS = 20   # fewer cannot keep every stratum of the composition
+
+
+def check_task_count(tasks: int) -> None:
+    if tasks < MIN_TASKS:
+        raise InputError(f"must be at least {MIN_TASKS} to keep every stratum, got {tasks}", field="--tasks")
+
+
 def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, progress=None,
                 tolerances: Tolerances = Tolerances(), assemblies: list[str | Path] | None = None) -> dict:
     """Generate the benchmark into `out` (must be empty or absent); returns the manifest.
 
     `assemblies` lists built-in ids and assembly JSON file paths (default: every built-in assembly).
     """
-    if tasks < 20:
-        raise InputError(f"must be at least 20 to keep every stratum, got {tasks}", field="--tasks")
+    check_task_count(tasks)
     if out.exists() and any(out.iterdir()):
         raise InputError("output folder is not empty", file=str(out))
     sources = load_sources(assemblies)

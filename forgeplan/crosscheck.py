@@ -1,6 +1,6 @@
 """clingo vs Fast Downward: the same task, two independent optimality proofs, one verdict.
 
-A reference is "provably minimal" (SPEC §5) only when clingo's proof and Fast Downward's optimal A*
+A reference is "provably minimal" only when clingo's proof and Fast Downward's optimal A*
 search (lmcut, an admissible heuristic) reach the same optimum. Both plans are replayed in the engine,
 so a planner cannot agree by returning a plan the semantics rejects. A planner that stops at its time
 limit, or returns a plan without an optimality proof, makes the task *unknown*, never an agreement.

@@ -1,4 +1,4 @@
-"""Fault injection: turn an assembly's target state into a faulty actual state (SPEC §3)."""
+"""Fault injection: turn an assembly's target state into a faulty actual state."""
 
 from __future__ import annotations
 

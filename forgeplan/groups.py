@@ -7,7 +7,7 @@ Equivalently `G` is closed under "blockers along `d`" within the present set; as
 `separate` in SEMANTICS.md, every member must also allow `d` among its `removal_dirs`. Supports do not
 restrict removal (they constrain `insert`/`join` only), so they play no part here.
 
-A set of parts is *separable* (level-1 disassemblable, SPEC §4) when it is a single part, or when it
+A set of parts is *separable* (level-1 disassemblable) when it is a single part, or when it
 splits into a moving group and a rest that are both separable. In this model separability is
 hereditary — every subset of a separable set is separable, because restricting a valid split to a
 subset is still a valid split (blocking between two parts does not depend on the others). Hence any
@@ -264,7 +264,7 @@ def is_separable(asm: Assembly, parts: Iterable[str] | None = None) -> bool:
 
 def group_moves(asm: Assembly, present: Iterable[str] | None = None) -> tuple[Step, ...]:
     """Every legal group separation out of `present`: (group, direction) with the group movable, a
-    proper subset, and — when it has two or more parts — separable in free space (SPEC §4)."""
+    proper subset, and — when it has two or more parts — separable in free space."""
     c = _compile(asm)
     within = _mask_of(c, present, "present")
     out = []

@@ -1,4 +1,4 @@
-"""A rework task: the eight public JSON files of SPEC §2 — build, write, load and validate."""
+"""A rework task: the eight public JSON files — build, write, load and validate."""
 
 from __future__ import annotations
 

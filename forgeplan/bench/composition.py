@@ -1,4 +1,4 @@
-"""The benchmark's composition, planned before anything is solved (SPEC §6).
+"""The benchmark's composition, planned before anything is solved.
 
 `plan_composition` decides, for every task index, its split, assembly, condition (no-fault, boundary
 no-fault, single-fault, multi-fault) and counterfactual partner, purely from (assemblies, N, seed). The

@@ -1,6 +1,6 @@
 """Greedy inference over a benchmark split, with optional grammar or legal-action masking.
 
-Greedy (temperature 0), at most 4,096 new tokens by default (SPEC §8). The raw output of every sample
+Greedy (temperature 0), at most 4,096 new tokens by default. The raw output of every sample
 is written to the predictions JSONL as decoded, before anything parses it; `forgeplan evaluate` parses
 it once. Rows are batched with left padding; each row carries its own task mask.
 """

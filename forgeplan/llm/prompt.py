@@ -1,4 +1,4 @@
-"""Prompt serialisation (SPEC §8), shared by training, inference and the benchmark's JSONL export.
+"""Prompt serialisation, shared by training, inference and the benchmark's JSONL export.
 
 A prompt is a system line asking for one JSON object (and, where the assembly needs them, naming the
 group moves separate/join) plus the task's public representation as the user turn; the answer is the

@@ -11,7 +11,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import AssemblyError, InputError, UnknownAssembly
+from .errors import AssemblyError, UnknownAssembly
+from .guarded import MAX_VOXELS, read_json
 
 Voxel = tuple[int, int, int]
 DIRECTIONS = ("+x", "-x", "+y", "-y", "+z", "-z")
@@ -112,10 +113,14 @@ def validate_assembly(asm: Assembly) -> None:
     if dup:
         raise AssemblyError(f"duplicate part ids {dup}", file=where)
     known = set(ids)
+    voxels = 0
     for p in asm.parts:
         f = f"part {p.part_id}"
         if not p.voxels:
             raise AssemblyError("has no voxels", file=where, field=f)
+        voxels += len(p.voxels)
+        if voxels > MAX_VOXELS:
+            raise AssemblyError(f"more than {MAX_VOXELS} voxels in all", file=where, field=f)
         bad = [d for d in p.removal_dirs if d not in DIRECTIONS]
         if bad or not p.removal_dirs:
             raise AssemblyError(f"removal_dirs {list(p.removal_dirs)} must be a non-empty subset of {list(DIRECTIONS)}", file=where, field=f)
@@ -203,12 +208,9 @@ def load_assembly(ref: str | Path, *, check_disassembly: bool = True) -> Assembl
         asm = build(key)
     else:
         path = Path(key)
-        if not path.is_file():
+        if not key or not path.is_file():
             raise UnknownAssembly(f"unknown assembly {key!r}: not a built-in id (see `forgeplan assemblies`) and not a file")
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise InputError(f"cannot read assembly JSON: {exc}", file=str(path)) from None
+        data = read_json(path, "assembly file")
         asm = assembly_from_json(data, str(path))
     validate_assembly(asm)
     check_geometry(asm, disassembly=check_disassembly)

@@ -9,6 +9,7 @@ from pydantic import ValidationError
 
 from .actions import Action
 from .assembly import Pose
+from .guarded import Rejected, one_line, parse_json
 from .schema import OutputModel
 
 MAX_OUTPUT_BYTES = 1_000_000
@@ -53,10 +54,6 @@ class Output:
     ignored: tuple[str, ...] = ()   # top-level keys outside the contract, dropped by a non-strict parse
 
 
-def _no_constants(name: str):
-    raise ContractError(f"JSON constant {name} is not allowed (numbers must be finite)")
-
-
 def _unclosed(text: str) -> bool:
     """True when the text ends inside a string or an open object/array: a cut-off generation."""
     depth, in_str, esc = 0, False, False
@@ -75,21 +72,6 @@ def _unclosed(text: str) -> bool:
         elif ch in "]}":
             depth -= 1
     return in_str or depth > 0
-
-
-def _depth(obj, limit: int) -> int:
-    stack = [(obj, 1)]
-    deepest = 0
-    while stack:
-        o, d = stack.pop()
-        deepest = max(deepest, d)
-        if deepest > limit:
-            return deepest
-        if isinstance(o, dict):
-            stack.extend((v, d + 1) for v in o.values())
-        elif isinstance(o, list):
-            stack.extend((v, d + 1) for v in o)
-    return deepest
 
 
 def parse_output(raw: str | bytes, *, strict: bool = True) -> Output:
@@ -113,19 +95,15 @@ def parse_output(raw: str | bytes, *, strict: bool = True) -> Output:
     if not text:
         raise ContractError("output is empty")
     try:
-        data = json.loads(text, parse_constant=_no_constants)
-    except ContractError:
-        raise
-    except RecursionError:
-        raise ContractError(f"output nests deeper than {MAX_DEPTH} levels") from None
+        data = parse_json(text, MAX_DEPTH)
+    except Rejected as exc:
+        raise ContractError(f"output JSON{' field ' + one_line(exc.field, 80) if exc.field else ''}: {exc.reason}") from None
     except json.JSONDecodeError as exc:
         if exc.msg != "Extra data" and _unclosed(text):
             raise ContractError(f"output is truncated: the JSON ends early ({exc.msg})") from None
         raise ContractError(f"output is not one JSON object: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     if not isinstance(data, dict):
         raise ContractError(f"output must be a JSON object, got {type(data).__name__}")
-    if _depth(data, MAX_DEPTH) > MAX_DEPTH:
-        raise ContractError(f"output nests deeper than {MAX_DEPTH} levels")
     ignored = () if strict else tuple(sorted(k for k in data if k not in CONTRACT_KEYS))
     data = {k: v for k, v in data.items() if k not in ignored}
     plan = data.get("rework_plan")

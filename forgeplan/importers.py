@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import gzip
 import io
-import json
 import re
 import xml.etree.ElementTree as ET
+
+import defusedxml.ElementTree as SafeET
+from defusedxml import DefusedXmlException
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -33,12 +35,12 @@ from pydantic import Field
 from .assembly import DIRECTIONS, Assembly, Part, validate_assembly
 from .errors import AssemblyError, InputError
 from .schema import IntVec3, Open, parse_model
-from .task import read_limited
+from .guarded import LIMITS, MAX_COORD, MAX_GRID_CELLS, MAX_PARTS, MAX_VOXELS, decode, loads, one_line, read_bytes
 
 Voxel = tuple[int, int, int]
 IntMatrix = tuple[tuple[int, int, int], tuple[int, int, int], tuple[int, int, int]]
 KIND_NAMES = {"stick": "Stick", "piece": "Piece", "frame": "Frame"}
-MAX_FILE_BYTES = 200_000_000
+MAX_FILE_BYTES = LIMITS["puzzle file"]
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,7 @@ def import_puzzle(path: str | Path, *, solution: int | None = None, problem: int
 
 def read_puzzle(path: str | Path, *, solution: int | None = None, problem: int = 0) -> ImportedPuzzle:
     path = Path(path)
-    data = read_limited(path, MAX_FILE_BYTES, "puzzle file")
+    data = read_bytes(path, "puzzle file")
     if data[:2] == b"\x1f\x8b" or path.suffix.lower() == ".xmpuzzle":
         return read_xmpuzzle(path, solution=solution or 0, problem=problem, data=data)
     if path.suffix.lower() == ".json":
@@ -165,12 +167,8 @@ class _JsonPuzzle(Open):
 def read_burr_json(path: str | Path, *, data: bytes | None = None) -> ImportedPuzzle:
     """A data/burr puzzle: pieces already split (`S2#1`...); `count` is each piece's voxel count."""
     path = Path(path)
-    raw = read_limited(path, MAX_FILE_BYTES, "puzzle file") if data is None else data
-    try:
-        doc = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"not a JSON puzzle: {exc}", file=str(path)) from None
-    m = parse_model(_JsonPuzzle, doc, str(path))
+    raw = read_bytes(path, "puzzle file") if data is None else data
+    m = parse_model(_JsonPuzzle, loads(decode(raw, str(path), "puzzle file"), str(path)), str(path))
     pieces, seen = [], set()
     for k, p in enumerate(m.pieces):
         where = f"pieces.{k}"
@@ -252,10 +250,23 @@ def _int_attr(el: ET.Element, name: str, file: str, field: str, default: int | N
         if default is None:
             raise InputError(f"missing attribute {name!r}", file=file, field=field)
         return default
+    value = _bounded_int(raw)
+    if value is None:
+        raise InputError(f"attribute {name}={one_line(raw, 40)!r} is not an integer of at most "
+                         f"{len(str(MAX_COORD))} digits", file=file, field=field)
+    return value
+
+
+def _bounded_int(text: str) -> int | None:
+    """An integer with |value| <= MAX_COORD, or None (no 5,000-digit numbers reach the geometry)."""
+    text = text.strip()
+    if len(text) > 12:
+        return None
     try:
-        return int(raw)
+        value = int(text)
     except ValueError:
-        raise InputError(f"attribute {name}={raw!r} is not an integer", file=file, field=field) from None
+        return None
+    return value if abs(value) <= MAX_COORD else None
 
 
 def _parse_shape(el: ET.Element, k: int, file: str) -> _Shape:
@@ -263,6 +274,8 @@ def _parse_shape(el: ET.Element, k: int, file: str) -> _Shape:
     sx, sy, sz = (_int_attr(el, a, file, field) for a in ("x", "y", "z"))
     if min(sx, sy, sz) < 0:
         raise InputError(f"negative size {sx}x{sy}x{sz}", file=file, field=field)
+    if sx * sy * sz > MAX_GRID_CELLS:
+        raise InputError(f"a {sx}x{sy}x{sz} grid is over the {MAX_GRID_CELLS}-cell limit", file=file, field=field)
     if _int_attr(el, "type", file, field, 0) != 0:
         raise InputError("only voxel type 0 is defined", file=file, field=field)
     text = el.text or ""
@@ -274,6 +287,9 @@ def _parse_shape(el: ET.Element, k: int, file: str) -> _Shape:
     if len(states) != sx * sy * sz:
         raise InputError(f"{len(states)} cells for a {sx}x{sy}x{sz} shape (expected {sx * sy * sz})",
                          file=file, field=field)
+    used = len(states) - states.count("_")
+    if used > MAX_VOXELS:
+        raise InputError(f"{used} filled cells, over the {MAX_VOXELS}-voxel limit", file=file, field=field)
     filled, variable = set(), set()
     for idx, ch in enumerate(states):
         v = (idx % sx, (idx // sx) % sy, idx // (sx * sy)) if sx and sy else (0, 0, 0)
@@ -296,11 +312,10 @@ def _parse_placements(text: str, file: str, field: str) -> list[tuple[int, int, 
             i += 1
             continue
         chunk = tokens[i:i + 4]
-        try:
-            nums = [int(t) for t in chunk]
-        except ValueError:
-            raise InputError(f"placement {len(out)}: expected 'x y z t' integers, got {' '.join(chunk)!r}",
-                             file=file, field=field) from None
+        nums = [_bounded_int(t) for t in chunk]
+        if None in nums:
+            raise InputError(f"placement {len(out)}: expected 'x y z t' integers, got {one_line(' '.join(chunk), 80)!r}",
+                             file=file, field=field)
         if len(nums) != 4:
             raise InputError(f"placement {len(out)} is truncated: {' '.join(chunk)!r}", file=file, field=field)
         if not 0 <= nums[3] < len(BURRTOOLS_MATRICES):
@@ -314,7 +329,7 @@ def read_xmpuzzle(path: str | Path, *, solution: int = 0, problem: int = 0, data
     """One stored solution of one problem of a BurrTools puzzle file (gzip XML or plain XML)."""
     path = Path(path)
     file = str(path)
-    root = _xml_root(read_limited(path, MAX_FILE_BYTES, "puzzle file") if data is None else data, file)
+    root = _xml_root(read_bytes(path, "puzzle file") if data is None else data, file)
     shapes_el = root.find("shapes")
     shapes = [_parse_shape(el, k, file) for k, el in enumerate(shapes_el.findall("voxel") if shapes_el is not None else [])]
     problems = root.find("problems")
@@ -364,11 +379,12 @@ def _xml_root(raw: bytes, file: str) -> ET.Element:
             raise InputError(f"not a readable gzip file: {exc}", file=file) from None
         if len(raw) > MAX_FILE_BYTES:
             raise InputError(f"uncompressed puzzle is larger than {MAX_FILE_BYTES} bytes", file=file)
-    if b"<!DOCTYPE" in raw or b"<!ENTITY" in raw:
-        raise InputError("DTDs and entities are not accepted in puzzle files", file=file)
     try:
-        root = ET.fromstring(raw)
-    except ET.ParseError as exc:
+        root = SafeET.fromstring(raw, forbid_dtd=True, forbid_entities=True, forbid_external=True)
+    except DefusedXmlException as exc:
+        raise InputError(f"DTDs and entities are not accepted in puzzle files, nor external references ({type(exc).__name__})",
+                         file=file) from None
+    except (ET.ParseError, ValueError) as exc:
         raise InputError(f"not a BurrTools XML file: {exc}", file=file) from None
     if root.tag != "puzzle":
         raise InputError(f"root element is <{root.tag}>, expected <puzzle>", file=file)
@@ -391,6 +407,8 @@ def _piece_slots(prob: ET.Element, shapes: list[_Shape], file: str, pfield: str)
         count = _int_attr(el, "count", file, f, -1)
         if count < 0:
             count = _int_attr(el, "max", file, f, 1)
+        if len(slots) + count > MAX_PARTS:
+            raise InputError(f"more than {MAX_PARTS} pieces", file=file, field=f)
         sh = shapes[sid]
         slots += [(sh, sh.name if count == 1 else f"{sh.name}#{j + 1}") for j in range(count)]
     return slots

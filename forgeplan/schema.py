@@ -8,13 +8,19 @@ from typing import Annotated, Any, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
 
 from .errors import InputError
+from .guarded import MAX_ANGLE, MAX_COORD, MAX_PARTS, MAX_VOXELS
 
 TASK_SCHEMA_VERSION = "1.0"
 Direction = Literal["+x", "-x", "+y", "-y", "+z", "-z"]
 Axis = Literal["x", "y", "z"]
-FiniteFloat = Annotated[float, Field(allow_inf_nan=False)]
-Vec3 = Annotated[list[FiniteFloat], Field(min_length=3, max_length=3)]
-IntVec3 = Annotated[list[int], Field(min_length=3, max_length=3)]
+# every number is bounded, so that nothing downstream overflows (distances, angle sums, voxel sets)
+Coord = Annotated[float, Field(allow_inf_nan=False, ge=-MAX_COORD, le=MAX_COORD)]
+Angle = Annotated[float, Field(allow_inf_nan=False, ge=-MAX_ANGLE, le=MAX_ANGLE)]
+Vec3 = Annotated[list[Coord], Field(min_length=3, max_length=3)]
+AngleVec3 = Annotated[list[Angle], Field(min_length=3, max_length=3)]
+IntVec3 = Annotated[list[Annotated[int, Field(strict=True, ge=-MAX_COORD, le=MAX_COORD)]], Field(min_length=3, max_length=3)]
+Voxels = Annotated[list[IntVec3], Field(min_length=1, max_length=MAX_VOXELS)]
+Name = Annotated[str, Field(max_length=1000)]
 
 
 class Strict(BaseModel):
@@ -42,21 +48,21 @@ def parse_model(model: type[BaseModel], data: Any, file: str):
 
 class PoseModel(Strict):
     position: Vec3
-    rotation: Vec3 = [0.0, 0.0, 0.0]
+    rotation: AngleVec3 = [0.0, 0.0, 0.0]
 
 
 class LockModel(Strict):
     kind: Literal["rotate", "coupled"]
     holds: list[str]
     axis: Optional[Axis] = None
-    angle_deg: Optional[FiniteFloat] = None
+    angle_deg: Optional[Angle] = None
     unlocked_offset: Optional[PoseModel] = None
 
 
 class AssemblyPartModel(Strict):
-    part_id: str = Field(min_length=1)
+    part_id: str = Field(min_length=1, max_length=1000)
     kind: str
-    voxels: list[IntVec3] = Field(min_length=1)
+    voxels: Voxels
     removal_dirs: list[Direction] = ["+x", "-x", "+y", "-y", "+z", "-z"]
     supports: list[str] = []
     lock: Optional[LockModel] = None
@@ -69,14 +75,25 @@ class SpareModel(Strict):
     difference: str = ""
 
 
+def _major_version(v: str) -> str:
+    if v.split(".")[0] != TASK_SCHEMA_VERSION.split(".")[0]:
+        raise ValueError(f"schema_version {v!r} is not compatible with {TASK_SCHEMA_VERSION}")
+    return v
+
+
 class AssemblyFileModel(Open):
     schema_version: str
-    assembly_id: str = Field(min_length=1)
+    assembly_id: str = Field(min_length=1, max_length=1000)
     family: str
     description: str = ""
     source: str = "imported"
-    parts: list[AssemblyPartModel] = Field(min_length=1)
-    spares: list[SpareModel] = []
+    parts: list[AssemblyPartModel] = Field(min_length=1, max_length=MAX_PARTS)
+    spares: list[SpareModel] = Field(default=[], max_length=MAX_PARTS)
+
+    @field_validator("schema_version")
+    @classmethod
+    def _version(cls, v: str) -> str:
+        return _major_version(v)
 
 
 # ----------------------------------------------------------------------------- task files
@@ -88,16 +105,14 @@ class TaskFile(Open):
     @field_validator("schema_version")
     @classmethod
     def _version(cls, v: str) -> str:
-        if v.split(".")[0] != TASK_SCHEMA_VERSION.split(".")[0]:
-            raise ValueError(f"schema_version {v!r} is not compatible with {TASK_SCHEMA_VERSION}")
-        return v
+        return _major_version(v)
 
 
 class CatalogPart(Strict):
-    part_id: str
+    part_id: Name
     kind: str
-    voxels: list[IntVec3] = Field(min_length=1)
-    symmetry: list[list[list[int]]]
+    voxels: Voxels
+    symmetry: Annotated[list[list[list[int]]], Field(max_length=48)]
     lock: Optional[dict[str, Any]] = None
 
 
@@ -110,8 +125,10 @@ class CatalogSpare(Strict):
 
 class PartCatalog(TaskFile):
     family: str
-    parts: list[CatalogPart] = Field(min_length=1)
-    spare_parts: list[CatalogSpare] = []
+    description: str = ""
+    source: str = "task"
+    parts: list[CatalogPart] = Field(min_length=1, max_length=MAX_PARTS)
+    spare_parts: list[CatalogSpare] = Field(default=[], max_length=MAX_PARTS)
 
 
 class AssemblyGraphFile(TaskFile):
@@ -137,14 +154,14 @@ class SlotModel(Strict):
     present: StrictBool
     occupant: Optional[str]
     position: Vec3
-    rotation: Vec3
-    seated: FiniteFloat
+    rotation: AngleVec3
+    seated: Coord
     locked: Optional[StrictBool] = None
 
 
 class TolerancesModel(Strict):
-    pos_tol: FiniteFloat = Field(gt=0)
-    rot_tol_deg: FiniteFloat = Field(gt=0)
+    pos_tol: Coord = Field(gt=0)
+    rot_tol_deg: Angle = Field(gt=0)
 
 
 class StateFile(TaskFile):
@@ -166,7 +183,7 @@ class MistakeModel(Strict):
     # observable fields (optional; scored by SAPF)
     observed_part_id: Optional[str] = None
     axis: Optional[Axis] = None
-    angle_deg: Optional[FiniteFloat] = None
+    angle_deg: Optional[Angle] = None
     offset: Optional[Any] = None
     locked: Optional[StrictBool] = None
 
@@ -189,7 +206,7 @@ class ActionModel(Strict):
     wrong_part_id: Optional[str] = None
     target_part_id: Optional[str] = None
     axis: Optional[Axis] = None
-    angle_deg: Optional[FiniteFloat] = None
+    angle_deg: Optional[Angle] = None
     after_pose: Optional[PoseModel] = None
 
 

@@ -8,6 +8,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import guarded
 from .actions import ACTION_NAMES, ACTION_PARAMS
 from .assembly import DIRECTIONS, Assembly, LockMechanism, Part, Pose, SparePart, unlocked_pose, validate_assembly
 from .engine import World
@@ -20,7 +21,7 @@ from .state import Slot, State, Tolerances
 
 PUBLIC_FILES = ("part_catalog.json", "assembly_graph.json", "blocking_graph.json", "contact_graph.json",
                 "action_space.json", "initial_state.json", "actual_state.json", "target_state.json")
-MAX_FILE_BYTES = 20_000_000
+MAX_FILE_BYTES = guarded.LIMITS["task file"]
 
 
 @dataclass(frozen=True)
@@ -133,36 +134,9 @@ def write_task(task: Task, out: Path) -> None:
 
 # ----------------------------------------------------------------------------- loading
 
-def read_limited(path: Path, limit: int, what: str = "file") -> bytes:
-    """The bytes of `path`, refusing more than `limit` (untrusted input), with one-line errors."""
-    try:
-        with path.open("rb") as fh:
-            data = fh.read(limit + 1)
-    except OSError as exc:
-        raise InputError(f"cannot read {what}: {exc.strerror or exc}", file=str(path)) from None
-    if len(data) > limit:
-        raise InputError(f"{what} is larger than {limit} bytes", file=str(path))
-    return data
-
-
-def read_json(path: Path):
-    """JSON from a file, with a one-line error naming the file (no NaN/Infinity, size-limited)."""
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", file=str(path)) from None
-    if size > MAX_FILE_BYTES:
-        raise InputError(f"file is {size} bytes, over the {MAX_FILE_BYTES}-byte limit", file=str(path))
-
-    def bad_constant(name):
-        raise InputError(f"JSON constant {name} is not allowed", file=str(path))
-
-    try:
-        return json.loads(path.read_text(encoding="utf-8"), parse_constant=bad_constant)
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text ({exc.reason})", file=str(path)) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", file=str(path)) from None
+def read_json(path: Path, kind: str = "task file", root: Path | None = None):
+    """JSON from an untrusted file (guarded: regular file, size, nesting, numbers, duplicate keys)."""
+    return guarded.read_json(path, kind, root=root)
 
 
 ASSEMBLY_FILES = PUBLIC_FILES[:5]
@@ -176,8 +150,10 @@ FILE_MODELS = {
 _ASSEMBLIES: dict[str, Assembly] = {}
 
 
-def load_task(folder: Path) -> Task:
+def load_task(folder: Path, root: Path | None = None) -> Task:
+    """The task in `folder`; its files (and symlinks) must stay inside `root` (default: the folder)."""
     folder = Path(folder)
+    root = folder if root is None else root
     if not folder.is_dir():
         raise InputError("not a task folder", file=str(folder))
     missing = [n for n in PUBLIC_FILES if not (folder / n).is_file()]
@@ -187,11 +163,11 @@ def load_task(folder: Path) -> Task:
     # per content (hashing bytes is far cheaper than parsing the voxel catalog again)
     digest = hashlib.sha1()
     for n in ASSEMBLY_FILES:
-        digest.update(read_limited(folder / n, MAX_FILE_BYTES))
+        digest.update(guarded.read_bytes(folder / n, "task file", root=root))
     key = digest.hexdigest()
     asm = _ASSEMBLIES.get(key)
     names = STATE_FILES if asm is not None else PUBLIC_FILES
-    raw = {n: read_json(folder / n) for n in names}
+    raw = {n: read_json(folder / n, root=root) for n in names}
     m = {n: parse_model(FILE_MODELS[n], raw[n], str(folder / n)) for n in names}
     asm_ids = {n: raw[n].get("assembly_id") for n in names}
     if asm is not None:
@@ -233,6 +209,7 @@ def _assembly_from_files(folder: Path, m: dict) -> Assembly:
     asm = Assembly(cat.assembly_id, cat.family, tuple(parts), spares, getattr(cat, "description", "") or "",
                    getattr(cat, "source", "") or "task")
     validate_assembly(asm)
+    _check_names(folder, m, asm)
     check_geometry(asm)
     derived = blocking_relation(asm)
     for d in DIRECTIONS:
@@ -242,6 +219,27 @@ def _assembly_from_files(folder: Path, m: dict) -> Assembly:
             raise InputError(f"edges disagree with the voxel geometry, e.g. {diff}",
                              file=str(folder / "blocking_graph.json"), field=f"edges.{d}")
     return asm
+
+
+def _check_names(folder: Path, m: dict, asm: Assembly) -> None:
+    """Every part named by the graph and action-space files is a part (or spare) of the catalog."""
+    parts = set(asm.part_ids)
+    known = parts | {w.part_id for w in asm.spares}
+    named = {
+        ("assembly_graph.json", "supports"): {x for pair in m["assembly_graph.json"].supports for x in pair},
+        ("assembly_graph.json", "sequence"): set(m["assembly_graph.json"].sequence),
+        ("blocking_graph.json", "removal_dirs"): set(m["blocking_graph.json"].removal_dirs),
+        ("contact_graph.json", "edges"): {x for e in m["contact_graph.json"].edges for x in e[:2]},
+    }
+    for (name, field), ids in named.items():
+        unknown = ids - parts
+        if unknown:
+            raise InputError(f"names parts that are not in part_catalog.json: {sorted(map(str, unknown))[:3]}",
+                             file=str(folder / name), field=field)
+    unknown = set(m["action_space.json"].applicable) - known
+    if unknown:
+        raise InputError(f"names parts that are not in part_catalog.json: {sorted(unknown)[:3]}",
+                         file=str(folder / "action_space.json"), field="applicable")
 
 
 def _lock_from_json(d: dict, cp, file: str, field: str) -> LockMechanism:

@@ -8,7 +8,6 @@ built-in id, or the file path and the SHA-256 of its bytes) so that a build can 
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +16,7 @@ from ..assembly import Assembly, assembly_from_json, load_assembly, validate_ass
 from ..errors import AssemblyError, InputError
 from ..geometry import check_geometry
 from ..library import BUILTIN
-from ..task import MAX_FILE_BYTES, read_limited
+from ..guarded import decode, loads, read_bytes
 
 OPTION = "--assemblies"
 # assembly ids become task folder names (`<id>_<split>_<index>`): no separators, no dot-names
@@ -64,7 +63,7 @@ def load_source(item: str | Path) -> Source:
     if not path.is_file():
         raise InputError("no such assembly file, and not a built-in id (see `forgeplan assemblies`)",
                          file=item, field=OPTION)
-    raw = read_limited(path, MAX_FILE_BYTES, "assembly file")
+    raw = read_bytes(path, "assembly file")
     asm = _checked(assembly_from_json(_parse(raw, path), str(path)), path)
     return Source(asm, {"assembly_id": asm.assembly_id, "family": asm.family, "origin": "file", "path": item,
                         "sha256": hashlib.sha256(raw).hexdigest()})
@@ -72,12 +71,7 @@ def load_source(item: str | Path) -> Source:
 
 def _parse(raw: bytes, path: Path) -> dict:
     """The JSON object of an assembly file; a puzzle file gets a pointer to `forgeplan import`."""
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text ({exc.reason})", file=str(path)) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", file=str(path)) from None
+    data = loads(decode(raw, str(path), "assembly file"), str(path))
     if not isinstance(data, dict):
         raise InputError("expected an assembly JSON object", file=str(path), field="(top level)")
     if "pieces" in data and "parts" not in data:

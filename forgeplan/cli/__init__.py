@@ -2,20 +2,23 @@
 
 Each module in this package registers its subcommands with `register(subparsers)`; they are found
 automatically, so a feature adds a command by adding a module. Exit codes: 0 success, 1 negative
-verdict (invalid plan, disagreement), 2 bad input or usage.
+verdict (invalid plan, disagreement), 2 bad input or usage, 3 internal error (a bug: any exception
+that is not a deliberate forgeplan error, so that a crash never reads as a verdict; the traceback is
+printed only under `--debug`). Every message echoed from input is escaped onto one line.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import pkgutil
 import sys
+import traceback
 
 from ..errors import ForgeplanError
+from ..guarded import json_text, one_line
 
-EXIT_OK, EXIT_NEGATIVE, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_NEGATIVE, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 class HelpFormatter(argparse.HelpFormatter):
@@ -33,9 +36,8 @@ class Parser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(*args, **kwargs)
 
-    def error(self, message: str):  # argparse prints usage and exits 2; keep that, one line
-        self.print_usage(sys.stderr)
-        print(f"{self.prog}: error: {message}", file=sys.stderr)
+    def error(self, message: str):  # exit 2 with one line (argparse would add the usage line)
+        print(f"{self.prog}: error: {one_line(message)} (see `{self.prog} --help`)", file=sys.stderr)
         raise SystemExit(EXIT_BAD_INPUT)
 
 
@@ -45,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="forgeplan", description="Verified repair planning for interlocking assemblies. "
                     "`forgeplan COMMAND --help` describes each command.")
     parser.add_argument("--version", action="version", version=f"forgeplan {__version__}")
+    parser.add_argument("--debug", action="store_true", help="print the traceback of an internal error (exit 3)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
     for mod in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
@@ -60,19 +63,29 @@ def plural(n: int, word: str) -> str:
 
 
 def emit_json(data) -> None:
-    print(json.dumps(data, indent=1, ensure_ascii=False))
+    """JSON on stdout, valid and printable whatever strings the input smuggled in."""
+    print(json_text(data))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, usage errors
+        return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
     try:
         return int(args.func(args) or 0)
     except ForgeplanError as exc:
-        print(f"forgeplan: error: {exc}", file=sys.stderr)
+        print(f"forgeplan: error: {one_line(exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("forgeplan: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except Exception as exc:  # noqa: BLE001 - a bug, never a verdict
+        if args.debug:
+            traceback.print_exc()
+        print(f"forgeplan: internal error (a bug, please report it; --debug shows the traceback): "
+              f"{one_line(type(exc).__name__)}: {one_line(exc, 300)}", file=sys.stderr)
+        return EXIT_INTERNAL

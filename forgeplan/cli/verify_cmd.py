@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ..guarded import one_line
 from . import EXIT_NEGATIVE, emit_json, plural
 
 
@@ -27,28 +28,20 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..contract import MAX_OUTPUT_BYTES
-    from ..errors import InputError
+    from ..guarded import read_bytes, read_stdin
     from ..task import load_task
     from ..verify import verify
 
     task = load_task(args.task_dir)
-    if args.output == "-":
-        raw = sys.stdin.buffer.read(MAX_OUTPUT_BYTES + 1)
-    else:
-        path = Path(args.output)
-        try:
-            with path.open("rb") as fh:
-                raw = fh.read(MAX_OUTPUT_BYTES + 1)
-        except OSError as exc:
-            raise InputError(f"cannot read: {exc.strerror}", file=str(path)) from None
+    raw = read_stdin("output") if args.output == "-" else read_bytes(Path(args.output), "output")
     v = verify(task, raw, strict=args.strict)
     if v.ignored_keys:
-        print(f"note: ignored top-level keys outside the output contract: {', '.join(v.ignored_keys)}", file=sys.stderr)
+        print("note: ignored top-level keys outside the output contract: "
+              + one_line(", ".join(v.ignored_keys), 300), file=sys.stderr)
     if args.json:
         emit_json(v.to_json())
     elif v.valid:
         print(f"valid: {plural(v.actions, 'action')}, {plural(len(v.moved_parts), 'moved part')}" + (" (over-disassembly: moves parts outside the closure)" if v.over_disassembly else ""))
     else:
-        print(f"invalid [{v.category}]: {v.reason}")
+        print(f"invalid [{v.category}]: {one_line(v.reason)}")
     return 0 if v.valid else EXIT_NEGATIVE

@@ -1,0 +1,245 @@
+"""The one reader of untrusted files, and the escaping of untrusted text on its way out.
+
+Every file forgeplan reads (model outputs, task folders, benchmark files, assemblies, puzzles, PDDL
+plans, predictions JSONL) comes through here, so that the same guarantees hold at every entry point:
+
+* only regular files are opened (a FIFO or device is refused without blocking); a symlink inside a
+  folder that forgeplan walks (a task or benchmark folder) must point inside that folder;
+* each kind of file has a size limit, read with at most limit + 1 bytes in memory;
+* text is strict UTF-8; JSON has no NaN/Infinity, no duplicate keys, no integer longer than
+  MAX_INT_DIGITS digits, no nesting deeper than MAX_DEPTH and no lone surrogate in a string;
+* every refusal is an `InputError` naming the file, the field and what was expected (exit 2).
+
+`one_line` and `markdown_cell` make untrusted text safe to echo: one record per line, no control or
+bidirectional-override characters, no markdown structure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import sys
+from pathlib import Path
+
+from .errors import InputError
+
+# bytes per kind of file; the README's "Limits" section lists the same numbers
+LIMITS = {
+    "output": 1_000_000,          # one model output
+    "task file": 8_000_000,       # one of a task folder's JSON files
+    "bench file": 50_000_000,     # manifest.json, meta.json, reference.json, minimal_rework.json
+    "assembly file": 8_000_000,
+    "puzzle file": 20_000_000,    # also the uncompressed size of a gzip .xmpuzzle
+    "plan file": 10_000_000,      # a PDDL planner's plan
+    "predictions": 512_000_000,   # a predictions JSONL (read line by line)
+}
+MAX_LINE_BYTES = 2_000_000       # one predictions JSONL line
+MAX_DEPTH = 64                   # JSON nesting (the output contract allows 32)
+MAX_INT_DIGITS = 24              # JSON integer literal length (digits and sign)
+MAX_VOXELS = 100_000             # voxels of one assembly or imported puzzle (and filled grid cells)
+MAX_GRID_CELLS = 1_000_000       # cells of one BurrTools shape grid
+MAX_PARTS = 200                  # parts of one assembly / pieces of one puzzle problem
+MAX_COORD = 1_000_000            # |position|, |voxel coordinate|, |seated| in scene units
+MAX_ANGLE = 1_000_000            # |angle| in degrees
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]", re.ASCII)
+
+
+class Rejected(Exception):
+    """JSON that breaks a limit: `reason` says which, `field` names the key when there is one."""
+
+    def __init__(self, reason: str, field: str | None = None):
+        super().__init__(reason)
+        self.reason, self.field = reason, field
+
+
+# ----------------------------------------------------------------------------- bytes
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.resolve().relative_to(root.resolve())
+        return True
+    except (ValueError, OSError, RuntimeError):
+        return False
+
+
+def read_bytes(path: Path | str, kind: str, *, root: Path | None = None, limit: int | None = None) -> bytes:
+    """The bytes of a regular file, at most LIMITS[kind] of them.
+
+    `root`: the folder being read; a symlink must resolve inside it. The file is opened
+    non-blocking and checked with fstat, so a FIFO or device is refused instead of hanging.
+    """
+    path = Path(path)
+    limit = LIMITS[kind] if limit is None else limit
+    if root is not None and not _inside(path, root):
+        raise InputError(f"{kind} leads outside the folder {str(root)!r} (symlink or '..')", file=str(path))
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise InputError(f"cannot read {kind}: {exc.strerror or exc}", file=str(path)) from None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InputError(f"{kind} is not a regular file (a FIFO, device or directory)", file=str(path))
+        size = os.fstat(fd).st_size
+        if size > limit:
+            raise InputError(f"{kind} is {size} bytes, over the {limit}-byte limit", file=str(path))
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise InputError(f"{kind} is over the {limit}-byte limit", file=str(path))
+    return data
+
+
+def read_stdin(kind: str) -> bytes:
+    data = sys.stdin.buffer.read(LIMITS[kind] + 1)
+    if len(data) > LIMITS[kind]:
+        raise InputError(f"{kind} is over the {LIMITS[kind]}-byte limit", file="<stdin>")
+    return data
+
+
+def decode(data: bytes, file: str, kind: str = "file") -> str:
+    """Strict UTF-8 (no surrogates, no overlong forms), a leading BOM dropped."""
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{kind} is not UTF-8 text ({exc.reason} at byte {exc.start})", file=file) from None
+
+
+def read_text(path: Path | str, kind: str, *, root: Path | None = None) -> str:
+    return decode(read_bytes(path, kind, root=root), str(path), kind)
+
+
+# ----------------------------------------------------------------------------- JSON
+
+def _pairs(pairs: list) -> dict:
+    out: dict = {}
+    for k, v in pairs:
+        if k in out:
+            raise Rejected(f"duplicate key {k[:80]!r}", k)
+        out[k] = v
+    return out
+
+
+def _int(text: str) -> int:
+    if len(text) > MAX_INT_DIGITS:
+        raise Rejected(f"an integer of {len(text)} digits (at most {MAX_INT_DIGITS})")
+    return int(text)
+
+
+def _float(text: str) -> float:
+    if len(text) > 400:
+        raise Rejected(f"a number of {len(text)} characters")
+    x = float(text)
+    if x in (float("inf"), float("-inf")):
+        raise Rejected(f"number {text[:40]} is out of range (overflows to infinity)")
+    return x
+
+
+def _constant(name: str):
+    raise Rejected(f"JSON constant {name} is not allowed (numbers must be finite)")
+
+
+def _check_tree(obj, text: str, max_depth: int) -> None:
+    """Depth <= max_depth, and no lone surrogate in any string (only possible via a \\uD8xx escape)."""
+    check_str = bool(_SURROGATE_ESCAPE.search(text))
+    stack = [(obj, 1)]
+    while stack:
+        o, d = stack.pop()
+        if d > max_depth:
+            raise Rejected(f"nests deeper than {max_depth} levels")
+        if isinstance(o, dict):
+            if check_str:
+                stack.extend((k, d) for k in o)
+            stack.extend((v, d + 1) for v in o.values() if check_str or isinstance(v, (dict, list)))
+        elif isinstance(o, list):
+            stack.extend((v, d + 1) for v in o if check_str or isinstance(v, (dict, list)))
+        elif check_str and isinstance(o, str):
+            try:
+                o.encode("utf-8")
+            except UnicodeEncodeError:
+                raise Rejected(f"string {o[:60]!r} holds a lone surrogate (not Unicode text)") from None
+
+
+def parse_json(text: str, max_depth: int = MAX_DEPTH):
+    """Untrusted JSON text under the limits above; raises Rejected or json.JSONDecodeError."""
+    try:
+        data = json.loads(text, object_pairs_hook=_pairs, parse_int=_int, parse_float=_float,
+                          parse_constant=_constant)
+    except RecursionError:
+        raise Rejected(f"nests deeper than {max_depth} levels") from None
+    _check_tree(data, text, max_depth)
+    return data
+
+
+def loads(text: str, file: str):
+    """Parse untrusted JSON text under the limits above; InputError names the file (and the key)."""
+    try:
+        return parse_json(text)
+    except Rejected as exc:
+        raise InputError(exc.reason, file=file, field=exc.field) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", file=file) from None
+
+
+def read_json(path: Path | str, kind: str, *, root: Path | None = None):
+    return loads(read_text(path, kind, root=root), str(path))
+
+
+def read_jsonl(path: Path | str, kind: str = "predictions"):
+    """(line number, parsed JSON) per non-blank line of a regular file, each line under MAX_LINE_BYTES."""
+    path = Path(path)
+    data = read_bytes(path, kind)
+    start, n = 0, 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        n += 1
+        line = data[start:end]
+        start = end + 1
+        if len(line) > MAX_LINE_BYTES:
+            raise InputError(f"line is over {MAX_LINE_BYTES} bytes", file=str(path), field=f"line {n}")
+        if not line.strip():
+            continue
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=str(path),
+                             field=f"line {n}") from None
+        try:
+            yield n, loads(text, str(path))
+        except InputError as exc:
+            raise InputError(exc.reason, file=str(path), field=f"line {n}" + (f".{exc.field}" if exc.field else "")) from None
+
+
+# ----------------------------------------------------------------------------- escaping
+
+# C0/C1 controls, DEL, line/paragraph separators, bidirectional overrides/isolates, BOM
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
+
+
+def _escape(m: re.Match) -> str:
+    c = ord(m.group())
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+
+def one_line(text, limit: int | None = None) -> str:
+    """Untrusted text as one printable line: controls, separators, bidi marks and lone surrogates
+    become backslash escapes; cut to `limit` characters."""
+    s = _UNSAFE.sub(_escape, str(text))
+    return s if limit is None or len(s) <= limit else s[:limit] + "..."
+
+
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]<>()#+\-!|~])")
+
+
+def markdown_cell(text, limit: int | None = None) -> str:
+    """Untrusted text inside a markdown table cell: one line, every markdown character escaped."""
+    return _MARKDOWN.sub(r"\\\1", one_line(text, limit))
+
+
+def json_text(data, indent: int | None = 1) -> str:
+    """JSON for stdout that stays valid and printable for any string: non-ASCII kept, but controls,
+    separators, bidi marks and lone surrogates written as \\u escapes."""
+    s = json.dumps(data, indent=indent, ensure_ascii=False)  # escapes C0 controls itself
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", s)

@@ -33,7 +33,7 @@ LIMITS = {
     "assembly file": 8_000_000,
     "puzzle file": 20_000_000,    # also the uncompressed size of a gzip .xmpuzzle
     "plan file": 10_000_000,      # a PDDL planner's plan
-    "predictions": 512_000_000,   # a predictions JSONL (read line by line)
+    "predictions": 256_000_000,   # a predictions JSONL (streamed line by line)
 }
 MAX_LINE_BYTES = 2_000_000       # one predictions JSONL line
 MAX_DEPTH = 64                   # JSON nesting (the output contract allows 32)
@@ -64,11 +64,13 @@ def _inside(path: Path, root: Path) -> bool:
         return False
 
 
-def read_bytes(path: Path | str, kind: str, *, root: Path | None = None, limit: int | None = None) -> bytes:
-    """The bytes of a regular file, at most LIMITS[kind] of them.
+def open_regular(path: Path | str, kind: str, *, root: Path | None = None, limit: int | None = None,
+                 head: bool = False):
+    """A binary file object for a regular file of at most `limit` (default LIMITS[kind]) bytes.
 
-    `root`: the folder being read; a symlink must resolve inside it. The file is opened
+    `root`: the folder being read; the path (after symlinks) must stay inside it. The file is opened
     non-blocking and checked with fstat, so a FIFO or device is refused instead of hanging.
+    `head`: a larger file is not an error (the caller reads limit + 1 bytes and judges).
     """
     path = Path(path)
     limit = LIMITS[kind] if limit is None else limit
@@ -78,21 +80,31 @@ def read_bytes(path: Path | str, kind: str, *, root: Path | None = None, limit: 
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise InputError(f"cannot read {kind}: {exc.strerror or exc}", file=str(path)) from None
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+    fh = os.fdopen(fd, "rb")
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or (info.st_size > limit and not head):
+        fh.close()
+        if not stat.S_ISREG(info.st_mode):
             raise InputError(f"{kind} is not a regular file (a FIFO, device or directory)", file=str(path))
-        size = os.fstat(fd).st_size
-        if size > limit:
-            raise InputError(f"{kind} is {size} bytes, over the {limit}-byte limit", file=str(path))
+        raise InputError(f"{kind} is {info.st_size} bytes, over the {limit}-byte limit", file=str(path))
+    return fh
+
+
+def read_bytes(path: Path | str, kind: str, *, root: Path | None = None, limit: int | None = None,
+               head: bool = False) -> bytes:
+    """The bytes of a regular file (see `open_regular`), at most LIMITS[kind] of them; with `head`,
+    the first limit + 1 bytes of a larger file (a model output over the limit is a verdict)."""
+    limit = LIMITS[kind] if limit is None else limit
+    with open_regular(path, kind, root=root, limit=limit, head=head) as fh:
         data = fh.read(limit + 1)
-    if len(data) > limit:
+    if len(data) > limit and not head:  # the file grew after fstat
         raise InputError(f"{kind} is over the {limit}-byte limit", file=str(path))
     return data
 
 
-def read_stdin(kind: str) -> bytes:
+def read_stdin(kind: str, head: bool = False) -> bytes:
     data = sys.stdin.buffer.read(LIMITS[kind] + 1)
-    if len(data) > LIMITS[kind]:
+    if len(data) > LIMITS[kind] and not head:
         raise InputError(f"{kind} is over the {LIMITS[kind]}-byte limit", file="<stdin>")
     return data
 
@@ -186,29 +198,54 @@ def read_json(path: Path | str, kind: str, *, root: Path | None = None):
 
 
 def read_jsonl(path: Path | str, kind: str = "predictions"):
-    """(line number, parsed JSON) per non-blank line of a regular file, each line under MAX_LINE_BYTES."""
+    """(line number, parsed JSON) per non-blank line of a regular file, streamed: each line under
+    MAX_LINE_BYTES, the file under LIMITS[kind]."""
     path = Path(path)
-    data = read_bytes(path, kind)
-    start, n = 0, 0
-    while start < len(data):
-        end = data.find(b"\n", start)
-        end = len(data) if end < 0 else end
-        n += 1
-        line = data[start:end]
-        start = end + 1
-        if len(line) > MAX_LINE_BYTES:
-            raise InputError(f"line is over {MAX_LINE_BYTES} bytes", file=str(path), field=f"line {n}")
-        if not line.strip():
-            continue
-        try:
-            text = line.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InputError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=str(path),
-                             field=f"line {n}") from None
-        try:
-            yield n, loads(text, str(path))
-        except InputError as exc:
-            raise InputError(exc.reason, file=str(path), field=f"line {n}" + (f".{exc.field}" if exc.field else "")) from None
+    total = 0
+    with open_regular(path, kind) as fh:
+        for n, line in enumerate(iter(lambda: fh.readline(MAX_LINE_BYTES + 1), b""), 1):
+            total += len(line)
+            if total > LIMITS[kind]:
+                raise InputError(f"{kind} is over the {LIMITS[kind]}-byte limit", file=str(path))
+            if len(line) > MAX_LINE_BYTES:
+                raise InputError(f"line is over {MAX_LINE_BYTES} bytes", file=str(path), field=f"line {n}")
+            if not line.strip():
+                continue
+            try:
+                yield n, loads(decode(line, str(path), kind), str(path))
+            except InputError as exc:
+                raise InputError(exc.reason, file=str(path), field=f"line {n}" + (f".{exc.field}" if exc.field else "")) from None
+
+
+# ----------------------------------------------------------------------------- output places
+
+def output_folder(path: Path, flag: str = "--out", create: bool = True) -> Path:
+    """The folder to write into, created if needed; a one-line error when it cannot be (a file is
+    in the way, no permission). `create=False` checks only what can be checked without creating."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise InputError("exists and is not a folder", file=str(path), field=flag)
+    if not create:
+        return path
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create the folder: {exc.strerror or exc}", file=str(path), field=flag) from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise InputError("the folder is not writable", file=str(path), field=flag)
+    return path
+
+
+def new_file(path: Path, flag: str = "--out"):
+    """A text file opened for writing (its folder created), or a one-line error naming `flag`."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError("is a folder, expected a file name", file=str(path), field=flag)
+    output_folder(path.parent, flag)
+    try:
+        return path.open("w", encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror or exc}", file=str(path), field=flag) from None
 
 
 # ----------------------------------------------------------------------------- escaping

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator
 
 from .errors import InputError
 from .guarded import MAX_ANGLE, MAX_COORD, MAX_PARTS, MAX_VOXELS
@@ -142,7 +142,7 @@ class BlockingGraphFile(TaskFile):
 
 
 class ContactGraphFile(TaskFile):
-    edges: list[Annotated[list[Any], Field(min_length=3, max_length=3)]]
+    edges: list[tuple[Name, Name, Annotated[int, Field(strict=True, ge=0, le=MAX_VOXELS * 6)]]]
 
 
 class ActionSpaceFile(TaskFile):
@@ -231,3 +231,64 @@ class OutputModel(Strict):
 
 def finite(x: float) -> bool:
     return math.isfinite(x)
+
+
+# ----------------------------------------------------------------------------- benchmark files
+
+# a sample id names a folder under tasks/: one path component, never '.', '..' or hidden
+SampleId = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=200)]
+FaultConditions = ("single", "multi")
+
+
+class _SampleLabels(Open):
+    sample_id: SampleId
+    assembly_id: Name
+    family: Name
+    condition: Literal["nofault", "boundary", "single", "multi"]
+    fault_types: Annotated[list[Name], Field(max_length=MAX_PARTS)]
+    difficulty: Name
+
+    @model_validator(mode="after")
+    def _fault_types(self):
+        if self.condition in FaultConditions and not self.fault_types:
+            raise ValueError(f"a {self.condition!r} sample needs at least one fault type in fault_types")
+        return self
+
+
+class ManifestRecord(_SampleLabels):
+    split: Literal["train", "test"]
+    hidden: StrictBool
+
+
+class ManifestFile(Open):
+    schema_version: str
+    splits: dict[Name, list[SampleId]]
+    records: list[ManifestRecord]
+    composition: dict[str, Any] = {}
+    sources: dict[str, Any] = {}
+
+    @field_validator("schema_version")
+    @classmethod
+    def _version(cls, v: str) -> str:
+        return _major_version(v)
+
+
+class MetaFile(_SampleLabels):
+    pass
+
+
+class MinimalReworkFile(Open):
+    moved_parts: Annotated[list[Name], Field(max_length=MAX_PARTS)]
+    moved_part_count: Annotated[int, Field(strict=True, ge=0, le=MAX_PARTS)]
+    action_ids: list[Name]
+
+
+class ReferenceFile(Open):
+    """reference.json: the output contract plus how the plan was obtained (sample_id, proof)."""
+
+    annotation: AnnotationModel
+    rework_plan: ReworkPlanModel
+
+
+BENCH_FILE_MODELS = {"manifest.json": ManifestFile, "meta.json": MetaFile, "minimal_rework.json": MinimalReworkFile,
+                     "reference.json": ReferenceFile}

@@ -60,6 +60,7 @@ def test_bad_input_exits_2_with_one_line(tmp_path, capsys, argv, match):
 def test_usage_errors_exit_2_without_traceback():
     p = subprocess.run([sys.executable, "-m", "forgeplan", "verify"], capture_output=True, text=True)
     assert p.returncode == 2 and "Traceback" not in p.stderr and "usage" in p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
 
 
 def test_assemblies_lists_the_library(capsys):

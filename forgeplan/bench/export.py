@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..task import load_task, read_json
-from .store import load_manifest
+from .store import load_manifest, load_sample_task, read_sample_file
 
 
 def export_jsonl(bench: Path, out: Path, splits=("train", "test"), progress=None) -> dict[str, int]:
@@ -19,9 +18,8 @@ def export_jsonl(bench: Path, out: Path, splits=("train", "test"), progress=None
         ids = manifest["splits"][split]
         with (out / f"{split}.jsonl").open("w", encoding="utf-8") as fh:
             for sid in ids:
-                folder = bench / "tasks" / sid
-                task = load_task(folder)
-                ref = read_json(folder / "reference.json")
+                task = load_sample_task(bench, sid)
+                ref = read_sample_file(bench, sid, "reference.json")
                 row = {"sample_id": sid, "messages": build_prompt(task), "target": target_text(ref)}
                 fh.write(json.dumps(row, ensure_ascii=False) + "\n")
                 if progress:

@@ -37,7 +37,7 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
     def error(self, message: str):  # exit 2 with one line (argparse would add the usage line)
-        print(f"{self.prog}: error: {one_line(message)} (see `{self.prog} --help`)", file=sys.stderr)
+        print(f"{self.prog}: error: {one_line(message)} (usage: `{self.prog} --help`)", file=sys.stderr)
         raise SystemExit(EXIT_BAD_INPUT)
 
 

@@ -22,10 +22,10 @@ def register(sub) -> None:
                     "a reference plan that clingo proved minimal and the verifier replayed. The same seed gives "
                     "byte-identical files whatever --jobs is.")
     b.add_argument("--out", required=True, type=Path, metavar="DIR", help="benchmark folder to write (must not exist)")
-    b.add_argument("--tasks", type=int, default=4000, help="number of tasks")
+    b.add_argument("--tasks", type=int, default=4000, help="number of tasks (20 to 100,000)")
     b.add_argument("--seed", type=int, default=42, help="seed of the whole build")
     b.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
-                   help="worker processes (default: the number of CPUs)")
+                   help="worker processes (default and upper bound: the number of CPUs)")
     b.add_argument("--assemblies", nargs="+", metavar="ID|FILE",
                    help="the library: built-in ids and/or assembly JSON files written by `forgeplan import` "
                         "(default: every built-in). A built-in id wins over a same-named file (write ./NAME for the "
@@ -52,10 +52,13 @@ def run_build(args) -> int:
     from tqdm import tqdm
 
     from ..bench.store import build_bench, stats
+    from ..errors import InputError
 
+    if args.jobs < 1:
+        raise InputError(f"must be at least 1, got {args.jobs}", field="--jobs")
     # drawn from the first finished task on (delay), so that bad input prints only its error line
     with tqdm(total=args.tasks, desc="bench build", unit="task", disable=args.quiet, file=sys.stderr, delay=1e-6) as bar:
-        manifest = build_bench(args.out, args.tasks, args.seed, max(1, args.jobs), progress=bar.update,
+        manifest = build_bench(args.out, args.tasks, args.seed, min(args.jobs, os.cpu_count() or 1), progress=bar.update,
                                assemblies=args.assemblies)
     _print_table(stats(manifest))
     print(f"wrote {args.tasks} tasks to {args.out}")
@@ -77,9 +80,10 @@ def run_export(args) -> int:
     from tqdm import tqdm
 
     from ..bench.export import export_jsonl
+    from ..guarded import output_folder
     from ..bench.store import load_manifest
 
-    out = args.out or args.bench / "export"
+    out = output_folder(args.out or args.bench / "export")
     total = sum(len(v) for v in load_manifest(args.bench)["splits"].values())
     with tqdm(total=total, desc="export", unit="task", file=sys.stderr) as bar:
         counts = export_jsonl(args.bench, out, progress=bar.update)

@@ -44,6 +44,10 @@ def run_evaluate(args) -> int:
     from ..evaluation.report import fmt as _fmt, write_report
     from ..bench.store import load_manifest
 
+    from ..guarded import output_folder
+
+    if args.out:
+        output_folder(args.out)
     preds = read_predictions(args.predictions)
     n = len(load_manifest(args.bench)["splits"].get(args.split, []))
     with tqdm(total=n, desc="evaluate", unit="sample", file=sys.stderr, disable=n < 200) as bar:
@@ -62,17 +66,19 @@ def run_evaluate(args) -> int:
 
 
 def run_baseline(args) -> int:
-    from ..bench.store import load_manifest
+    from ..bench.store import load_manifest, load_sample_task, read_sample_file
+    from ..errors import InputError
     from ..evaluation.baselines import BASELINES
-    from ..task import load_task, read_json
+    from ..guarded import new_file
 
     fn = BASELINES[args.name]
-    ids = load_manifest(args.bench)["splits"][args.split]
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("w", encoding="utf-8") as fh:
+    splits = load_manifest(args.bench)["splits"]
+    if args.split not in splits:
+        raise InputError(f"no split {args.split!r} (have {sorted(splits)})", field="--split")
+    ids = splits[args.split]
+    with new_file(args.out, "--out") as fh:
         for sid in ids:
-            folder = args.bench / "tasks" / sid
-            raw = fn(load_task(folder), read_json(folder / "reference.json"))
+            raw = fn(load_sample_task(args.bench, sid), read_sample_file(args.bench, sid, "reference.json"))
             fh.write(json.dumps({"sample_id": sid, "raw_output": raw}) + "\n")
     print(f"wrote {len(ids)} predictions to {args.out}")
     return 0

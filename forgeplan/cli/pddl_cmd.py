@@ -53,9 +53,11 @@ def register(sub) -> None:
 
 
 def run_export(args) -> int:
+    from ..guarded import output_folder
     from ..pddl import build_problem, write_pddl
     from ..task import load_task
 
+    output_folder(args.out)
     enc = build_problem(load_task(args.task_dir), args.objective, grounded=args.grounded)
     domain, problem, *groups = write_pddl(enc, args.out)
     print(f"wrote {domain} and {problem} ({'grounded' if args.grounded else 'lifted'}, "
@@ -72,26 +74,23 @@ def run_export(args) -> int:
 def run_import(args) -> int:
     from ..contract import output_json
     from ..diagnosis import diagnose
-    from ..errors import InputError
+    from ..guarded import one_line, read_text
     from ..pddl import build_problem, read_plan
     from ..task import load_task
 
     task = load_task(args.task_dir)
+    text = read_text(args.plan_file, "plan file")
     enc = build_problem(task, args.objective, grounded=args.grounded)
-    try:
-        text = args.plan_file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read: {exc}", file=str(args.plan_file)) from None
     actions = read_plan(enc, text, str(args.plan_file))
     world = task.world
     emit_json(output_json(task.sample_id, task.assembly.assembly_id, diagnose(world, task.actual, task.target), actions))
     replay = world.replay(task.actual, actions)
     if replay.failure is not None:
-        print(f"forgeplan: the plan is illegal: {replay.failure}", file=sys.stderr)
+        print(f"forgeplan: the plan is illegal: {one_line(replay.failure)}", file=sys.stderr)
         return EXIT_NEGATIVE
     if not world.equivalent(replay.final, task.target):
-        print("forgeplan: the plan does not restore the target: " + "; ".join(world.differences(replay.final, task.target)[:5]),
-              file=sys.stderr)
+        print("forgeplan: the plan does not restore the target: "
+              + one_line("; ".join(world.differences(replay.final, task.target)[:5])), file=sys.stderr)
         return EXIT_NEGATIVE
     return 0
 

@@ -38,16 +38,18 @@ def run_make(args) -> int:
     from ..assembly import load_assembly
     from ..errors import InputError
     from ..faults import FaultSpec, make_task
+    from ..guarded import output_folder
     from ..reference import describe_proof, proven_reference, simple_reference
     from ..task import write_json, write_task
     from . import plural
 
+    output_folder(args.out, create=False)
     asm = load_assembly(args.assembly)
     task = make_task(asm, [FaultSpec.parse(f) for f in args.fault], seed=args.seed, boundary=args.boundary)
     ref = simple_reference(task) if args.no_proof else proven_reference(task, args.time_limit)
     if ref is None:
         raise InputError("no valid rework plan exists for these faults; try another seed or part", field="--fault")
-    write_task(task, args.out)
+    write_task(task, output_folder(args.out))
     write_json(args.out / "reference.json", ref)
     n, k = len(ref["rework_plan"]["actions"]), len(ref["annotation"]["mistakes"])
     print(f"wrote {args.out} ({asm.assembly_id}, {plural(k, 'mistake')}); "

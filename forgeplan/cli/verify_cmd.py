@@ -33,7 +33,8 @@ def run(args) -> int:
     from ..verify import verify
 
     task = load_task(args.task_dir)
-    raw = read_stdin("output") if args.output == "-" else read_bytes(Path(args.output), "output")
+    # an output over the size limit is a schema_failure verdict, not bad input: read its head only
+    raw = read_stdin("output", head=True) if args.output == "-" else read_bytes(Path(args.output), "output", head=True)
     v = verify(task, raw, strict=args.strict)
     if v.ignored_keys:
         print("note: ignored top-level keys outside the output contract: "

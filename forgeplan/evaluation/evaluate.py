@@ -2,42 +2,27 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ..errors import ForgeplanError, InputError
-from ..task import Task, load_task, read_json
-from ..bench.store import load_manifest
+from ..guarded import read_jsonl
+from ..task import Task
+from ..bench.store import load_manifest, load_sample_task, read_sample_file
 from .metrics import breakdown, core_metrics, failure_breakdown
 from .samples import REFERENCE_COSTS, SampleScore, score_sample
 
 PAPER_SOLVE_SECONDS = 120.0
 
-MAX_PREDICTION_LINE = 2_000_000
-
 
 def read_predictions(path: Path) -> dict[str, str]:
     """sample_id -> raw output; later lines for the same id are an error (one prediction each)."""
     preds: dict[str, str] = {}
-    try:
-        fh = path.open("r", encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", file=str(path)) from None
-    with fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            if len(line) > MAX_PREDICTION_LINE:
-                raise InputError(f"line is over {MAX_PREDICTION_LINE} characters", file=str(path), field=f"line {n}")
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InputError(f"not JSON: {exc.msg}", file=str(path), field=f"line {n}") from None
-            if not isinstance(row, dict) or not isinstance(row.get("sample_id"), str) or not isinstance(row.get("raw_output"), str):
-                raise InputError('expected {"sample_id": str, "raw_output": str}', file=str(path), field=f"line {n}")
-            if row["sample_id"] in preds:
-                raise InputError(f"duplicate sample_id {row['sample_id']!r}", file=str(path), field=f"line {n}")
-            preds[row["sample_id"]] = row["raw_output"]
+    for n, row in read_jsonl(path, "predictions"):
+        if not isinstance(row, dict) or not isinstance(row.get("sample_id"), str) or not isinstance(row.get("raw_output"), str):
+            raise InputError('expected {"sample_id": str, "raw_output": str}', file=str(path), field=f"line {n}")
+        if row["sample_id"] in preds:
+            raise InputError(f"duplicate sample_id {row['sample_id'][:80]!r}", file=str(path), field=f"line {n}")
+        preds[row["sample_id"]] = row["raw_output"]
     return preds
 
 
@@ -55,12 +40,11 @@ def score_split(bench: Path, predictions: dict[str, str], split: str = "test", p
         raise InputError(f"{len(unknown)} predictions are not in split {split!r}, e.g. {unknown[:3]}", field="--predictions")
     out = []
     for sid in ids:
-        folder = bench / "tasks" / sid
-        task, reference = load_task(folder), read_json(folder / "reference.json")
+        task, reference = load_sample_task(bench, sid), read_sample_file(bench, sid, "reference.json")
         if reference_cost == "paper" and reference["rework_plan"]["actions"]:
             reference = paper_reference(task, reference)
-        out.append(score_sample(task, predictions.get(sid), reference, read_json(folder / "meta.json"),
-                                read_json(folder / "minimal_rework.json"), reference_cost))
+        out.append(score_sample(task, predictions.get(sid), reference, read_sample_file(bench, sid, "meta.json"),
+                                read_sample_file(bench, sid, "minimal_rework.json"), reference_cost))
         if progress:
             progress(1)
     return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..guarded import markdown_cell
 from .metrics import CORE, FAILURE_CATEGORIES
 
 REFERENCE_RULES = {
@@ -34,7 +35,7 @@ def fmt(value) -> str:
 def _table(rows: dict[str, dict], cols) -> list[str]:
     out = ["| | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
     for name, m in rows.items():
-        out.append(f"| {name} | " + " | ".join(fmt(m.get(c)) for c in cols) + " |")
+        out.append(f"| {markdown_cell(name)} | " + " | ".join(fmt(m.get(c)) for c in cols) + " |")
     return out
 
 
@@ -42,8 +43,8 @@ def write_report(summary: dict, out: Path, name: str = "predictions") -> list[Pa
     out.mkdir(parents=True, exist_ok=True)
     (out / "metrics.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
     m = summary["metrics"]
-    lines = [f"# forgeplan evaluation: {name}", "",
-             f"Split `{summary['split']}`: {summary['samples']} samples, {summary['fault_samples']} with faults. "
+    lines = [f"# forgeplan evaluation: {markdown_cell(name)}", "",
+             f"Split {markdown_cell(summary['split'])}: {summary['samples']} samples, {summary['fault_samples']} with faults. "
              "All metrics x100 (0 to 100, higher is better), macro-averaged as in FORGE [1] Appendix D (assembly, "
              "then fault type). \"–\" marks a metric no sample was eligible for (such as HRQ when the split has no "
              "hard or expert fault task): undefined, unlike 0.00, which is a score (Overall-Core counts it as 0). "
@@ -63,7 +64,7 @@ def write_report(summary: dict, out: Path, name: str = "predictions") -> list[Pa
     for c in FAILURE_CATEGORIES:
         f = summary["failures"][c]
         ex = f["examples"][0] if f["examples"] else None
-        lines.append(f"| {c} | {f['count']} | " + (f"`{ex['sample_id']}`: {ex['reason'][:120]}" if ex else "") + " |")
+        lines.append(f"| {c} | {f['count']} | " + (f"{markdown_cell(ex['sample_id'])}: {markdown_cell(ex['reason'], 120)}" if ex else "") + " |")
     for title, key in (("Per assembly", "per_assembly"), ("Per fault type", "per_fault_type"), ("Per difficulty", "per_difficulty")):
         lines += ["", f"## {title}", ""]
         lines += _table({f"{k} ({v['samples']})": v for k, v in summary[key].items()}, COLUMNS)

@@ -5,15 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import InputError
-from ..task import Task, load_task, read_json
+from ..bench.store import load_manifest, load_sample_task, read_sample_file, sample_folder
+from ..task import Task
 
 
 def split_ids(bench: Path, split: str) -> list[str]:
     """Sample ids of one split, in manifest order."""
-    manifest = read_json(Path(bench) / "manifest.json")
-    splits = manifest.get("splits") if isinstance(manifest, dict) else None
-    if not isinstance(splits, dict):
-        raise InputError("no 'splits' object", file=str(Path(bench) / "manifest.json"), field="splits")
+    splits = load_manifest(bench)["splits"]
     if split not in splits:
         raise InputError(f"unknown split {split!r}; the manifest has {sorted(splits)}",
                          file=str(Path(bench) / "manifest.json"), field="splits")
@@ -21,12 +19,11 @@ def split_ids(bench: Path, split: str) -> list[str]:
 
 
 def task_dir(bench: Path, sample_id: str) -> Path:
-    return Path(bench) / "tasks" / sample_id
+    return sample_folder(bench, sample_id)
 
 
 def load_sample(bench: Path, sample_id: str) -> tuple[Task, dict | None]:
     """The task and its reference.json (None when the folder has none)."""
-    folder = task_dir(bench, sample_id)
-    task = load_task(folder)
-    ref_path = folder / "reference.json"
-    return task, (read_json(ref_path) if ref_path.is_file() else None)
+    task = load_sample_task(bench, sample_id)
+    has_ref = (task_dir(bench, sample_id) / "reference.json").is_file()
+    return task, (read_sample_file(bench, sample_id, "reference.json") if has_ref else None)

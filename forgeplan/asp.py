@@ -107,20 +107,27 @@ def _load(ctl: clingo.Control, top: str) -> None:
             builder.add(statement)
 
 
+_WAIT_SLICE = 1.0
+
+
 def _quiet(code, message) -> None:
     """clingo's informational messages are not forgeplan output; errors still raise."""
 
 
 def _run(ctl: clingo.Control, clock: _Clock, assumptions=(), on_model=None):
-    """One solve call under the deadline: (clingo SolveResult, interrupted)."""
+    """One solve call under the deadline: (clingo SolveResult, interrupted).
+
+    Waits in slices of at most _WAIT_SLICE seconds, so that any limit, however large or infinite,
+    is wall time (clingo's own wait misreads timeouts beyond its range as already expired).
+    """
     with ctl.solve(assumptions=list(assumptions), on_model=on_model, async_=True) as handle:
-        left = clock.left()
-        if left is None:
-            handle.wait()
-        elif not handle.wait(left):
-            handle.cancel()
-            return handle.get(), True
-        return handle.get(), False
+        while True:
+            left = clock.left()
+            if handle.wait(_WAIT_SLICE if left is None else min(left, _WAIT_SLICE)):
+                return handle.get(), False
+            if clock.over():
+                handle.cancel()
+                return handle.get(), True
 
 
 @contextmanager

@@ -252,8 +252,8 @@ def _int_attr(el: ET.Element, name: str, file: str, field: str, default: int | N
         return default
     value = _bounded_int(raw)
     if value is None:
-        raise InputError(f"attribute {name}={one_line(raw, 40)!r} is not an integer of at most "
-                         f"{len(str(MAX_COORD))} digits", file=file, field=field)
+        raise InputError(f"attribute {name}={one_line(raw, 40)!r} is not an integer in "
+                         f"[-{MAX_COORD}, {MAX_COORD}]", file=file, field=field)
     return value
 
 

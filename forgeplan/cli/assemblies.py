@@ -34,7 +34,7 @@ def run(args) -> int:
     from ..library import BUILTIN
     from . import EXIT_NEGATIVE
 
-    if args.check:
+    if args.check is not None:
         asm = load_assembly(args.check, check_disassembly=False)
         verdict = disassembly_verdict(asm)
         row = {"assembly_id": asm.assembly_id, "family": asm.family, "parts": len(asm.parts),

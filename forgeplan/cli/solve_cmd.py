@@ -6,6 +6,8 @@ from pathlib import Path
 
 from . import EXIT_NEGATIVE, emit_json
 
+ALL_OPTIMAL_TIME_LIMIT = 60.0  # enumeration can take hours on large assemblies: bounded unless asked
+
 
 def register(sub) -> None:
     from ..asp import OBJECTIVES
@@ -21,9 +23,11 @@ def register(sub) -> None:
                    help=" | ".join(OBJECTIVES) + ": distinct moved parts then actions (default), "
                    "moved parts only, or actions only")
     p.add_argument("--json", action="store_true", help="print the output contract with the proof object")
-    p.add_argument("--time-limit", type=float, metavar="S", help="stop after S seconds; the best plan is then "
-                   "reported with optimal: false")
-    p.add_argument("--all-optimal", action="store_true", help="count the optimal plans and list them")
+    p.add_argument("--time-limit", type=float, metavar="S", help="stop after S seconds of wall time (any positive "
+                   "number, 'inf' for none; one grounding step may overshoot it); the best plan is then reported "
+                   "with optimal: false")
+    p.add_argument("--all-optimal", action="store_true", help="count the optimal plans and list them (time limit "
+                   f"{ALL_OPTIMAL_TIME_LIMIT:g} s unless --time-limit is given)")
     p.add_argument("--max-plans", type=int, default=100, metavar="N", help="list at most N optimal plans (default 100)")
     p.set_defaults(func=run_solve)
 
@@ -53,15 +57,16 @@ def run_solve(args) -> int:
     if args.max_plans < 1:
         raise InputError("must be at least 1", field="--max-plans")
     task = load_task(args.task_dir)
-    result = solve_task(task, args.objective, args.time_limit, args.all_optimal, args.max_plans)
+    limit = ALL_OPTIMAL_TIME_LIMIT if args.all_optimal and args.time_limit is None else args.time_limit
+    result = solve_task(task, args.objective, limit, args.all_optimal, args.max_plans)
     if args.json:
         emit_json(reference_output(task, result))
     else:
-        print(_summary(result))
+        print(_summary(result, args.all_optimal))
     return 0 if result.status in (Status.OPTIMAL, Status.FEASIBLE) else EXIT_NEGATIVE
 
 
-def _summary(r) -> str:
+def _summary(r, all_optimal: bool = False) -> str:
     head = {"optimal": f"optimal ({r.objective}; proof: {r.proof})",
             "feasible": "feasible: best plan found within the time limit, optimality NOT proved",
             "unsolvable": f"unsolvable: no plan of any length restores the target (proof: {r.proof})",
@@ -71,6 +76,8 @@ def _summary(r) -> str:
         lines.append(f"moved parts {r.moved_parts}, actions {r.actions}, lower bound on moved parts "
                      f"{r.lower_bound}, horizon {r.horizon}, {r.seconds:.3f} s")
         lines += [f"  {k + 1:3d}. {a}" for k, a in enumerate(r.plan)]
+    if r.n_optimal is None and r.status.value == "optimal" and all_optimal:
+        lines.append("optimal plans not counted: the enumeration reached the time limit")
     if r.n_optimal is not None:
         lines.append(f"{r.n_optimal} optimal plans" + (f" ({len(r.optimal_plans)} listed in --json)" if r.optimal_plans else ""))
     lines.append(f"closure: {', '.join(r.closure) or '(empty)'}")

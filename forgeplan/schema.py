@@ -20,7 +20,8 @@ Vec3 = Annotated[list[Coord], Field(min_length=3, max_length=3)]
 AngleVec3 = Annotated[list[Angle], Field(min_length=3, max_length=3)]
 IntVec3 = Annotated[list[Annotated[int, Field(strict=True, ge=-MAX_COORD, le=MAX_COORD)]], Field(min_length=3, max_length=3)]
 Voxels = Annotated[list[IntVec3], Field(min_length=1, max_length=MAX_VOXELS)]
-Name = Annotated[str, Field(max_length=1000)]
+# ids and names from files: printable (no control characters), so that they echo and quote safely
+Name = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f-\x9f]+$")]
 
 
 class Strict(BaseModel):
@@ -60,8 +61,8 @@ class LockModel(Strict):
 
 
 class AssemblyPartModel(Strict):
-    part_id: str = Field(min_length=1, max_length=1000)
-    kind: str
+    part_id: Name
+    kind: Name
     voxels: Voxels
     removal_dirs: list[Direction] = ["+x", "-x", "+y", "-y", "+z", "-z"]
     supports: list[str] = []
@@ -69,9 +70,9 @@ class AssemblyPartModel(Strict):
 
 
 class SpareModel(Strict):
-    part_id: str = Field(min_length=1)
-    kind: str
-    variant_of: str
+    part_id: Name
+    kind: Name
+    variant_of: Name
     difference: str = ""
 
 
@@ -83,7 +84,7 @@ def _major_version(v: str) -> str:
 
 class AssemblyFileModel(Open):
     schema_version: str
-    assembly_id: str = Field(min_length=1, max_length=1000)
+    assembly_id: Name
     family: str
     description: str = ""
     source: str = "imported"
@@ -100,7 +101,7 @@ class AssemblyFileModel(Open):
 
 class TaskFile(Open):
     schema_version: str
-    assembly_id: str
+    assembly_id: Name
 
     @field_validator("schema_version")
     @classmethod
@@ -110,16 +111,16 @@ class TaskFile(Open):
 
 class CatalogPart(Strict):
     part_id: Name
-    kind: str
+    kind: Name
     voxels: Voxels
     symmetry: Annotated[list[list[list[int]]], Field(max_length=48)]
     lock: Optional[dict[str, Any]] = None
 
 
 class CatalogSpare(Strict):
-    part_id: str
-    kind: str
-    variant_of: str
+    part_id: Name
+    kind: Name
+    variant_of: Name
     difference: str = ""
 
 

@@ -44,7 +44,7 @@ def run(args) -> int:
         if args.json:
             emit_json(row)
         else:
-            print(f"{asm.assembly_id}: {verdict['verdict']} ({row['parts']} parts)")
+            print(one_line(f"{asm.assembly_id}: {verdict['verdict']} ({row['parts']} parts)"))
         return 0 if verdict["disassemblable"] else EXIT_NEGATIVE
     rows = [_row(load_assembly(a)) for a in BUILTIN]
     if args.json:

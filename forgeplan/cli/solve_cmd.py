@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..guarded import one_line
 from . import EXIT_NEGATIVE, emit_json
 
 ALL_OPTIMAL_TIME_LIMIT = 60.0  # enumeration can take hours on large assemblies: bounded unless asked
@@ -62,7 +63,7 @@ def run_solve(args) -> int:
     if args.json:
         emit_json(reference_output(task, result))
     else:
-        print(_summary(result, args.all_optimal))
+        print("\n".join(one_line(line) for line in _summary(result, args.all_optimal).split("\n")))
     return 0 if result.status in (Status.OPTIMAL, Status.FEASIBLE) else EXIT_NEGATIVE
 
 
@@ -96,7 +97,7 @@ def run_closure(args) -> int:
     if args.json:
         emit_json({"sample_id": task.sample_id, "faulty": [world.ids[i] for i in faulty], "closure": closure})
     else:
-        print("\n".join(closure))
+        print("\n".join(one_line(p) for p in closure))
     return 0
 
 

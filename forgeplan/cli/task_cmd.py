@@ -38,7 +38,7 @@ def run_make(args) -> int:
     from ..assembly import load_assembly
     from ..errors import InputError
     from ..faults import FaultSpec, make_task
-    from ..guarded import output_folder
+    from ..guarded import one_line, output_folder
     from ..reference import describe_proof, proven_reference, simple_reference
     from ..task import write_json, write_task
     from . import plural
@@ -52,6 +52,6 @@ def run_make(args) -> int:
     write_task(task, output_folder(args.out))
     write_json(args.out / "reference.json", ref)
     n, k = len(ref["rework_plan"]["actions"]), len(ref["annotation"]["mistakes"])
-    print(f"wrote {args.out} ({asm.assembly_id}, {plural(k, 'mistake')}); "
+    print(f"wrote {one_line(args.out)} ({one_line(asm.assembly_id)}, {plural(k, 'mistake')}); "
           f"reference plan of {plural(n, 'action')}, {describe_proof(ref)}")
     return 0

@@ -33,6 +33,7 @@ LIMITS = {
     "assembly file": 8_000_000,
     "puzzle file": 20_000_000,    # also the uncompressed size of a gzip .xmpuzzle
     "plan file": 10_000_000,      # a PDDL planner's plan
+    "config file": 1_000_000,     # a training configuration (TOML)
     "predictions": 256_000_000,   # a predictions JSONL (streamed line by line)
 }
 MAX_LINE_BYTES = 2_000_000       # one predictions JSONL line

@@ -55,7 +55,7 @@ def run_evaluate(args) -> int:
     summary = summarise(samples, args.split, args.reference_cost)
     if args.out:
         files = write_report(summary, args.out, args.predictions.stem)
-        print(f"report: {files[1]}")
+        print(f"report: {files[1]}", file=sys.stderr if args.json else sys.stdout)  # --json: stdout is JSON only
     if args.json:
         print(json.dumps(summary, indent=1))
     else:

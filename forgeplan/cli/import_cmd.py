@@ -63,6 +63,7 @@ def run(args) -> int:
     from ..assembly import save_assembly
     from ..errors import InputError
     from ..groups import disassembly_verdict
+    from ..guarded import output_folder
     from ..importers import read_puzzle
 
     if args.list_examples:
@@ -71,6 +72,7 @@ def run(args) -> int:
         raise InputError("missing; expected the assembly JSON file to write", field="--out")
     imported = read_puzzle(_source(args), solution=args.solution, problem=args.problem)
     asm = imported.assembly
+    output_folder(args.out.parent)
     try:
         save_assembly(asm, args.out)
     except OSError as exc:

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 from ..errors import InputError
+from ..guarded import read_text
 from ..resources import models_dir
 
 MODELS_DIR = models_dir()
@@ -50,9 +51,7 @@ def load_config(path: Path | None) -> TrainConfig:
     if not path.exists() and path.parent == Path(".") and (MODELS_DIR / f"{path.stem}.toml").is_file():
         path = MODELS_DIR / f"{path.stem}.toml"
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", file=str(path)) from None
+        data = tomllib.loads(read_text(path, "config file"))
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"malformed TOML: {exc}", file=str(path)) from None
     known = {f.name: f for f in fields(TrainConfig)}

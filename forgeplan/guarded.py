@@ -81,14 +81,13 @@ def open_regular(path: Path | str, kind: str, *, root: Path | None = None, limit
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         raise InputError(f"cannot read {kind}: {exc.strerror or exc}", file=str(path)) from None
-    fh = os.fdopen(fd, "rb")
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode) or (info.st_size > limit and not head):
-        fh.close()
+        os.close(fd)
         if not stat.S_ISREG(info.st_mode):
             raise InputError(f"{kind} is not a regular file (a FIFO, device or directory)", file=str(path))
         raise InputError(f"{kind} is {info.st_size} bytes, over the {limit}-byte limit", file=str(path))
-    return fh
+    return os.fdopen(fd, "rb")
 
 
 def read_bytes(path: Path | str, kind: str, *, root: Path | None = None, limit: int | None = None,

@@ -1,0 +1,138 @@
+"""Property-based fuzzing of every entry point: a verdict or a one-line exit-2 error, never a crash,
+no control characters echoed, valid --json, nothing written outside the output folder.
+
+The default lane runs a few dozen cases per entry point in this process; the slow lane runs many
+more, and checks the memory of the large rejected inputs in a fresh process each.
+"""
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from forgeplan.perf.fuzz import ENTRY_POINTS, HOSTILE_JSON, Sandbox, fuzz_case, judge, run_cli, swapped
+
+FAST, DEEP = 20, 300
+FIXTURE = [HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+
+
+@pytest.fixture(scope="module")
+def sandbox(small_bench, tmp_path_factory):
+    root = tmp_path_factory.mktemp("fuzz")
+    shutil.copytree(small_bench, root / "bench")
+    sb = Sandbox(root, root / "bench")
+    cwd = os.getcwd()
+    os.chdir(root)  # a stray relative write lands in the sandbox, where the snapshot sees it
+    yield sb
+    os.chdir(cwd)
+
+
+def _check(sb, entry, seed):
+    o, crash = fuzz_case(sb, entry, random.Random(seed))
+    assert crash is None, f"{entry} seed {seed}: {crash}"
+
+
+@pytest.mark.parametrize("entry", list(ENTRY_POINTS))
+@settings(max_examples=FAST, deadline=None, suppress_health_check=FIXTURE, derandomize=True)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_mutated_inputs_get_a_verdict_or_one_line_error(sandbox, entry, seed):
+    _check(sandbox, entry, seed)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("entry", list(ENTRY_POINTS))
+@settings(max_examples=DEEP, deadline=None, suppress_health_check=FIXTURE)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_mutated_inputs_deep(sandbox, entry, seed):
+    _check(sandbox, entry, seed)
+
+
+# any JSON value (and every hostile literal) at any place of a model output or of a task state
+text = st.text(st.characters(min_codepoint=0, max_codepoint=0x10FFFF, exclude_categories=["Cs"]), max_size=20)
+json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | text,
+                           lambda c: st.lists(c, max_size=3) | st.dictionaries(text, c, max_size=3), max_leaves=8)
+MARK = "@@VALUE@@"
+
+
+def _paths(obj, prefix=()):
+    yield prefix
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _paths(v, (*prefix, k))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            yield from _paths(v, (*prefix, i))
+
+
+def _placed(doc, index: int, raw: str) -> str:
+    """`doc` with the value at its index-th path replaced by the raw JSON text `raw`."""
+    doc = json.loads(json.dumps(doc))
+    paths = list(_paths(doc))[1:]
+    path = paths[index % len(paths)]
+    parent = doc
+    for k in path[:-1]:
+        parent = parent[k]
+    parent[path[-1]] = MARK
+    return json.dumps(doc).replace(json.dumps(MARK), raw, 1)
+
+
+raw_values = json_values.map(lambda v: json.dumps(v, allow_nan=True)) | st.sampled_from(HOSTILE_JSON)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=FIXTURE, derandomize=True)
+@given(index=st.integers(0, 10_000), raw=raw_values, as_json=st.booleans())
+def test_any_value_anywhere_in_an_output(sandbox, index, raw, as_json):
+    f = sandbox.root / "case.json"
+    f.write_text(_placed(sandbox.output, index, raw), encoding="utf-8", errors="surrogatepass")
+    o = run_cli(["verify", sandbox.task, f] + (["--json"] if as_json else []))
+    assert o.code in (0, 1) and judge(o, as_json) is None, (raw[:200], o.err[-300:])
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=FIXTURE, derandomize=True)
+@given(name=st.sampled_from(["actual_state.json", "target_state.json", "part_catalog.json", "blocking_graph.json"]),
+       index=st.integers(0, 10_000), raw=raw_values)
+def test_any_value_anywhere_in_a_task_file(sandbox, name, index, raw):
+    path = sandbox.task / name
+    data = _placed(json.loads(path.read_text()), index, raw).encode("utf-8", "surrogatepass")
+    (sandbox.root / "output.json").write_text(json.dumps(sandbox.output))
+    with swapped(path, data):
+        o = run_cli(["verify", sandbox.task, sandbox.root / "output.json", "--json"])
+    assert o.code in (0, 1, 2) and judge(o, True) is None, (name, raw[:200], o.err[-300:])
+
+
+# ----------------------------------------------------------------------------- memory of large rejected inputs
+
+LARGE = {
+    "126^3 grid": ("grid.xmpuzzle", lambda: __import__("gzip").compress(
+        b'<puzzle version="2"><shapes><voxel x="126" y="126" z="126" type="0">' + b"#" * 126 ** 3 + b"</voxel></shapes></puzzle>"),
+        ["import", "{f}", "--out", "{d}/a.json"]),
+    "8 MB of voxels": ("big.json", lambda: json.dumps({
+        "schema_version": "1.0", "assembly_id": "big", "family": "f",
+        "parts": [{"part_id": "A", "kind": "k", "voxels": [[x, y, z] for x in range(10) for y in range(10) for z in range(7000)]}]},
+        separators=(",", ":")).encode(), ["assemblies", "--check", "{f}"]),
+    "50 MB plan": ("plan", lambda: b"(" + b"a" * 50_000_000 + b")", ["import-plan", "{t}", "{f}"]),
+    "1 MB output of 5000-digit numbers": ("out.json", lambda: b"[" + b",".join([b"9" * 5000] * 190) + b"]",
+                                          ["verify", "{t}", "{f}"]),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", LARGE, ids=list(LARGE))
+def test_large_rejected_inputs_stay_under_300_mb(sandbox, tmp_path, case):
+    """Each in a fresh process: its peak RSS (interpreter and imports included) stays under 300 MB."""
+    name, make, argv = LARGE[case]
+    f = tmp_path / name
+    f.write_bytes(make())
+    argv = [a.format(f=f, d=tmp_path, t=sandbox.task) for a in argv]
+    code = ("import resource, sys; from forgeplan.cli import main; c = main(sys.argv[1:]); "
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr); sys.exit(c)")
+    p = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, cwd=os.path.dirname(os.path.dirname(__file__)))
+    *lines, rss_kb = p.stderr.strip().splitlines()
+    assert p.returncode in (1, 2) and len(lines) <= 1 and "Traceback" not in p.stderr, p.stderr[-500:]
+    assert int(rss_kb) < 300 * 1024, f"{case}: peak {int(rss_kb) // 1024} MB"

@@ -36,3 +36,14 @@ def test_perf_pddl_groups_covers_the_built_in_group_burrs(capsys, tmp_path):
     for row in out["builtin_rows"]:
         assert row["mode"] == "group_moves" and all(f["group_moves"] >= 1 and f["valid_in_engine"] for f in row["faults"])
         assert all(0 < row["group_moves_exported"][d] <= row["candidate_groups"][d] for d in row["candidate_groups"])
+
+
+def test_perf_fuzz_counts_cases_per_entry_point_and_finds_no_crash(capsys, small_bench):
+    from forgeplan.perf.fuzz import ENTRY_POINTS
+
+    assert main(["perf", "fuzz", "--cases", "4", "--runs", "1", "--bench", str(small_bench)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert list(out["entry_points"]) == list(ENTRY_POINTS) and out["crashes"] == 0
+    for e in out["entry_points"].values():
+        assert e["cases"] == 4 == e["verdicts"] + e["clean_errors"] + e["crashes"]
+    assert set(out["time_limit_overshoot_s"]["median_by_limit"]) == {"1e-06", "0.05", "0.2"} and out["peak_rss_mb"] > 0

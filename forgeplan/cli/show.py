@@ -30,6 +30,8 @@ def run(args) -> int:
     from ..errors import InputError
     from ..render import render_assembly
 
+    if args.out.suffix.lower() != ".png" or args.out.is_dir():
+        raise InputError("must name a .png file (the plot is written exactly there)", file=str(args.out), field="--out")
     asm = load_assembly(args.assembly, check_disassembly=False)
     if not args.out.parent.is_dir():
         raise InputError("the folder to write into does not exist", file=str(args.out))

@@ -324,6 +324,7 @@ def add_arguments(p) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--bench", type=Path, help="a benchmark folder to fuzz a copy of (default: build a 20-task one)")
     p.add_argument("--entry", choices=list(ENTRY_POINTS), action="append", help="only these entry points")
+    p.add_argument("--runs", type=int, default=5, help="repetitions of each time-limit overshoot measurement")
 
 
 def run(args) -> dict:
@@ -345,9 +346,28 @@ def run(args) -> dict:
                 report["entry_points"][entry] = _fuzz_entry(sb, entry, args.cases, rng)
         finally:
             os.chdir(cwd)
+        report["time_limit_overshoot_s"] = _overshoot(root, args.runs)
     report["crashes"] = sum(e["crashes"] for e in report["entry_points"].values())
     report["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
     return {**report, **machine()}
+
+
+def _overshoot(root: Path, runs: int) -> dict:
+    """Median seconds past `solve --time-limit` on the built-in assembly with the longest grounding."""
+    from ..asp import solve_task
+    from ..task import load_task
+
+    _ok(run_cli(["task", "make", "burr_6_split", "--out", root / "burr", "--fault", "missing_part"]))
+    task = load_task(root / "burr")
+    out = {}
+    for limit in (1e-6, 0.05, 0.2):
+        over = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            solve_task(task, time_limit=limit)
+            over.append(time.perf_counter() - t0 - limit)
+        out[f"{limit:g}"] = round(max(0.0, sorted(over)[len(over) // 2]), 3)
+    return {"task": "burr_6_split missing_part", "median_by_limit": out, "runs": runs}
 
 
 def _fuzz_entry(sb: Sandbox, entry: str, cases: int, rng: random.Random) -> dict:

@@ -9,10 +9,10 @@ from pydantic import ValidationError
 
 from .actions import Action
 from .assembly import Pose
-from .guarded import Rejected, one_line, parse_json
+from .guarded import LIMITS, Rejected, one_line, parse_json
 from .schema import OutputModel
 
-MAX_OUTPUT_BYTES = 1_000_000
+MAX_OUTPUT_BYTES = LIMITS["output"]
 MAX_ACTIONS = 10_000
 MAX_DEPTH = 32
 CONTRACT_KEYS = tuple(OutputModel.model_fields)   # the top level of the output contract

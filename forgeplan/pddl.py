@@ -940,6 +940,9 @@ class PlannerResult:
         return self.status == S.SOLVED_OPTIMALLY
 
 
+FD_MAX_TIMEOUT = 1e6  # seconds (11.6 days)
+
+
 def solve_fd(task: Task, objective: str = "moved-parts,actions", time_limit: float | None = None,
              weight: int = DEFAULT_WEIGHT) -> PlannerResult:
     """Optimal plan by Fast Downward's astar(lmcut()) on the expanded problem, in its own working directory.
@@ -960,7 +963,8 @@ def solve_fd(task: Task, objective: str = "moved-parts,actions", time_limit: flo
     t1 = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="forgeplan-fd-") as tmp, contextlib.chdir(tmp):
         with OneshotPlanner(name="fast-downward-opt") as planner:
-            res = planner.solve(enc.problem, timeout=time_limit)
+            # a subprocess timeout must fit a C time value: a limit beyond FD_MAX_TIMEOUT means none
+            res = planner.solve(enc.problem, timeout=time_limit if time_limit is None or time_limit <= FD_MAX_TIMEOUT else None)
     t2 = time.perf_counter()
     plan = enc.decode(res.plan.actions) if res.plan is not None else None
     cost = plan_value(objective, plan, weight) if plan is not None else None

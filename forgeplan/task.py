@@ -21,7 +21,6 @@ from .state import Slot, State, Tolerances
 
 PUBLIC_FILES = ("part_catalog.json", "assembly_graph.json", "blocking_graph.json", "contact_graph.json",
                 "action_space.json", "initial_state.json", "actual_state.json", "target_state.json")
-MAX_FILE_BYTES = guarded.LIMITS["task file"]
 
 
 @dataclass(frozen=True)

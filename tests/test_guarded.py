@@ -230,7 +230,8 @@ def test_out_on_a_file_or_an_unwritable_place_is_exit_2(tmp_path):
     (tmp_path / "file").write_text("x")
     for argv in (["task", "make", "luban_lock_3", "--out", tmp_path / "file"],
                  ["task", "make", "luban_lock_3", "--out", tmp_path / "file" / "sub"],
-                 ["bench", "build", "--out", tmp_path / "file", "--tasks", "20"]):
+                 ["bench", "build", "--out", tmp_path / "file", "--tasks", "20"],
+                 ["demo", "--out", tmp_path / "file"], ["export-pddl", tmp_path, "--out", tmp_path / "file"]):
         o = run_cli(argv)
         assert o.code == 2 and judge(o) is None and "--out" in o.err, argv
 
@@ -277,6 +278,8 @@ def test_time_limit_inf_is_no_limit(task):
         assert o.code == 0 and o.out.startswith("optimal"), limit
     for limit in ("nan", "0", "-1"):
         assert run_cli(["solve", task, "--time-limit", limit]).code == 2
+    o = run_cli(["crosscheck", task, "--time-limit", "1e300"])  # Fast Downward too
+    assert o.code == 0 and "1 agree" in o.out
 
 
 def _not_an_int(s: str) -> bool:

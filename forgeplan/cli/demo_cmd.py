@@ -31,12 +31,13 @@ def run(args) -> int:
 
     from ..demo import REDUCED_TASKS, Stage, run_demo
     from ..errors import InputError
+    from ..guarded import output_folder
 
     from ..bench.store import check_task_count
 
     tasks = args.tasks if args.tasks is not None else (4000 if args.full else REDUCED_TASKS)
     check_task_count(tasks)   # before an earlier demo is replaced
-    if args.out.exists() and any(args.out.iterdir()):
+    if output_folder(args.out, create=False).exists() and any(args.out.iterdir()):
         earlier_demo = (args.out / "summary.md").is_file() and (args.out / "bench" / "manifest.json").is_file()
         if not (args.force or earlier_demo):
             raise InputError("output folder exists, is not empty and holds no earlier demo (use --force to replace it)",

@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except ForgeplanError as exc:
-        print(f"forgeplan: error: {one_line(exc)}", file=sys.stderr)
+        print(f"forgeplan: error: {one_line(exc, 2000)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("forgeplan: interrupted", file=sys.stderr)

@@ -11,6 +11,7 @@ import json
 import time
 from pathlib import Path
 
+from ..guarded import new_file
 from .bench import load_sample, split_ids
 from .masking import make_mask
 from .prompt import build_prompt, prompt_text
@@ -91,10 +92,9 @@ def run_infer(model, tokenizer, bench: Path, split: str, out: Path, *, mode: str
     ids = split_ids(bench, split)[: limit or None]
     vocab = vocab_from_tokenizer(tokenizer) if mode != "none" else None
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     tokens = stopped_eos = 0
     start = time.perf_counter()
-    with out.open("w", encoding="utf-8") as fh, tqdm(total=len(ids), desc=f"infer ({mode})", unit="task",
+    with new_file(out, "--out") as fh, tqdm(total=len(ids), desc=f"infer ({mode})", unit="task",
                                                       disable=not progress) as bar:
         for k in range(0, len(ids), batch_size):
             chunk = ids[k:k + batch_size]

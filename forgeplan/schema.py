@@ -261,9 +261,14 @@ class ManifestRecord(_SampleLabels):
     hidden: StrictBool
 
 
-class ManifestFile(Open):
-    schema_version: str
+class SplitsFile(Open):
+    """What a model-side reader needs of manifest.json: the sample ids of each split."""
+
     splits: dict[Name, list[SampleId]]
+
+
+class ManifestFile(SplitsFile):
+    schema_version: str
     records: list[ManifestRecord]
     composition: dict[str, Any] = {}
     sources: dict[str, Any] = {}

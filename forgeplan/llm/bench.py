@@ -5,13 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import InputError
-from ..bench.store import load_manifest, load_sample_task, read_sample_file, sample_folder
-from ..task import Task
+from ..bench.store import load_sample_task, read_sample_file, sample_folder
+from ..schema import SplitsFile, parse_model
+from ..task import Task, read_json
 
 
 def split_ids(bench: Path, split: str) -> list[str]:
     """Sample ids of one split, in manifest order."""
-    splits = load_manifest(bench)["splits"]
+    path = Path(bench) / "manifest.json"
+    splits = parse_model(SplitsFile, read_json(path, "bench file", root=Path(bench)), str(path)).splits
     if split not in splits:
         raise InputError(f"unknown split {split!r}; the manifest has {sorted(splits)}",
                          file=str(Path(bench) / "manifest.json"), field="splits")

@@ -286,6 +286,7 @@ class MetaFile(_SampleLabels):
 class MinimalReworkFile(Open):
     moved_parts: Annotated[list[Name], Field(max_length=MAX_PARTS)]
     moved_part_count: Annotated[int, Field(strict=True, ge=0, le=MAX_PARTS)]
+    route_id: Name
     action_ids: list[Name]
 
 

@@ -44,7 +44,9 @@ MAX_GRID_CELLS = 1_000_000       # cells of one BurrTools shape grid
 MAX_PARTS = 200                  # parts of one assembly / pieces of one puzzle problem
 MAX_COORD = 1_000_000            # |position|, |voxel coordinate|, |seated| in scene units
 MAX_ANGLE = 1_000_000            # |angle| in degrees
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]", re.ASCII)
+# a lone surrogate reaches a parsed string only through a \uD8xx-\uDFxx escape, or as a character of
+# text that did not come from strict UTF-8 (a string handed over by another parser)
+_SURROGATE = re.compile("\\\\u[dD][89a-fA-F]|[\ud800-\udfff]")
 
 
 class Rejected(Exception):
@@ -151,9 +153,9 @@ def _constant(name: str):
     raise Rejected(f"JSON constant {name} is not allowed (numbers must be finite)")
 
 
-def _check_tree(obj, text: str, max_depth: int) -> None:
+def _check_tree(obj, text: str, max_depth: int, lone_surrogates: bool) -> None:
     """Depth <= max_depth, and no lone surrogate in any string (only possible via a \\uD8xx escape)."""
-    check_str = bool(_SURROGATE_ESCAPE.search(text))
+    check_str = not lone_surrogates and bool(_SURROGATE.search(text))
     stack = [(obj, 1)]
     while stack:
         o, d = stack.pop()
@@ -172,21 +174,24 @@ def _check_tree(obj, text: str, max_depth: int) -> None:
                 raise Rejected(f"string {o[:60]!r} holds a lone surrogate (not Unicode text)") from None
 
 
-def parse_json(text: str, max_depth: int = MAX_DEPTH):
-    """Untrusted JSON text under the limits above; raises Rejected or json.JSONDecodeError."""
+def parse_json(text: str, max_depth: int = MAX_DEPTH, lone_surrogates: bool = False):
+    """Untrusted JSON text under the limits above; raises Rejected or json.JSONDecodeError.
+
+    `lone_surrogates`: let them through (a predictions line carries a model's raw output, which the
+    output contract judges; a bad one must be that sample's verdict, not the end of the run)."""
     try:
         data = json.loads(text, object_pairs_hook=_pairs, parse_int=_int, parse_float=_float,
                           parse_constant=_constant)
     except RecursionError:
         raise Rejected(f"nests deeper than {max_depth} levels") from None
-    _check_tree(data, text, max_depth)
+    _check_tree(data, text, max_depth, lone_surrogates)
     return data
 
 
-def loads(text: str, file: str):
+def loads(text: str, file: str, lone_surrogates: bool = False):
     """Parse untrusted JSON text under the limits above; InputError names the file (and the key)."""
     try:
-        return parse_json(text)
+        return parse_json(text, lone_surrogates=lone_surrogates)
     except Rejected as exc:
         raise InputError(exc.reason, file=file, field=exc.field) from None
     except json.JSONDecodeError as exc:
@@ -197,7 +202,7 @@ def read_json(path: Path | str, kind: str, *, root: Path | None = None):
     return loads(read_text(path, kind, root=root), str(path))
 
 
-def read_jsonl(path: Path | str, kind: str = "predictions"):
+def read_jsonl(path: Path | str, kind: str = "predictions", lone_surrogates: bool = False):
     """(line number, parsed JSON) per non-blank line of a regular file, streamed: each line under
     MAX_LINE_BYTES, the file under LIMITS[kind]."""
     path = Path(path)
@@ -212,7 +217,7 @@ def read_jsonl(path: Path | str, kind: str = "predictions"):
             if not line.strip():
                 continue
             try:
-                yield n, loads(decode(line, str(path), kind), str(path))
+                yield n, loads(decode(line, str(path), kind), str(path), lone_surrogates)
             except InputError as exc:
                 raise InputError(exc.reason, file=str(path), field=f"line {n}" + (f".{exc.field}" if exc.field else "")) from None
 

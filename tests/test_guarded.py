@@ -96,6 +96,18 @@ def test_json_text_is_valid_printable_json_for_any_strings(data):
     assert json.loads(text) == data
 
 
+def test_a_lone_surrogate_in_a_prediction_is_that_samples_verdict(small_bench, tmp_path):
+    sid = json.loads((small_bench / "manifest.json").read_text())["splits"]["test"][0]
+    preds = tmp_path / "p.jsonl"
+    ref = json.loads((small_bench / "tasks" / sid / "reference.json").read_text())
+    raw = json.dumps({k: ref[k] for k in ("annotation", "rework_plan")}).replace(sid, "\ud800", 1)  # a literal lone surrogate
+    preds.write_text(json.dumps({"sample_id": sid, "raw_output": raw}) + "\n")
+    o = run_cli(["evaluate", "--bench", small_bench, "--predictions", preds, "--json"])
+    assert o.code == 0 and judge(o, True) is None
+    examples = json.loads(o.out)["failures"]["schema_failure"]["examples"]
+    assert any(e["sample_id"] == sid and "lone surrogate" in e["reason"] for e in examples)
+
+
 def test_markdown_cells_cannot_start_a_heading_or_a_column():
     cell = guarded.markdown_cell("X |\n\n# ALL TESTS PASSED")
     assert "\n" not in cell and "\\|" in cell and "\\#" in cell

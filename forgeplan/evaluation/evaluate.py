@@ -17,7 +17,7 @@ PAPER_SOLVE_SECONDS = 120.0
 def read_predictions(path: Path) -> dict[str, str]:
     """sample_id -> raw output; later lines for the same id are an error (one prediction each)."""
     preds: dict[str, str] = {}
-    for n, row in read_jsonl(path, "predictions"):
+    for n, row in read_jsonl(path, "predictions", lone_surrogates=True):  # raw outputs: the contract judges them
         if not isinstance(row, dict) or not isinstance(row.get("sample_id"), str) or not isinstance(row.get("raw_output"), str):
             raise InputError('expected {"sample_id": str, "raw_output": str}', file=str(path), field=f"line {n}")
         if row["sample_id"] in preds:

@@ -347,9 +347,46 @@ def run(args) -> dict:
         finally:
             os.chdir(cwd)
         report["time_limit_overshoot_s"] = _overshoot(root, args.runs)
+        report["large_rejected_inputs"] = {name: dict(zip(("exit", "peak_rss_mb"), peak_rss(argv)))
+                                           for name, argv in large_inputs(root / "large", sb.task).items()}
     report["crashes"] = sum(e["crashes"] for e in report["entry_points"].values())
     report["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024
     return {**report, **machine()}
+
+
+def large_inputs(folder: Path, task: Path) -> dict[str, list]:
+    """Command lines on large inputs that the limits reject, their files written into `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    grid = b'<puzzle version="2"><shapes><voxel x="126" y="126" z="126" type="0">' + b"#" * 126 ** 3
+    (folder / "grid.xmpuzzle").write_bytes(gzip.compress(grid + b"</voxel></shapes></puzzle>", mtime=0))
+    voxels = [[x, y, z] for x in range(10) for y in range(10) for z in range(7000)]
+    (folder / "voxels.json").write_text(json.dumps({"schema_version": "1.0", "assembly_id": "big", "family": "f",
+                                                    "parts": [{"part_id": "A", "kind": "k", "voxels": voxels}]},
+                                                   separators=(",", ":")))
+    (folder / "plan").write_bytes(b"(" + b"a" * 50_000_000 + b")")
+    (folder / "digits.json").write_bytes(b"[" + b",".join([b"9" * 5000] * 190) + b"]")
+    return {"126^3 .xmpuzzle grid": ["import", folder / "grid.xmpuzzle", "--out", folder / "a.json"],
+            "8 MB of voxels": ["assemblies", "--check", folder / "voxels.json"],
+            "50 MB plan": ["import-plan", task, folder / "plan"],
+            "1 MB output of 5000-digit numbers": ["verify", task, folder / "digits.json"]}
+
+
+def peak_rss(argv: list) -> tuple[int, int]:
+    """(exit code, peak RSS in MB) of `forgeplan ARGV` in a fresh process, imports included (Linux VmHWM:
+    ru_maxrss would carry over the parent's peak across fork and exec)."""
+    import subprocess
+    import sys
+
+    code = ("import re, sys; from forgeplan.cli import main; c = main(sys.argv[1:]); "
+            "print(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1), file=sys.stderr); sys.exit(c)")
+    # the child imports this very forgeplan (not whichever one its working directory would give)
+    here = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (here, os.environ.get("PYTHONPATH"))))}
+    p = subprocess.run([sys.executable, "-c", code, *map(str, argv)], capture_output=True, text=True, env=env)
+    lines = p.stderr.strip().splitlines()
+    if not lines or not lines[-1].isdigit():
+        raise RuntimeError(f"no peak reported: {p.stderr[-300:]}")
+    return p.returncode, int(lines[-1]) // 1024
 
 
 def _overshoot(root: Path, runs: int) -> dict:

@@ -272,11 +272,12 @@ def one_line(text, limit: int | None = None) -> str:
 
 
 _JSON_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
-_MARKDOWN = re.compile(r"([\\`*_{}\[\]<>()#+\-!|~])")
+# what can change a one-line table cell or heading: column bars, code, emphasis, links, inline HTML
+_MARKDOWN = re.compile(r"([\\`*_\[\]<>|~])")
 
 
 def markdown_cell(text, limit: int | None = None) -> str:
-    """Untrusted text inside a markdown table cell: one line, every markdown character escaped."""
+    """Untrusted text inside a markdown table cell or heading: one line, its markdown characters escaped."""
     return _MARKDOWN.sub(r"\\\1", one_line(text, limit))
 
 

@@ -110,7 +110,8 @@ def test_a_lone_surrogate_in_a_prediction_is_that_samples_verdict(small_bench, t
 
 def test_markdown_cells_cannot_start_a_heading_or_a_column():
     cell = guarded.markdown_cell("X |\n\n# ALL TESTS PASSED")
-    assert "\n" not in cell and "\\|" in cell and "\\#" in cell
+    assert "\n" not in cell and "\\|" in cell and cell.count("|") == cell.count("\\|")
+    assert guarded.markdown_cell("FORGE (Qwen3.5-9B + LoRA), paper") == "FORGE (Qwen3.5-9B + LoRA), paper"
 
 
 # ----------------------------------------------------------------------------- exit codes
@@ -292,6 +293,15 @@ def test_time_limit_inf_is_no_limit(task):
         assert run_cli(["solve", task, "--time-limit", limit]).code == 2
     o = run_cli(["crosscheck", task, "--time-limit", "1e300"])  # Fast Downward too
     assert o.code == 0 and "1 agree" in o.out
+
+
+def test_plan_external_time_limits(task, tmp_path):
+    assert run_cli(["export-pddl", task, "--out", tmp_path / "p", "--grounded"]).code == 0
+    assert run_cli(["plan-external", tmp_path / "p", "--time-limit", "inf"]).code == 0
+    assert (tmp_path / "p" / "sas_plan").is_file()
+    for limit in ("nan", "-1"):
+        o = run_cli(["plan-external", tmp_path / "p", "--time-limit", limit])
+        assert o.code == 2 and judge(o) is None
 
 
 def _not_an_int(s: str) -> bool:

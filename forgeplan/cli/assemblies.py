@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..guarded import one_line
 from . import emit_json
 
 

@@ -101,7 +101,11 @@ def run_external(args) -> int:
     from importlib.util import find_spec
 
     from ..errors import InputError
+    from ..pddl import FD_MAX_TIMEOUT
 
+    if not args.time_limit > 0:
+        raise InputError("must be a positive number of seconds", field="--time-limit")
+    timeout = args.time_limit if args.time_limit <= FD_MAX_TIMEOUT else None  # larger: no limit
     files = [args.pddl_dir / "domain.pddl", args.pddl_dir / "problem.pddl"]
     for f in files:
         if not f.is_file():
@@ -114,7 +118,7 @@ def run_external(args) -> int:
     plan.unlink(missing_ok=True)
     cmd = [sys.executable, str(driver), "--plan-file", "sas_plan", "domain.pddl", "problem.pddl", "--search", args.search]
     try:
-        proc = subprocess.run(cmd, cwd=args.pddl_dir, capture_output=True, text=True, timeout=args.time_limit)
+        proc = subprocess.run(cmd, cwd=args.pddl_dir, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         print(f"forgeplan: Fast Downward found no plan within {args.time_limit:g} s", file=sys.stderr)
         return EXIT_NEGATIVE

@@ -284,6 +284,7 @@ def case_predictions(sb: Sandbox, rng: random.Random):
 
 def case_assembly(sb: Sandbox, rng: random.Random):
     cmd = rng.choice([["assemblies", "--check", sb.root / "case_asm.json", "--json"],
+                      ["assemblies", "--check", sb.root / "case_asm.json"],
                       ["task", "make", sb.root / "case_asm.json", "--out", sb.out / "made"]])
     return sb.root / "case_asm.json", mutated(json.loads((sb.root / "assembly.json").read_text()), rng), cmd, "--json" in cmd
 

@@ -14,15 +14,15 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from .assembly import DIRECTIONS, Assembly, LockMechanism, SparePart, validate_assembly
-from .diagnosis import MISTAKE_TYPES
-from .errors import AssemblyError, InputError
-from .faults import FaultSpec, candidates, make_task
-from .geometry import check_geometry, contact_relation
-from .graphs import disassembly_layers
+from .geometry.graphs import disassembly_layers
+from .geometry.relations import check_geometry, contact_relation
+from .io.task_files import Task, world_for
 from .library.voxels import coupled_lock, part, rotate_lock
-from .state import Tolerances
-from .task import Task, world_for
+from .model.assembly import DIRECTIONS, Assembly, LockMechanism, SparePart, validate_assembly
+from .model.errors import AssemblyError, InputError
+from .model.state import Tolerances
+from .semantics.diagnosis import MISTAKE_TYPES
+from .semantics.faults import FaultSpec, candidates, make_task
 
 GRID = (4, 3, 3)
 MAX_TRIES = 200     # derived seeds tried until an assembly, or a fault set, passes every check

@@ -16,11 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .assembly import DIRECTION_VECTORS, Assembly, Part
-from .errors import AssemblyError, InputError
-from .geometry import blocking_relation
-from .graphs import blocking_depth, disassembly_layers
-from .groups import disassemble
+from .model.assembly import DIRECTION_VECTORS, Assembly, Part
+from .model.errors import AssemblyError, InputError
+from .geometry.relations import blocking_relation
+from .geometry.graphs import blocking_depth, disassembly_layers
+from .geometry.separation import disassemble
 
 Voxel = tuple[int, int, int]
 

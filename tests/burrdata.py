@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from forgeplan.resources import examples_dir
+from forgeplan.io.resources import examples_dir
 
 EXAMPLES = examples_dir()
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "burr"

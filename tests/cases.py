@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from forgeplan.assembly import load_assembly
-from forgeplan.diagnosis import MISTAKE_TYPES
-from forgeplan.faults import FaultSpec, candidates, make_task
+from forgeplan.model.assembly import load_assembly
+from forgeplan.semantics.diagnosis import MISTAKE_TYPES
+from forgeplan.semantics.faults import FaultSpec, candidates, make_task
 from forgeplan.library import BUILTIN
-from forgeplan.task import Task, world_for
-from forgeplan.state import Tolerances
+from forgeplan.io.task_files import Task, world_for
+from forgeplan.model.state import Tolerances
 
 
 @lru_cache(maxsize=None)

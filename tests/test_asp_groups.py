@@ -1,7 +1,7 @@
 """Group moves (separate/join, SEMANTICS §5) in the ASP encoding, on the real level-1 burrs of
 ../shared/data/burr: faults on an inner piece get plans proved optimal that replay in the engine and
 pass the ASP plan checker; Fast Downward proves the same optimum; and an independent uniform-cost
-search over the engine (forgeplan.grounding.legal_actions, group actions included) agrees."""
+search over the engine (forgeplan.semantics.grounding.legal_actions, group actions included) agrees."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ import random
 
 import pytest
 
-from forgeplan.asp import check_plan, solve_task
-from forgeplan.crosscheck import compare_task
-from forgeplan.facts import task_facts
-from forgeplan.grounding import legal_actions
-from forgeplan.importers import import_puzzle
+from forgeplan.io.importers import import_puzzle
 from forgeplan.perf.pddl_groups import fault_task
+from forgeplan.planners.asp.facts import task_facts
+from forgeplan.planners.asp.solve import check_plan, solve_task
+from forgeplan.planners.crosscheck import compare_task
+from forgeplan.semantics.grounding import legal_actions
 
 from burrdata import EXAMPLES, HAVE_SHARED, SHARED, burr, level1, needs_shared
 
@@ -138,7 +138,7 @@ def test_group_moves_meet_spares_locks_and_supports(faults, seed):
     core piece): clingo's optimum equals the brute force's, and Fast Downward's where a spare is involved."""
     from test_pddl_groups import mechanised_burr
 
-    from forgeplan.faults import FaultSpec, make_task
+    from forgeplan.semantics.faults import FaultSpec, make_task
 
     task = make_task(mechanised_burr(), [FaultSpec(f) for f in faults], seed=seed)
     r = solve_task(task, time_limit=120)
@@ -153,7 +153,7 @@ def test_group_moves_meet_spares_locks_and_supports(faults, seed):
 def test_dropping_outranked_directions_keeps_the_reference(aid, fault):
     """The planner skips group moves whose direction is dominated (closure.lp); enumerating every optimal
     plan keeps them. Both must prove the same optimum and pick the same tie-break reference."""
-    from forgeplan.faults import FaultSpec, make_task
+    from forgeplan.semantics.faults import FaultSpec, make_task
     from forgeplan.library import build
 
     task = make_task(build(aid), [FaultSpec(fault)], seed=4)

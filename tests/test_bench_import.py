@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 
 from burrdata import EXAMPLES
-from forgeplan.assembly import save_assembly
 from forgeplan.bench.composition import split_assemblies
 from forgeplan.bench.sources import load_sources
 from forgeplan.bench.store import load_manifest
 from forgeplan.cli import main
-from forgeplan.importers import import_puzzle
-from forgeplan.task import load_task
+from forgeplan.io.importers import import_puzzle
+from forgeplan.io.task_files import load_task
+from forgeplan.model.assembly import save_assembly
 from forgeplan.verify import verify
 
 DATA = EXAMPLES

@@ -1,6 +1,6 @@
 """clingo's proved optimum against an independent brute-force search over the Python engine.
 
-The search knows nothing of the encodings: it expands `forgeplan.grounding.legal_actions` with
+The search knows nothing of the encodings: it expands `forgeplan.semantics.grounding.legal_actions` with
 `World.apply` from the actual state, uniform-cost on (J_move, c) (or c alone), over every slot of
 the assembly (so it also checks the closure restriction), and then enumerates every plan of the
 optimal cost. Hundreds of small tasks: synthetic chains, the mechanism fixture, Luban locks,
@@ -15,16 +15,16 @@ import itertools
 import pytest
 
 from fixtures import fixture_assembly
-from forgeplan.actions import ACTION_NAMES
-from forgeplan.asp import Status, solve_task
-from forgeplan.assembly import load_assembly
-from forgeplan.closure import dependency_closure
-from forgeplan.diagnosis import MISTAKE_TYPES, diagnose, faulty_slots
-from forgeplan.faults import FaultSpec, candidates, make_task
-from forgeplan.grounding import legal_actions
-from forgeplan.synthetic import chain_assembly
-from forgeplan.task import world_for
-from forgeplan.state import Tolerances
+from forgeplan.model.actions import ACTION_NAMES
+from forgeplan.planners.asp.solve import Status, solve_task
+from forgeplan.model.assembly import load_assembly
+from forgeplan.semantics.closure import dependency_closure
+from forgeplan.semantics.diagnosis import MISTAKE_TYPES, diagnose, faulty_slots
+from forgeplan.semantics.faults import FaultSpec, candidates, make_task
+from forgeplan.semantics.grounding import legal_actions
+from forgeplan.bench.synthetic import chain_assembly
+from forgeplan.io.task_files import world_for
+from forgeplan.model.state import Tolerances
 
 NODE_LIMIT = 60_000
 

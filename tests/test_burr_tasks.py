@@ -5,11 +5,11 @@ import pytest
 
 from burrdata import EXAMPLES, HAVE_SHARED, SHARED, burr, level1, needs_shared
 
-from forgeplan.faults import FaultSpec, make_task
-from forgeplan.importers import import_puzzle
-from forgeplan.repair import repair_plan
-from forgeplan.task import world_for
-from forgeplan.state import Tolerances
+from forgeplan.io.importers import import_puzzle
+from forgeplan.io.task_files import world_for
+from forgeplan.model.state import Tolerances
+from forgeplan.planners.repair import repair_plan
+from forgeplan.semantics.faults import FaultSpec, make_task
 
 LEVEL1 = level1(SHARED) if HAVE_SHARED else level1(EXAMPLES)
 
@@ -38,9 +38,9 @@ def test_grounded_group_moves_are_exactly_the_engines_legal_ones(name):
     import itertools
     import random
 
-    from forgeplan.actions import Action
-    from forgeplan.assembly import DIRECTIONS
-    from forgeplan.grounding import legal_actions
+    from forgeplan.model.actions import Action
+    from forgeplan.model.assembly import DIRECTIONS
+    from forgeplan.semantics.grounding import legal_actions
 
     asm = import_puzzle(burr(name))
     world = world_for(asm, Tolerances())

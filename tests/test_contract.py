@@ -5,7 +5,7 @@ import json
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from forgeplan.contract import MAX_ACTIONS, ContractError, parse_output
+from forgeplan.io.contract import MAX_ACTIONS, ContractError, parse_output
 
 
 def good(actions=None, mistakes=None, passed=False):

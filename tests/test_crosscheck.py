@@ -12,14 +12,14 @@ import pytest
 
 from cases import all_cases
 from forgeplan import crosscheck as cc
-from forgeplan.actions import Action
 from forgeplan.cli import main
-from forgeplan.diagnosis import MISTAKE_TYPES
-from forgeplan.importers import import_puzzle
+from forgeplan.io.importers import import_puzzle
 from forgeplan.library import BUILTIN
+from forgeplan.model.actions import Action
 from forgeplan.perf.pddl_groups import fault_task
+from forgeplan.semantics.diagnosis import MISTAKE_TYPES
 from burrdata import burr
-from forgeplan.task import write_task
+from forgeplan.io.task_files import write_task
 
 
 def rotating_cases() -> list[str]:
@@ -50,7 +50,7 @@ def test_agreement_on_every_assembly_and_fault_type():
 
 
 def test_scaling_chain_agrees_with_the_closed_form():
-    from forgeplan.synthetic import chain_task
+    from forgeplan.bench.synthetic import chain_task
 
     c = cc.compare_task(chain_task(14, 4), time_limit=120)
     assert c.verdict == "agree", c.reason
@@ -138,7 +138,7 @@ def test_crosscheck_command_exits_1_and_shows_both_plans_on_disagreement(bench, 
 
 
 def test_symlinked_task_folders_are_found_once_and_verdicts_name_their_numbers(tmp_path, capsys):
-    from forgeplan.crosscheck import find_tasks
+    from forgeplan.planners.crosscheck import find_tasks
 
     real = tmp_path / "real"
     assert main(["task", "make", "bayonet_structure", "--out", str(real / "t"), "--fault", "missing_part"]) == 0

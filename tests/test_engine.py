@@ -7,11 +7,11 @@ from hypothesis import given, settings, strategies as st
 
 from cases import all_cases
 from fixtures import BASE, BENT, CLIP, COVER, KEY, LATCH, PIN, fixture_assembly
-from forgeplan.actions import Action
-from forgeplan.assembly import Pose
-from forgeplan.engine import World
-from forgeplan.grounding import legal_actions
-from forgeplan.rotations import axis_matrix, matrix_to_euler
+from forgeplan.model.actions import Action
+from forgeplan.model.assembly import Pose
+from forgeplan.semantics.engine import World
+from forgeplan.semantics.grounding import legal_actions
+from forgeplan.model.rotations import axis_matrix, matrix_to_euler
 
 W = World(fixture_assembly())
 T = W.target_state()
@@ -203,7 +203,7 @@ def test_equivalence_respects_symmetry_and_tolerance(case, pick, frac, axis):
     i = pick % len(w.ids)
     g = w.symmetry[i][pick % len(w.symmetry[i])]
     inside = matrix_to_euler(axis_matrix(axis, 0.95 * frac * w.tol.rot_tol))
-    from forgeplan.rotations import matmul
+    from forgeplan.model.rotations import matmul
     rot = matrix_to_euler(matmul(g, axis_matrix(axis, 0.95 * frac * w.tol.rot_tol)))
     s = t.replace(i, t.slots[i]._replace(rotation=rot))
     assert w.equivalent(s, t)

@@ -6,7 +6,7 @@ from forgeplan.bench.store import load_manifest
 from forgeplan.evaluation.baselines import BASELINES
 from forgeplan.evaluation.evaluate import score_split, summarise
 from forgeplan.evaluation.report import write_report
-from forgeplan.task import load_task, read_json
+from forgeplan.io.task_files import load_task, read_json
 
 
 def predictions(bench, name, split="test"):

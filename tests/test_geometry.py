@@ -2,10 +2,10 @@
 
 import pytest
 
-from forgeplan.assembly import Assembly, validate_assembly
-from forgeplan.errors import AssemblyError
-from forgeplan.geometry import blocking_relation, check_geometry, contact_relation, symmetry_group
-from forgeplan.graphs import assembly_sequence, blocking_depth, disassembly_layers
+from forgeplan.model.assembly import Assembly, validate_assembly
+from forgeplan.model.errors import AssemblyError
+from forgeplan.geometry.relations import blocking_relation, check_geometry, contact_relation, symmetry_group
+from forgeplan.geometry.graphs import assembly_sequence, blocking_depth, disassembly_layers
 from forgeplan.library.voxels import box, part
 
 

@@ -16,12 +16,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from forgeplan.assembly import DIRECTIONS, Assembly
-from forgeplan.errors import AssemblyError
-from forgeplan.groups import (OPPOSITE, Step, assembly_steps, candidate_counts, candidate_groups, closed_groups,
+from forgeplan.model.assembly import DIRECTIONS, Assembly
+from forgeplan.model.errors import AssemblyError
+from forgeplan.geometry.separation import (OPPOSITE, Step, assembly_steps, candidate_counts, candidate_groups, closed_groups,
                               closure, disassemble, disassembly_verdict, group_moves, is_level1, is_movable,
                               is_separable, main_body, replay_separations)
-from forgeplan.importers import read_puzzle
+from forgeplan.io.importers import read_puzzle
 from forgeplan.library.voxels import box, part
 
 from burrdata import burr, needs_shared, param
@@ -213,8 +213,8 @@ def test_candidate_groups_of_the_packing_box():
 def test_engine_separate_agrees_with_group_moves(name):
     """The engine's `separate` legality (SEMANTICS §5) is exactly `group_moves` for groups of 2+ parts
     (plus the whole present set, which `group_moves` leaves out), in the target state and after a move."""
-    from forgeplan.actions import Action
-    from forgeplan.engine import World
+    from forgeplan.model.actions import Action
+    from forgeplan.semantics.engine import World
 
     asm = load(name)[0].assembly
     world = World(asm)

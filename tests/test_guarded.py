@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from forgeplan import guarded
 from forgeplan.cli import main
-from forgeplan.errors import InputError
+from forgeplan.model.errors import InputError
 from forgeplan.perf.fuzz import judge, run_cli
 
 # ----------------------------------------------------------------------------- files

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from burrdata import FOLDER, needs_shared
-from forgeplan.assembly import DIRECTIONS, assembly_from_json
 from forgeplan.cli import main
-from forgeplan.errors import AssemblyError, InputError
-from forgeplan.geometry import symmetry_group
-from forgeplan.importers import burrtools_matrix, camel_name, part_kind, read_puzzle
+from forgeplan.geometry.relations import symmetry_group
+from forgeplan.io.importers import burrtools_matrix, camel_name, part_kind, read_puzzle
+from forgeplan.model.assembly import DIRECTIONS, assembly_from_json
+from forgeplan.model.errors import AssemblyError, InputError
 
 DATA = FOLDER
 FILES = sorted(DATA.glob("*.json"))
@@ -392,7 +392,7 @@ def test_cli_import_writes_a_loadable_assembly(tmp_path, capsys):
 def test_cli_imports_the_shipped_examples(tmp_path, capsys):
     """`--list-examples` names the puzzles shipped in the package; `--example NAME` imports one; an
     interlocked one is written but exits 1, the same negative verdict as `assemblies --check`."""
-    from forgeplan.resources import example_names, examples_dir
+    from forgeplan.io.resources import example_names, examples_dir
 
     assert main(["import", "--list-examples", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)

@@ -18,15 +18,15 @@ torch = pytest.importorskip("torch", reason="the [llm] extra (torch, transformer
 from burrdata import burr  # noqa: E402
 from cases import all_cases  # noqa: E402
 from forgeplan.cli import main  # noqa: E402
-from forgeplan.contract import ContractError, parse_output  # noqa: E402
+from forgeplan.io.contract import ContractError, parse_output  # noqa: E402
+from forgeplan.io.task_files import write_json, write_task  # noqa: E402
 from forgeplan.llm.bench import load_sample, split_ids  # noqa: E402
 from forgeplan.llm.infer import generate_all as generate  # noqa: E402
 from forgeplan.llm.masking import GrammarMask, LegalMask  # noqa: E402
 from forgeplan.llm.prompt import target_text  # noqa: E402
 from forgeplan.llm.tiny import train_tokenizer  # noqa: E402
 from forgeplan.llm.vocab import vocab_from_tokenizer  # noqa: E402
-from forgeplan.reference import simple_reference  # noqa: E402
-from forgeplan.task import write_json, write_task  # noqa: E402
+from forgeplan.planners.reference import simple_reference  # noqa: E402
 
 N_TEST = 52
 N_TRAIN = 8
@@ -156,9 +156,9 @@ def test_mask_never_forbids_the_reference(tiny, test_tasks):
 @pytest.fixture(scope="module")
 def group_tasks():
     """Faults of two level-1 burrs that come apart only with group moves, with their proved references."""
-    from forgeplan.asp import reference_output, solve_task
-    from forgeplan.faults import FaultSpec, make_task
-    from forgeplan.importers import import_puzzle
+    from forgeplan.planners.asp.solve import reference_output, solve_task
+    from forgeplan.semantics.faults import FaultSpec, make_task
+    from forgeplan.io.importers import import_puzzle
 
     out = []
     for name, fault in (("mj_burr6_puzzle4.json", "missing_part"), ("mj_burr6_puzzle4.json", "wrong_orientation")):

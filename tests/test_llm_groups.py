@@ -15,20 +15,20 @@ from pathlib import Path
 import pytest
 
 from burrdata import burr as burr_file
-from forgeplan.actions import Action
-from forgeplan.asp import reference_output, solve_task
-from forgeplan.assembly import DIRECTIONS
 from forgeplan.cli import main
-from forgeplan.contract import output_json, parse_output
-from forgeplan.faults import FaultSpec, make_task
-from forgeplan.grounding import legal_actions
-from forgeplan.importers import import_puzzle
+from forgeplan.io.contract import output_json, parse_output
+from forgeplan.io.importers import import_puzzle
+from forgeplan.io.task_files import write_json, write_task
 from forgeplan.llm.automaton import DEAD, compile_lark
 from forgeplan.llm.grammar import base_grammar, compact, group_limit, lark_parser, specialise
 from forgeplan.llm.masking import GrammarMask, LegalMask, task_dfa
 from forgeplan.llm.prompt import target_text
 from forgeplan.llm.vocab import Vocab
-from forgeplan.task import write_json, write_task
+from forgeplan.model.actions import Action
+from forgeplan.model.assembly import DIRECTIONS
+from forgeplan.planners.asp.solve import reference_output, solve_task
+from forgeplan.semantics.faults import FaultSpec, make_task
+from forgeplan.semantics.grounding import legal_actions
 
 GROUPS = "mj_burr6_puzzle4.json"         # level 1, comes apart only with group moves
 SINGLE = "mj_burr6_puzzle0.json"         # level 1, single-part moves suffice

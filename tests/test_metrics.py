@@ -2,7 +2,7 @@
 
 import pytest
 
-from forgeplan.contract import parse_output
+from forgeplan.io.contract import parse_output
 from forgeplan.evaluation.metrics import core_metrics, macro_assembly, macro_assembly_type
 from forgeplan.evaluation.samples import SampleScore, action_fidelity, edit_distance, state_fidelity
 
@@ -87,8 +87,8 @@ def test_group_move_tasks_score_like_any_other(tmp_path):
     from forgeplan.bench.generate import generate
     from forgeplan.evaluation.samples import score_sample
     from forgeplan.library import build
-    from forgeplan.state import Tolerances
-    from forgeplan.task import load_task, write_json
+    from forgeplan.model.state import Tolerances
+    from forgeplan.io.task_files import load_task, write_json
 
     gen = generate(Slot(0, "test", "burr_6_pairs", "single"), build("burr_6_pairs"), 7, Tolerances())
     for name, obj in gen.files.items():

@@ -9,13 +9,13 @@ from functools import lru_cache
 
 import pytest
 
-from forgeplan.assembly import load_assembly
 from forgeplan.evaluation.evaluate import paper_reference
 from forgeplan.evaluation.metrics import core_metrics, failure_breakdown, overall_core
 from forgeplan.evaluation.samples import (SampleScore, hrq_i, mpa_rca, mve_i, plan_cost, sapf_i, score_sample, sse_i,
                                           vmre_i)
-from forgeplan.contract import parse_output
-from forgeplan.faults import FaultSpec, make_task
+from forgeplan.io.contract import parse_output
+from forgeplan.model.assembly import load_assembly
+from forgeplan.semantics.faults import FaultSpec, make_task
 from forgeplan.verify import FAILURE_CATEGORIES, verify
 
 CAP = "BayonetStructure_Part07_Cap"          # turned 180° about z; the reference turns it back about y
@@ -63,8 +63,8 @@ def sample(asm, stratum, **kw):
 
 
 def test_the_literal_references_are_the_planners():
-    from forgeplan.asp import solve_task
-    from forgeplan.diagnosis import diagnose
+    from forgeplan.planners.asp.solve import solve_task
+    from forgeplan.semantics.diagnosis import diagnose
 
     for name, diagnosis, plan in (("cap", CAP_DIAGNOSIS, CAP_PLAN), ("peg", PEG_DIAGNOSIS, PEG_PLAN)):
         t = task(name)

@@ -80,7 +80,7 @@ def test_installed_layout_finds_its_resources(wheel, tmp_path):
     code = (
         "import forgeplan, json\n"
         "from forgeplan import resources as r\n"
-        "from forgeplan.asp import ENCODINGS\n"
+        "from forgeplan.planners.asp.solve import ENCODINGS\n"
         "from forgeplan.llm.grammar import base_grammar\n"
         "from forgeplan.llm.config import DEFAULT_CONFIG\n"
         "assert base_grammar()\n"

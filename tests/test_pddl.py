@@ -16,19 +16,19 @@ from unified_planning.io import PDDLReader, PDDLWriter
 from unified_planning.shortcuts import OneshotPlanner, get_environment
 
 from cases import all_cases
-from forgeplan.actions import GROUP_ACTIONS, Action
-from forgeplan.assembly import DIRECTIONS, Assembly, validate_assembly
 from forgeplan.cli import main
-from forgeplan.faults import FaultSpec, make_task
-from forgeplan.geometry import check_geometry
-from forgeplan.grounding import legal_actions, slot_actions
-from forgeplan.importers import import_puzzle
+from forgeplan.geometry.relations import check_geometry
+from forgeplan.io.importers import import_puzzle
 from forgeplan.library import BUILTIN, build
-from forgeplan.pddl import build_problem, domain_text, pddl_writer, read_plan, solve_fd
+from forgeplan.model.actions import GROUP_ACTIONS, Action
+from forgeplan.model.assembly import DIRECTIONS, Assembly, validate_assembly
 from forgeplan.perf.pddl_groups import FAULTS, fault_task, level1_puzzles
+from forgeplan.planners.pddl.problem import build_problem, domain_text, pddl_writer, read_plan, solve_fd
+from forgeplan.semantics.faults import FaultSpec, make_task
+from forgeplan.semantics.grounding import legal_actions, slot_actions
 from burrdata import FOLDER as BURR
-from forgeplan.repair import repair_plan
-from forgeplan.task import load_task, write_task
+from forgeplan.io.task_files import load_task, write_task
+from forgeplan.planners.repair import repair_plan
 
 DOMAINS = Path(__file__).resolve().parent.parent / "domains"
 get_environment().credits_stream = None
@@ -187,7 +187,7 @@ def test_weight_check_refuses_to_call_a_long_plan_lexicographically_optimal():
 def engine_legal(world, state) -> list[Action]:
     """The engine's legal actions over the grounded parameters: single-part moves as grounded, and for an
     assembly that needs group moves every separate/join of two or more slots along every direction that
-    `World.check` accepts (SEMANTICS §5; enumerated here without forgeplan.groups or forgeplan.pddl)."""
+    `World.check` accepts (SEMANTICS §5; enumerated here without forgeplan.geometry.separation or forgeplan.planners.pddl)."""
     out = [a for a in legal_actions(world, state) if a.part_ids is None]
     if not world.needs_groups:
         return out
@@ -308,7 +308,7 @@ def test_validator_agrees_with_engine(name):
 
 def test_group_move_assemblies_are_exported_grounded_and_refused_lifted():
     """Fast Downward on the grounded export: tests/test_pddl_groups.py."""
-    from forgeplan.errors import InputError
+    from forgeplan.model.errors import InputError
 
     _, task = fault_task(import_puzzle(BURR / "mj_burr6_puzzle4.json"), "missing_part")
     with pytest.raises(InputError, match="--grounded"):

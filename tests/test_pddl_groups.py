@@ -13,18 +13,18 @@ from concurrent.futures import ProcessPoolExecutor
 import pytest
 from unified_planning.shortcuts import get_environment
 
-from forgeplan.actions import Action
-from forgeplan.assembly import DIRECTIONS, LockMechanism, SparePart, validate_assembly
 from forgeplan.cli import main
-from forgeplan.faults import FaultSpec, make_task
-from forgeplan.geometry import check_geometry
-from forgeplan.groups import is_separable
-from forgeplan.importers import import_puzzle
-from forgeplan.pddl import build_problem, candidate_counts, candidate_groups, solve_fd
+from forgeplan.geometry.relations import check_geometry
+from forgeplan.geometry.separation import is_separable
+from forgeplan.io.importers import import_puzzle
+from forgeplan.model.actions import Action
+from forgeplan.model.assembly import DIRECTIONS, LockMechanism, SparePart, validate_assembly
 from forgeplan.perf.pddl_groups import FAULTS, fault_task, level1_puzzles
+from forgeplan.planners.pddl.problem import build_problem, candidate_counts, candidate_groups, solve_fd
+from forgeplan.semantics.faults import FaultSpec, make_task
 from burrdata import FOLDER as BURR, HAVE_SHARED, burr, needs_shared, param
-from forgeplan.repair import repair_plan
-from forgeplan.task import write_task
+from forgeplan.io.task_files import write_task
+from forgeplan.planners.repair import repair_plan
 from test_pddl import burr_jobs, engine_legal, walk_expanded_problem
 
 get_environment().credits_stream = None

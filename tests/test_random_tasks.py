@@ -18,11 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from forgeplan import asp
-from forgeplan.asp import Status, solve_task
-from forgeplan.crosscheck import compare_task
-from forgeplan.facts import task_facts
+from forgeplan.io.task_files import load_task
+from forgeplan.planners.asp.facts import task_facts
+from forgeplan.planners.asp.solve import Status, solve_task
+from forgeplan.planners.crosscheck import compare_task
 from forgeplan.random_tasks import Shape, random_task, shape_of
-from forgeplan.task import load_task
 from test_bruteforce import brute_optimum, brute_plans, tie_break_key
 
 REPRODUCER = Path(__file__).parent / "data" / "slow_proof_7part_3fault"

@@ -5,8 +5,8 @@ import json
 import pytest
 
 from cases import all_cases
-from forgeplan.errors import InputError
-from forgeplan.task import PUBLIC_FILES, load_task, write_task
+from forgeplan.io.task_files import PUBLIC_FILES, load_task, write_task
+from forgeplan.model.errors import InputError
 
 
 @pytest.mark.parametrize("name,task", all_cases()[:12])
@@ -65,7 +65,7 @@ def test_malformed_json_and_nan_are_rejected(tmp_path):
 def test_task_make_writes_a_proven_reference_unless_no_proof(tmp_path, capsys):
     """The default reference is clingo's proved optimum (the plan `solve` finds); --no-proof writes the repair
     search's plan and says it is not proved; both messages say which."""
-    from forgeplan.asp import solve_task
+    from forgeplan.planners.asp.solve import solve_task
     from forgeplan.cli import main
 
     fault = ["--fault", "wrong_orientation", "--seed", "1"]

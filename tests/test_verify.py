@@ -6,10 +6,10 @@ import pytest
 
 from cases import all_cases, fault_cases
 from fixtures import COVER, fixture_assembly
-from forgeplan.contract import output_json
-from forgeplan.faults import FaultSpec, make_task
-from forgeplan.diagnosis import diagnose
-from forgeplan.repair import repair_plan
+from forgeplan.io.contract import output_json
+from forgeplan.semantics.faults import FaultSpec, make_task
+from forgeplan.semantics.diagnosis import diagnose
+from forgeplan.planners.repair import repair_plan
 from forgeplan.verify import verify
 
 CASES = dict(all_cases())
@@ -97,7 +97,7 @@ def test_no_fault_tasks_need_the_empty_plan():
 
 def test_group_moves_are_illegal_grounding_where_the_assembly_needs_none():
     """Proven optima cover the nine FORGE actions only there, so a group move never verifies (SEMANTICS §5)."""
-    from forgeplan.actions import Action
+    from forgeplan.model.actions import Action
 
     task = CASES["shaft_stack/missing_part/0"]
     plan = repair_plan(task.world, task.actual, task.target)

@@ -12,13 +12,13 @@ import json
 import random
 from dataclasses import dataclass
 
-from ..actions import moved_parts
-from ..assembly import Assembly
-from ..diagnosis import MISTAKE_TYPES, diagnose
-from ..errors import ForgeplanError
-from ..faults import FaultSpec, candidates, make_task
-from ..task import Task, public_files, world_for
-from ..state import Tolerances
+from ..model.actions import moved_parts
+from ..model.assembly import Assembly
+from ..semantics.diagnosis import MISTAKE_TYPES, diagnose
+from ..model.errors import ForgeplanError
+from ..semantics.faults import FaultSpec, candidates, make_task
+from ..io.task_files import Task, public_files, world_for
+from ..model.state import Tolerances
 from ..verify import verify
 from .composition import Slot
 
@@ -65,7 +65,7 @@ def _faults_for(slot: Slot, task_world, rng: random.Random) -> list[FaultSpec]:
 
 def build_task(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances) -> tuple[Task, dict, int]:
     """The task of a slot and its solve result; tries attempt seeds until the closed loop holds."""
-    from ..asp import solve_task
+    from ..planners.asp.solve import solve_task
 
     world = world_for(asm, tolerances)
     sid = sample_id(slot)
@@ -102,7 +102,7 @@ def build_task(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances) -> 
 def generate(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances) -> Generated:
     """One task of the benchmark. `asm` is the loaded assembly itself (built-in or imported), so a
     worker process never has to find it again by id."""
-    from ..asp import reference_output
+    from ..planners.asp.solve import reference_output
 
     task, result, attempt = build_task(slot, asm, seed, tolerances)
     ref = reference_output(task, result)

@@ -12,11 +12,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..assembly import Assembly, assembly_from_json, load_assembly, validate_assembly
-from ..errors import AssemblyError, InputError
-from ..geometry import check_geometry
+from ..geometry.relations import check_geometry
+from ..io.guarded import decode, loads, read_bytes
 from ..library import BUILTIN
-from ..guarded import decode, loads, read_bytes
+from ..model.assembly import Assembly, assembly_from_json, load_assembly, validate_assembly
+from ..model.errors import AssemblyError, InputError
 
 OPTION = "--assemblies"
 # assembly ids become task folder names (`<id>_<split>_<index>`): no separators, no dot-names

@@ -13,12 +13,12 @@ from functools import partial
 from pathlib import Path
 
 from .. import __version__
-from ..errors import ForgeplanError, InputError
-from ..groups import needs_group_moves
-from ..guarded import output_folder
-from ..state import Tolerances
-from ..schema import BENCH_FILE_MODELS, ManifestFile, parse_model
-from ..task import load_task, read_json, write_json
+from ..geometry.separation import needs_group_moves
+from ..io.guarded import output_folder
+from ..io.schema import BENCH_FILE_MODELS, ManifestFile, parse_model
+from ..io.task_files import load_task, read_json, write_json
+from ..model.errors import ForgeplanError, InputError
+from ..model.state import Tolerances
 from .composition import PROTOCOL, composition_counts, plan_composition
 from .generate import generate
 from .sources import load_sources

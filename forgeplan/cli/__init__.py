@@ -15,8 +15,8 @@ import pkgutil
 import sys
 import traceback
 
-from ..errors import ForgeplanError
-from ..guarded import json_text, one_line
+from ..io.guarded import json_text, one_line
+from ..model.errors import ForgeplanError
 
 EXIT_OK, EXIT_NEGATIVE, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..guarded import one_line
+from ..io.guarded import one_line
 from . import emit_json
 
 
@@ -21,8 +21,8 @@ def register(sub) -> None:
 def _row(asm) -> dict:
     """One listing row; `moves` says whether the assembly comes apart one part at a time (`single_part`)
     or needs the group moves separate/join (`group_moves`)."""
-    from ..graphs import blocking_depth
-    from ..groups import disassembly_verdict
+    from ..geometry.graphs import blocking_depth
+    from ..geometry.separation import disassembly_verdict
 
     return {"assembly_id": asm.assembly_id, "family": asm.family, "parts": len(asm.parts),
             "locks": len(asm.locks), "spares": len(asm.spares), "blocking_depth": blocking_depth(asm),
@@ -30,8 +30,8 @@ def _row(asm) -> dict:
 
 
 def run(args) -> int:
-    from ..assembly import load_assembly
-    from ..groups import disassembly_verdict
+    from ..model.assembly import load_assembly
+    from ..geometry.separation import disassembly_verdict
     from ..library import BUILTIN
     from . import EXIT_NEGATIVE
 

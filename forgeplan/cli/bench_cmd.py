@@ -52,7 +52,7 @@ def run_build(args) -> int:
     from tqdm import tqdm
 
     from ..bench.store import build_bench, stats
-    from ..errors import InputError
+    from ..model.errors import InputError
 
     if args.jobs < 1:
         raise InputError(f"must be at least 1, got {args.jobs}", field="--jobs")
@@ -80,7 +80,7 @@ def run_export(args) -> int:
     from tqdm import tqdm
 
     from ..bench.export import export_jsonl
-    from ..guarded import output_folder
+    from ..io.guarded import output_folder
     from ..bench.store import load_manifest
 
     out = output_folder(args.out or args.bench / "export")

@@ -8,7 +8,7 @@ from . import EXIT_NEGATIVE, emit_json
 
 
 def register(sub) -> None:
-    from ..pddl import OBJECTIVES
+    from ..planners.pddl.problem import OBJECTIVES
 
     p = sub.add_parser(
         "crosscheck", help="compare clingo's and Fast Downward's optimal plans on tasks",
@@ -32,8 +32,8 @@ def _plan(side) -> str:
 
 
 def run(args) -> int:
-    from ..crosscheck import crosscheck, summary
-    from ..errors import InputError
+    from ..planners.crosscheck import crosscheck, summary
+    from ..model.errors import InputError
 
     if args.limit is not None and args.limit < 1:
         raise InputError("must be a positive number of tasks", field="--limit")

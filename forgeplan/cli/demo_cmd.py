@@ -30,8 +30,8 @@ def run(args) -> int:
     from tqdm import tqdm
 
     from ..demo import REDUCED_TASKS, Stage, run_demo
-    from ..errors import InputError
-    from ..guarded import output_folder
+    from ..model.errors import InputError
+    from ..io.guarded import output_folder
 
     from ..bench.store import check_task_count
 

@@ -44,7 +44,7 @@ def run_evaluate(args) -> int:
     from ..evaluation.report import fmt as _fmt, write_report
     from ..bench.store import load_manifest
 
-    from ..guarded import output_folder
+    from ..io.guarded import output_folder
 
     if args.out:
         output_folder(args.out)
@@ -67,9 +67,9 @@ def run_evaluate(args) -> int:
 
 def run_baseline(args) -> int:
     from ..bench.store import load_manifest, load_sample_task, read_sample_file
-    from ..errors import InputError
+    from ..model.errors import InputError
     from ..evaluation.baselines import BASELINES
-    from ..guarded import new_file
+    from ..io.guarded import new_file
 
     fn = BASELINES[args.name]
     splits = load_manifest(args.bench)["splits"]

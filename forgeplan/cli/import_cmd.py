@@ -31,7 +31,7 @@ def register(sub) -> None:
 def _list_examples(as_json: bool) -> int:
     import json
 
-    from ..resources import example_names, example_path
+    from ..io.resources import example_names, example_path
 
     rows = []
     for name in example_names():
@@ -47,8 +47,8 @@ def _list_examples(as_json: bool) -> int:
 
 
 def _source(args) -> Path:
-    from ..errors import InputError
-    from ..resources import example_names, example_path
+    from ..model.errors import InputError
+    from ..io.resources import example_names, example_path
 
     if args.example is None:
         return args.path
@@ -60,11 +60,11 @@ def _source(args) -> Path:
 
 
 def run(args) -> int:
-    from ..assembly import save_assembly
-    from ..errors import InputError
-    from ..groups import disassembly_verdict
-    from ..guarded import output_folder
-    from ..importers import read_puzzle
+    from ..model.assembly import save_assembly
+    from ..model.errors import InputError
+    from ..geometry.separation import disassembly_verdict
+    from ..io.guarded import output_folder
+    from ..io.importers import read_puzzle
 
     if args.list_examples:
         return _list_examples(args.json)

@@ -70,7 +70,7 @@ def register(sub) -> None:
 
 def run_grammar(args) -> int:
     from ..llm.grammar import base_grammar, check_llguidance, lark_parser, specialise
-    from ..task import load_task
+    from ..io.task_files import load_task
 
     text = specialise(load_task(args.task_dir)) if args.task_dir else base_grammar()
     lark_parser(text)  # loads LALR + strict, or InputError
@@ -89,7 +89,7 @@ def run_grammar(args) -> int:
 
 
 def _need_llm(threads: int = 0) -> None:
-    from ..errors import InputError
+    from ..model.errors import InputError
 
     try:
         import peft  # noqa: F401
@@ -130,7 +130,7 @@ def run_train(args) -> int:
 
 def run_infer(args) -> int:
     _need_llm(args.threads)
-    from ..errors import InputError
+    from ..model.errors import InputError
     from ..llm.infer import run_infer as infer
     from ..llm.train import load_for_inference
 

@@ -13,7 +13,7 @@ FD_SEARCH = "astar(lmcut())"   # optimal for action costs
 
 
 def _add_mode(p) -> None:
-    from ..pddl import OBJECTIVES
+    from ..planners.pddl.problem import OBJECTIVES
 
     p.add_argument("--grounded", action="store_true",
                    help="plain STRIPS with action costs (no quantifiers, no conditional effects)")
@@ -53,9 +53,9 @@ def register(sub) -> None:
 
 
 def run_export(args) -> int:
-    from ..guarded import output_folder
-    from ..pddl import build_problem, write_pddl
-    from ..task import load_task
+    from ..io.guarded import output_folder
+    from ..planners.pddl.problem import build_problem, write_pddl
+    from ..io.task_files import load_task
 
     output_folder(args.out)
     enc = build_problem(load_task(args.task_dir), args.objective, grounded=args.grounded)
@@ -72,11 +72,11 @@ def run_export(args) -> int:
 
 
 def run_import(args) -> int:
-    from ..contract import output_json
-    from ..diagnosis import diagnose
-    from ..guarded import one_line, read_text
-    from ..pddl import build_problem, read_plan
-    from ..task import load_task
+    from ..io.contract import output_json
+    from ..semantics.diagnosis import diagnose
+    from ..io.guarded import one_line, read_text
+    from ..planners.pddl.problem import build_problem, read_plan
+    from ..io.task_files import load_task
 
     task = load_task(args.task_dir)
     text = read_text(args.plan_file, "plan file")
@@ -100,8 +100,8 @@ def run_external(args) -> int:
     import subprocess
     from importlib.util import find_spec
 
-    from ..errors import InputError
-    from ..pddl import FD_MAX_TIMEOUT
+    from ..model.errors import InputError
+    from ..planners.pddl.problem import FD_MAX_TIMEOUT
 
     if not args.time_limit > 0:
         raise InputError("must be a positive number of seconds", field="--time-limit")

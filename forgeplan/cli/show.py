@@ -26,8 +26,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..assembly import load_assembly
-    from ..errors import InputError
+    from ..model.assembly import load_assembly
+    from ..model.errors import InputError
     from ..render import render_assembly
 
     if args.out.suffix.lower() != ".png" or args.out.is_dir():

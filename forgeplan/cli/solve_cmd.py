@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..guarded import one_line
+from ..io.guarded import one_line
 from . import EXIT_NEGATIVE, emit_json
 
 ALL_OPTIMAL_TIME_LIMIT = 60.0  # enumeration can take hours on large assemblies: bounded unless asked
 
 
 def register(sub) -> None:
-    from ..asp import OBJECTIVES
+    from ..planners.asp.solve import OBJECTIVES
 
     p = sub.add_parser(
         "solve", help="a recovery plan proved minimal by clingo (output contract + proof)",
@@ -51,9 +51,9 @@ def register(sub) -> None:
 
 
 def run_solve(args) -> int:
-    from ..asp import Status, reference_output, solve_task
-    from ..errors import InputError
-    from ..task import load_task
+    from ..planners.asp.solve import Status, reference_output, solve_task
+    from ..model.errors import InputError
+    from ..io.task_files import load_task
 
     if args.max_plans < 1:
         raise InputError("must be at least 1", field="--max-plans")
@@ -86,9 +86,9 @@ def _summary(r, all_optimal: bool = False) -> str:
 
 
 def run_closure(args) -> int:
-    from ..closure import dependency_closure
-    from ..diagnosis import faulty_slots
-    from ..task import load_task
+    from ..semantics.closure import dependency_closure
+    from ..semantics.diagnosis import faulty_slots
+    from ..io.task_files import load_task
 
     task = load_task(args.task_dir)
     world = task.world
@@ -102,8 +102,8 @@ def run_closure(args) -> int:
 
 
 def run_facts(args) -> int:
-    from ..facts import task_facts
-    from ..task import load_task
+    from ..planners.asp.facts import task_facts
+    from ..io.task_files import load_task
 
     print(task_facts(load_task(args.task_dir)).text, end="")
     return 0

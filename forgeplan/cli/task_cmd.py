@@ -35,12 +35,12 @@ def register(sub) -> None:
 
 
 def run_make(args) -> int:
-    from ..assembly import load_assembly
-    from ..errors import InputError
-    from ..faults import FaultSpec, make_task
-    from ..guarded import one_line, output_folder
-    from ..reference import describe_proof, proven_reference, simple_reference
-    from ..task import write_json, write_task
+    from ..model.assembly import load_assembly
+    from ..model.errors import InputError
+    from ..semantics.faults import FaultSpec, make_task
+    from ..io.guarded import one_line, output_folder
+    from ..planners.reference import describe_proof, proven_reference, simple_reference
+    from ..io.task_files import write_json, write_task
     from . import plural
 
     output_folder(args.out, create=False)

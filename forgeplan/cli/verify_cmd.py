@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..guarded import one_line
+from ..io.guarded import one_line
 from . import EXIT_NEGATIVE, emit_json, plural
 
 
@@ -28,8 +28,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..guarded import read_bytes, read_stdin
-    from ..task import load_task
+    from ..io.guarded import read_bytes, read_stdin
+    from ..io.task_files import load_task
     from ..verify import verify
 
     task = load_task(args.task_dir)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from ..actions import Action
-from ..contract import output_json
-from ..diagnosis import diagnose, repair_action
-from ..grounding import legal_actions
-from ..task import Task
+from ..model.actions import Action
+from ..io.contract import output_json
+from ..semantics.diagnosis import diagnose, repair_action
+from ..semantics.grounding import legal_actions
+from ..io.task_files import Task
 
 
 def oracle(task: Task, reference: dict) -> str:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import ForgeplanError, InputError
-from ..guarded import read_jsonl
-from ..task import Task
 from ..bench.store import load_manifest, load_sample_task, read_sample_file
+from ..io.guarded import read_jsonl
+from ..io.task_files import Task
+from ..model.errors import ForgeplanError, InputError
 from .metrics import breakdown, core_metrics, failure_breakdown
 from .samples import REFERENCE_COSTS, SampleScore, score_sample
 
@@ -55,7 +55,7 @@ def paper_reference(task: Task, reference: dict) -> dict:
     reference sequence defines the reference cost c*", and the reference "uses the fewest executable
     actions". forgeplan's stored reference minimises distinct moved parts first; it is kept when no valid
     plan has fewer actions, else replaced by clingo's proven action-optimal plan (`actions` objective)."""
-    from ..asp import solve_task
+    from ..planners.asp.solve import solve_task
 
     result = solve_task(task, "actions", time_limit=PAPER_SOLVE_SECONDS)
     if not result.optimal:

@@ -8,11 +8,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..actions import Action, moved_parts
-from ..contract import ContractError, Output, parse_output
-from ..engine import angle_diff
-from ..grounding import slot_actions
-from ..task import Task
+from ..model.actions import Action, moved_parts
+from ..io.contract import ContractError, Output, parse_output
+from ..semantics.engine import angle_diff
+from ..semantics.grounding import slot_actions
+from ..io.task_files import Task
 from ..verify import verify_output
 
 FAULT_CONDITIONS = ("single", "multi")

@@ -34,7 +34,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Callable
 
-from ..assembly import Assembly
+from ..model.assembly import Assembly
 from . import bayonet, burr, cabinet, dovetail, hub, jigsaw, luban, mortise, nested, shaft
 
 FAMILY_MODULES = (bayonet, shaft, luban, burr, dovetail, mortise, cabinet, nested, hub, jigsaw)

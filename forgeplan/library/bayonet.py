@@ -6,7 +6,7 @@ turn-and-lift) and what covers the ring: nothing, a small cap on the barrel, or 
 
 from __future__ import annotations
 
-from ..assembly import Assembly, SparePart
+from ..model.assembly import Assembly, SparePart
 from .voxels import box, coupled_lock, frame, part, part_id, ring, rotate_lock, union
 
 

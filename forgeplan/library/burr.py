@@ -10,7 +10,7 @@ are solid, one has six internal holes. Assembly and blocking graphs follow from 
 
 from __future__ import annotations
 
-from ..assembly import Assembly, SparePart
+from ..model.assembly import Assembly, SparePart
 from .voxels import Voxels, box, carve, part, part_id
 
 Box = tuple[int, int, int, int, int, int]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..assembly import Assembly, Part, SparePart
+from ..model.assembly import Assembly, Part, SparePart
 from .voxels import UP, box, carve, coupled_lock, part, part_id, rotate_lock, shell, union
 
 WIDTH, DEPTH = 9, 8

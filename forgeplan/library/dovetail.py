@@ -8,7 +8,7 @@ across their tops (the drawer) or a lid held down by a quarter-turn bolt (the bo
 
 from __future__ import annotations
 
-from ..assembly import Assembly, Part, SparePart
+from ..model.assembly import Assembly, Part, SparePart
 from .voxels import NOT_DOWN, UP, Voxels, box, carve, coupled_lock, part, part_id, rotate_lock, union
 
 

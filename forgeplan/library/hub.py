@@ -8,7 +8,7 @@ only once the cap is off; the chain from the cap to the spindle is the whole dep
 
 from __future__ import annotations
 
-from ..assembly import Assembly, Part, SparePart
+from ..model.assembly import Assembly, Part, SparePart
 from .voxels import box, carve, coupled_lock, frame, part, part_id, rotate_lock, union
 
 SIZE, C = 9, 4                                  # flange footprint and spindle column

@@ -7,7 +7,7 @@ needs to disturb a neighbour. The tabs make every piece fit one way round only.
 
 from __future__ import annotations
 
-from ..assembly import Assembly, SparePart
+from ..model.assembly import Assembly, SparePart
 from .voxels import box, part, part_id
 
 ROWS, COLS, CELL = 2, 3, 3

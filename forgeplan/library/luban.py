@@ -7,7 +7,7 @@ of the window along its length, and the beam is free. No lock mechanism: the key
 
 from __future__ import annotations
 
-from ..assembly import Assembly, SparePart
+from ..model.assembly import Assembly, SparePart
 from .voxels import box, carve, part, part_id
 
 

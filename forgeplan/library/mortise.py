@@ -8,7 +8,7 @@ the legs and a wedge through each tusk (a coupled lock: knocked up and loose) ke
 
 from __future__ import annotations
 
-from ..assembly import Assembly, Part, SparePart
+from ..model.assembly import Assembly, Part, SparePart
 from .voxels import NOT_DOWN, Voxels, box, carve, coupled_lock, part, part_id, union
 
 THICK = 3        # frame thickness along z; tenons and panels take the middle layer

@@ -7,7 +7,7 @@ keepsake: the deepest chains of the library.
 
 from __future__ import annotations
 
-from ..assembly import Assembly, Part, SparePart
+from ..model.assembly import Assembly, Part, SparePart
 from .voxels import UP, box, coupled_lock, part, part_id, rotate_lock, shell, union
 
 

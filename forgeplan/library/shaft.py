@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..assembly import Assembly, Part, SparePart
+from ..model.assembly import Assembly, Part, SparePart
 from .voxels import box, coupled_lock, frame, part, part_id, ring, rotate_lock, union
 
 CLIP_UNLOCK = ((0.0, 0.5, 0.0), (0.0, 45.0, 0.0))

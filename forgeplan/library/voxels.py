@@ -7,7 +7,7 @@ the shapes instead of being typed.
 
 from __future__ import annotations
 
-from ..assembly import DIRECTIONS, LockMechanism, Part, Pose
+from ..model.assembly import DIRECTIONS, LockMechanism, Part, Pose
 
 Voxels = frozenset[tuple[int, int, int]]
 AXIS = {"x": 0, "y": 1, "z": 2}

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import InputError
+from ..model.errors import InputError
 
 DEAD = -1
 _SINGLE = tuple(frozenset((b,)) for b in range(256))  # shared one-byte edge labels

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import InputError
 from ..bench.store import load_sample_task, read_sample_file, sample_folder
-from ..schema import SplitsFile, parse_model
-from ..task import Task, read_json
+from ..io.schema import SplitsFile, parse_model
+from ..io.task_files import Task, read_json
+from ..model.errors import InputError
 
 
 def split_ids(bench: Path, split: str) -> list[str]:

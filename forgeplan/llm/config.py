@@ -7,9 +7,9 @@ import tomllib
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
-from ..errors import InputError
-from ..guarded import read_text
-from ..resources import models_dir
+from ..io.guarded import read_text
+from ..io.resources import models_dir
+from ..model.errors import InputError
 
 MODELS_DIR = models_dir()
 DEFAULT_CONFIG = MODELS_DIR / "forge-qwen3.5-9b.toml"

@@ -7,7 +7,7 @@ alternatives, optionals, repetition and regex terminals (classes, groups, bounde
 
 from __future__ import annotations
 
-from ..errors import InputError
+from ..model.errors import InputError
 
 
 def _name(name: str, terminal: bool) -> str:

@@ -11,7 +11,7 @@ import json
 import time
 from pathlib import Path
 
-from ..guarded import new_file
+from ..io.guarded import new_file
 from .bench import load_sample, split_ids
 from .masking import make_mask
 from .prompt import build_prompt, prompt_text

@@ -3,7 +3,7 @@
 A prompt is a system line asking for one JSON object (and, where the assembly needs them, naming the
 group moves separate/join) plus the task's public representation as the user turn; the answer is the
 output contract as compact JSON (`target_text`), the exact text the grammar accepts. The
-representation is derived from the eight public files (forgeplan.task.public_files), condensed to
+representation is derived from the eight public files (forgeplan.io.task_files.public_files), condensed to
 fit a small context: voxels are replaced by what they imply (target position, blocking per removal
 direction, contacts, symmetry count), the target state by what differs from "every part present at
 its target position, unrotated, seated, locks engaged", and the actual state is given in full. No
@@ -12,7 +12,7 @@ torch here: the benchmark's JSONL export imports this module.
 
 from __future__ import annotations
 
-from ..task import Task, public_files
+from ..io.task_files import Task, public_files
 from .grammar import compact
 
 SYSTEM = ("You repair faulty interlocking assemblies. Reply with exactly one JSON object with the keys "

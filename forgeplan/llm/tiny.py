@@ -104,13 +104,13 @@ def corpus(bench: Path | None, limit: int = 400) -> list[str]:
             if ref is not None:
                 texts.append(target_text(ref))
         return texts
-    from ..faults import FaultSpec, candidates, make_task  # noqa: PLC0415
+    from ..semantics.faults import FaultSpec, candidates, make_task  # noqa: PLC0415
     from ..library import BUILTIN, build  # noqa: PLC0415
-    from ..reference import simple_reference  # noqa: PLC0415
-    from ..task import world_for  # noqa: PLC0415
+    from ..planners.reference import simple_reference  # noqa: PLC0415
+    from ..io.task_files import world_for  # noqa: PLC0415
 
-    from ..diagnosis import MISTAKE_TYPES  # noqa: PLC0415
-    from ..state import Tolerances  # noqa: PLC0415
+    from ..semantics.diagnosis import MISTAKE_TYPES  # noqa: PLC0415
+    from ..model.state import Tolerances  # noqa: PLC0415
 
     for aid in BUILTIN:
         asm = build(aid)

@@ -11,7 +11,7 @@ import math
 import time
 from pathlib import Path
 
-from ..errors import InputError
+from ..model.errors import InputError
 from .bench import load_sample, split_ids
 from .config import TrainConfig, save_config
 from .prompt import build_prompt, prompt_text, target_text

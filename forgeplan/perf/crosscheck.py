@@ -18,7 +18,7 @@ def add_arguments(p) -> None:
 
 
 def _row(group: str, task, runs: int, time_limit: float) -> dict:
-    from ..crosscheck import compare_task
+    from ..planners.crosscheck import compare_task
 
     comps = [compare_task(task, time_limit=time_limit) for _ in range(runs)]
     cl = statistics.median(c.clingo.seconds for c in comps)
@@ -41,12 +41,12 @@ def _summary(rows: list[dict]) -> dict:
 
 
 def run(args) -> dict:
-    from ..assembly import load_assembly
-    from ..faults import FaultSpec, candidates, make_task
+    from ..model.assembly import load_assembly
+    from ..semantics.faults import FaultSpec, candidates, make_task
     from ..library import BUILTIN
-    from ..synthetic import chain_task
-    from ..task import world_for
-    from ..state import Tolerances
+    from ..bench.synthetic import chain_task
+    from ..io.task_files import world_for
+    from ..model.state import Tolerances
 
     rows = []
     for asm_id in BUILTIN:
@@ -58,7 +58,7 @@ def run(args) -> dict:
     return {"benchmark": "crosscheck", "runs": args.runs, "fault": args.fault, "time_limit": args.time_limit,
             "fd_time": "fd_seconds: wall time of unified-planning's solve() on the expanded problem (write PDDL, start "
                        "Fast Downward, translate, search); fd_planner_seconds: Fast Downward's own 'Planner time'",
-            "clingo_time": "SolveResult.seconds of forgeplan.asp.solve_task",
+            "clingo_time": "SolveResult.seconds of forgeplan.planners.asp.solve.solve_task",
             "builtin": _summary([r for r in rows if r["group"] == "builtin"]),
             "synthetic": _summary([r for r in rows if r["group"] == "synthetic"]),
             "rows": rows, "target_ratio": 10, **machine()}

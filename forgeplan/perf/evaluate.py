@@ -21,7 +21,7 @@ def run(args) -> dict:
     from ..bench.store import build_bench, load_manifest
     from ..evaluation.baselines import greedy_legal, oracle
     from ..evaluation.evaluate import score_split, summarise
-    from ..task import load_task, read_json
+    from ..io.task_files import load_task, read_json
 
     with tempfile.TemporaryDirectory() as tmp:
         bench = args.bench or Path(tmp) / "bench"

@@ -177,7 +177,7 @@ class Sandbox:
     """Valid seed inputs for every entry point in a scratch folder; cases swap one file at a time."""
 
     def __init__(self, root: Path, bench: Path | None = None):
-        from ..assembly import load_assembly, save_assembly
+        from ..model.assembly import load_assembly, save_assembly
 
         self.root, self.out = root, root / "out"
         self.task = root / "task"
@@ -219,8 +219,8 @@ def _reference_output(bench: Path, sid: str) -> str:
 
 def _seed_plan(task_dir: Path) -> str:
     """Plan lines naming the export's objects (mutations start from a plan-shaped text)."""
-    from ..pddl import build_problem, pddl_writer
-    from ..task import load_task
+    from ..planners.pddl.problem import build_problem, pddl_writer
+    from ..io.task_files import load_task
 
     task = load_task(task_dir)
     enc = build_problem(task)
@@ -251,7 +251,7 @@ def case_output(sb: Sandbox, rng: random.Random):
 
 
 def case_task_file(sb: Sandbox, rng: random.Random):
-    from ..task import PUBLIC_FILES
+    from ..io.task_files import PUBLIC_FILES
 
     path = sb.task / rng.choice(PUBLIC_FILES)
     cmd = rng.choice([["verify", sb.task, sb.root / "output.json", "--json"], ["closure", sb.task, "--json"],
@@ -396,8 +396,8 @@ def peak_rss(argv: list) -> tuple[int, int]:
 
 def _overshoot(root: Path, runs: int) -> dict:
     """Median seconds past `solve --time-limit` on the built-in assembly with the longest grounding."""
-    from ..asp import solve_task
-    from ..task import load_task
+    from ..planners.asp.solve import solve_task
+    from ..io.task_files import load_task
 
     _ok(run_cli(["task", "make", "burr_6_split", "--out", root / "burr", "--fault", "missing_part"]))
     task = load_task(root / "burr")

@@ -24,7 +24,7 @@ def add_arguments(p) -> None:
 
 def level1_puzzles(folder: Path) -> list[Path]:
     """The puzzles of `folder` marked `level1_disassembly` (straight moves suffice), sorted by name."""
-    from ..errors import InputError
+    from ..model.errors import InputError
 
     found = sorted(p for p in Path(folder).glob("*.json") if json.loads(p.read_text(encoding="utf-8")).get("level1_disassembly"))
     if not found:
@@ -36,8 +36,8 @@ def inner_part(world, ftype: str) -> str | None:
     """The piece a fault "inside" the puzzle goes to: the first that can carry it in the order the main
     body grows (the core, which every two-handed disassembly keeps to the end, comes first) and that
     no straight move frees while the puzzle is assembled."""
-    from ..faults import candidates
-    from ..groups import main_body
+    from ..semantics.faults import candidates
+    from ..geometry.separation import main_body
 
     able = {world.ids[i] for i in candidates(world, ftype)}
     target = world.target_state()
@@ -47,17 +47,17 @@ def inner_part(world, ftype: str) -> str | None:
 
 def fault_task(asm, ftype: str):
     """(piece, task) with `ftype` on the inner piece of `asm`, or None when no inner piece can carry it."""
-    from ..faults import FaultSpec, make_task
-    from ..state import Tolerances
-    from ..task import world_for
+    from ..semantics.faults import FaultSpec, make_task
+    from ..model.state import Tolerances
+    from ..io.task_files import world_for
 
     pid = inner_part(world_for(asm, Tolerances()), ftype)
     return None if pid is None else (pid, make_task(asm, [FaultSpec(ftype, pid)], seed=0))
 
 
 def _fault_row(asm, ftype: str, runs: int, time_limit: float, clingo: bool) -> dict:
-    from ..crosscheck import compare_task
-    from ..pddl import build_problem, solve_fd
+    from ..planners.crosscheck import compare_task
+    from ..planners.pddl.problem import build_problem, solve_fd
 
     found = fault_task(asm, ftype)
     if found is None:
@@ -85,10 +85,10 @@ def _fault_row(asm, ftype: str, runs: int, time_limit: float, clingo: bool) -> d
 
 
 def _puzzle_row(name: str, asm, args) -> dict:
-    from ..groups import disassembly_verdict
-    from ..pddl import candidate_groups
-    from ..state import Tolerances
-    from ..task import world_for
+    from ..geometry.separation import disassembly_verdict
+    from ..planners.pddl.problem import candidate_groups
+    from ..model.state import Tolerances
+    from ..io.task_files import world_for
 
     counts = candidate_groups(world_for(asm, Tolerances())).counts()
     return {"puzzle": name, "assembly_id": asm.assembly_id, "parts": len(asm.parts),
@@ -99,7 +99,7 @@ def _puzzle_row(name: str, asm, args) -> dict:
 
 def builtin_group_assemblies() -> list:
     """The built-in assemblies that come apart only with group moves, in library order."""
-    from ..groups import needs_group_moves
+    from ..geometry.separation import needs_group_moves
     from ..library import BUILTIN, build
 
     return [build(a) for a in BUILTIN if needs_group_moves(build(a))]
@@ -119,8 +119,8 @@ def _times(rows: list[dict]) -> dict:
 
 
 def run(args) -> dict:
-    from ..importers import import_puzzle
-    from ..resources import examples_dir
+    from ..io.importers import import_puzzle
+    from ..io.resources import examples_dir
 
     rows = [_puzzle_row(p.name, import_puzzle(p), args) for p in level1_puzzles(args.data or examples_dir())]
     builtin = [_puzzle_row(f"built-in {a.assembly_id}", a, args) for a in builtin_group_assemblies()] if args.builtin else []

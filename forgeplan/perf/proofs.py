@@ -33,7 +33,7 @@ def add_arguments(p) -> None:
 
 
 def _timed(task, runs: int, time_limit: float) -> tuple[float, object]:
-    from ..asp import solve_task
+    from ..planners.asp.solve import solve_task
 
     walls, res = [], None
     for _ in range(runs):
@@ -75,7 +75,7 @@ def _random_tasks(count: int):
 
 
 def run(args) -> dict:
-    from ..task import load_task
+    from ..io.task_files import load_task
     from .solve import builtin_tasks
 
     out: dict = {"benchmark": "proofs", "runs": args.runs, "statistic": "median wall time over runs per task",

@@ -26,7 +26,7 @@ def add_arguments(p) -> None:
 
 def _timed(task, runs: int, time_limit: float) -> tuple[float, float, object]:
     """Median wall and CPU seconds of `solve_task(task)` over `runs` runs, and the last result."""
-    from ..asp import solve_task
+    from ..planners.asp.solve import solve_task
 
     walls, cpus, res = [], [], None
     for _ in range(runs):
@@ -40,12 +40,12 @@ def _timed(task, runs: int, time_limit: float) -> tuple[float, float, object]:
 def builtin_tasks(seeds: int, assemblies=None):
     """(name, task): every built-in assembly (or the listed ones) x every applicable fault type x seeds,
     plus multi-faults."""
-    from ..assembly import load_assembly
-    from ..diagnosis import MISTAKE_TYPES
-    from ..faults import FaultSpec, candidates, make_task
+    from ..model.assembly import load_assembly
+    from ..semantics.diagnosis import MISTAKE_TYPES
+    from ..semantics.faults import FaultSpec, candidates, make_task
     from ..library import BUILTIN
-    from ..state import Tolerances
-    from ..task import world_for
+    from ..model.state import Tolerances
+    from ..io.task_files import world_for
 
     for asm_id in assemblies or BUILTIN:
         asm = load_assembly(asm_id)
@@ -98,7 +98,7 @@ def _group_rows(rows: list[dict]) -> dict:
 
 def _cell(parts: int, depth: int, runs: int, time_limit: float, out) -> None:
     """One grid cell in a fresh process, so that its peak memory is its own."""
-    from ..synthetic import chain_task
+    from ..bench.synthetic import chain_task
 
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     task = chain_task(parts, depth, "missing_part")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import defaultdict
 from functools import lru_cache
 
-from .assembly import DIRECTIONS, DIRECTION_VECTORS, Assembly, Part
-from .errors import AssemblyError
-from .rotations import cube_rotations
+from ..model.assembly import DIRECTIONS, DIRECTION_VECTORS, Assembly, Part
+from ..model.errors import AssemblyError
+from ..model.rotations import cube_rotations
 
 IntMatrix = tuple[tuple[int, int, int], ...]
 
@@ -109,7 +109,7 @@ def check_geometry(asm: Assembly, *, disassembly: bool = True) -> None:
     import networkx as nx
 
     from .graphs import support_graph
-    from .groups import disassembly_verdict
+    from .separation import disassembly_verdict
 
     owner: dict = {}
     for p in asm.parts:

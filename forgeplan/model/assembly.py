@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import AssemblyError, UnknownAssembly
-from .guarded import MAX_VOXELS, read_json
+from ..io.guarded import MAX_VOXELS, read_json
 
 Voxel = tuple[int, int, int]
 DIRECTIONS = ("+x", "-x", "+y", "-y", "+z", "-z")
@@ -180,7 +180,7 @@ def assembly_to_json(asm: Assembly) -> dict:
 
 
 def assembly_from_json(data: dict, file: str) -> Assembly:
-    from .schema import AssemblyFileModel, parse_model
+    from ..io.schema import AssemblyFileModel, parse_model
 
     m = parse_model(AssemblyFileModel, data, file)
     parts = []
@@ -200,8 +200,8 @@ def assembly_from_json(data: dict, file: str) -> Assembly:
 
 def load_assembly(ref: str | Path, *, check_disassembly: bool = True) -> Assembly:
     """A built-in assembly by id, or an assembly JSON file by path; validated and geometry-checked."""
-    from .geometry import check_geometry
-    from .library import BUILTIN, build
+    from ..geometry.relations import check_geometry
+    from ..library import BUILTIN, build
 
     key = str(ref)
     if key in BUILTIN:

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from .actions import Action
-from .assembly import Pose
+from ..model.actions import Action
+from ..model.assembly import Pose
 from .guarded import LIMITS, Rejected, one_line, parse_json
 from .schema import OutputModel
 

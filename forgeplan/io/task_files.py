@@ -8,16 +8,16 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..geometry.graphs import assembly_sequence
+from ..geometry.relations import blocking_relation, check_geometry, contact_relation, symmetry_group
+from ..model.actions import ACTION_NAMES, ACTION_PARAMS
+from ..model.assembly import DIRECTIONS, Assembly, LockMechanism, Part, Pose, SparePart, unlocked_pose, validate_assembly
+from ..model.errors import InputError
+from ..model.state import Slot, State, Tolerances
+from ..semantics.engine import World
 from . import guarded
-from .actions import ACTION_NAMES, ACTION_PARAMS
-from .assembly import DIRECTIONS, Assembly, LockMechanism, Part, Pose, SparePart, unlocked_pose, validate_assembly
-from .engine import World
-from .errors import InputError
-from .geometry import blocking_relation, check_geometry, contact_relation, symmetry_group
-from .graphs import assembly_sequence
 from .schema import (TASK_SCHEMA_VERSION, ActionSpaceFile, AssemblyGraphFile, BlockingGraphFile, ContactGraphFile,
                      PartCatalog, StateFile, parse_model)
-from .state import Slot, State, Tolerances
 
 PUBLIC_FILES = ("part_catalog.json", "assembly_graph.json", "blocking_graph.json", "contact_graph.json",
                 "action_space.json", "initial_state.json", "actual_state.json", "target_state.json")

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from .actions import moved_parts
-from .contract import output_json
-from .diagnosis import diagnose
+from ..model.actions import moved_parts
+from ..io.contract import output_json
+from ..semantics.diagnosis import diagnose
 from .repair import repair_plan
-from .task import Task
+from ..io.task_files import Task
 
 
 def simple_reference(task: Task) -> dict | None:
@@ -28,7 +28,7 @@ def proven_reference(task: Task, time_limit: float | None = None) -> dict | None
     the repair search's) is returned with `proof.optimal: false`. The solve time is left out so that the
     file is the same on every run.
     """
-    from .asp import Status, reference_output, solve_task
+    from .asp.solve import Status, reference_output, solve_task
 
     result = solve_task(task, time_limit=time_limit)
     if result.status is Status.UNSOLVABLE:

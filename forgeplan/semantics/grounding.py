@@ -9,11 +9,11 @@ on the same part must undo, so it never appears in a minimal plan (encodings/SEM
 
 from __future__ import annotations
 
-from .actions import Action
-from .assembly import DIRECTIONS, Pose
+from ..model.actions import Action
+from ..model.assembly import DIRECTIONS, Pose
 from .engine import ZERO3, World
-from .rotations import axis_angle_of, euler_to_matrix, matmul, transpose
-from .state import State
+from ..model.rotations import axis_angle_of, euler_to_matrix, matmul, transpose
+from ..model.state import State
 
 
 def rotation_fix(world: World, i: int, rotation) -> tuple[str, float] | None:

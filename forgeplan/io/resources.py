@@ -14,7 +14,7 @@ from __future__ import annotations
 from importlib.resources import files
 from pathlib import Path
 
-_PACKAGE = Path(str(files(__package__ or "forgeplan"))).resolve()  # .../forgeplan (site-packages or repo)
+_PACKAGE = Path(str(files("forgeplan"))).resolve()  # .../forgeplan (site-packages or repo)
 _INSTALLED = _PACKAGE / "_resources"
 _REPOSITORY = _PACKAGE.parent
 

@@ -6,9 +6,9 @@ from functools import lru_cache
 
 import networkx as nx
 
-from .assembly import DIRECTIONS, Assembly
-from .errors import AssemblyError
-from .geometry import blocking_relation, contact_relation
+from ..model.assembly import DIRECTIONS, Assembly
+from ..model.errors import AssemblyError
+from .relations import blocking_relation, contact_relation
 
 
 def blocking_graph(asm: Assembly, direction: str) -> nx.DiGraph:
@@ -78,7 +78,7 @@ def assembly_sequence(asm: Assembly) -> tuple[str, ...]:
     try:
         layers = disassembly_layers(asm)
     except AssemblyError:
-        from .groups import main_body
+        from .separation import main_body
 
         return main_body(asm).insertion_order
     return tuple(p for layer in reversed(layers) for p in reversed(layer))
@@ -89,6 +89,6 @@ def blocking_depth(asm: Assembly) -> int:
     try:
         return len(disassembly_layers(asm))
     except AssemblyError:
-        from .groups import main_body
+        from .separation import main_body
 
         return len(main_body(asm).joins)

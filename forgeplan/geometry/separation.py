@@ -2,7 +2,7 @@
 
 Following Wilson & Latombe's non-directional blocking graphs, a set `G` of present parts can leave
 along direction `d` when no present part outside `G` blocks a member of `G` along `d`
-(`forgeplan.geometry.blocking_relation`, which is pairwise and exact for straight moves to infinity).
+(`forgeplan.geometry.relations.blocking_relation`, which is pairwise and exact for straight moves to infinity).
 Equivalently `G` is closed under "blockers along `d`" within the present set; as for `remove` and
 `separate` in SEMANTICS.md, every member must also allow `d` among its `removal_dirs`. Supports do not
 restrict removal (they constrain `insert`/`join` only), so they play no part here.
@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Iterable, NamedTuple, Sequence
 
-from .assembly import DIRECTIONS, Assembly
-from .errors import AssemblyError
-from .geometry import blocking_relation
+from ..model.assembly import DIRECTIONS, Assembly
+from ..model.errors import AssemblyError
+from .relations import blocking_relation
 
 OPPOSITE = {"+x": "-x", "-x": "+x", "+y": "-y", "-y": "+y", "+z": "-z", "-z": "+z"}
 

@@ -25,15 +25,15 @@ from enum import Enum
 import clingo
 from clingo import Function, Number, ast
 
-from .actions import Action, moved_parts
-from .closure import dependency_closure
-from .contract import output_json
-from .diagnosis import diagnose, faulty_slots
-from .errors import InputError
+from ...model.actions import Action, moved_parts
+from ...semantics.closure import dependency_closure
+from ...io.contract import output_json
+from ...semantics.diagnosis import diagnose, faulty_slots
+from ...model.errors import InputError
 from .facts import Facts, canonical_key, part_ranks, task_facts
-from .repair import repair_plan
-from .resources import encodings_dir
-from .task import Task
+from ..repair import repair_plan
+from ...io.resources import encodings_dir
+from ...io.task_files import Task
 
 # measured on the registry's largest tasks: about 25% faster than clingo's defaults
 SOLVER_OPTIONS = ("--configuration=frumpy", "--opt-strategy=usc", "--heuristic=Berkmin",
@@ -377,7 +377,7 @@ def check_plan(task: Task, plan) -> list[tuple[str, str, int]]:
     """The plan checker encoding's verdict: err(Code, Action-or-slot, Step) atoms, sorted by step.
 
     Steps count from 1; the final-state errors carry the plan length. Only grounded actions
-    (forgeplan.grounding) can be checked; any other action raises InputError.
+    (forgeplan.semantics.grounding) can be checked; any other action raises InputError.
     """
     facts = task_facts(task)
     lines = []

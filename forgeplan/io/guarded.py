@@ -23,7 +23,7 @@ import stat
 import sys
 from pathlib import Path
 
-from .errors import InputError
+from ..model.errors import InputError
 
 # bytes per kind of file; the README's "Limits" section lists the same numbers
 LIMITS = {

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from .actions import Action
+from ..model.actions import Action
 from .engine import World
 from .grounding import lock_action, rotation_fix
-from .rotations import axis_angle_of, euler_to_matrix
-from .state import State
+from ..model.rotations import axis_angle_of, euler_to_matrix
+from ..model.state import State
 
 MISTAKE_TYPES = ("missing_part", "wrong_orientation", "misplacement", "under_insertion", "wrong_part", "interference_lock")
 

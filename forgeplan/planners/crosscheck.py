@@ -14,9 +14,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterator
 
-from .actions import Action, moved_parts
-from .errors import InputError
-from .task import Task, load_task
+from ..model.actions import Action, moved_parts
+from ..model.errors import InputError
+from ..io.task_files import Task, load_task
 
 VERDICTS = ("agree", "disagree", "unknown")
 
@@ -89,7 +89,7 @@ def _replayed(task: Task, side: Side) -> Side:
 
 
 def clingo_side(task: Task, objective: str, time_limit: float | None) -> Side:
-    from .asp import Status, solve_task
+    from .asp.solve import Status, solve_task
 
     try:
         r = solve_task(task, objective, time_limit=time_limit)
@@ -106,7 +106,7 @@ def clingo_side(task: Task, objective: str, time_limit: float | None) -> Side:
 def fd_side(task: Task, objective: str, time_limit: float | None) -> Side:
     from unified_planning.engines import PlanGenerationResultStatus as S
 
-    from .pddl import solve_fd
+    from .pddl.problem import solve_fd
 
     try:
         r = solve_fd(task, objective, time_limit=time_limit)

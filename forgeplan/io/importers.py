@@ -32,10 +32,10 @@ from typing import Optional
 
 from pydantic import Field
 
-from .assembly import DIRECTIONS, Assembly, Part, validate_assembly
-from .errors import AssemblyError, InputError
-from .schema import IntVec3, Open, parse_model
+from ..model.assembly import DIRECTIONS, Assembly, Part, validate_assembly
+from ..model.errors import AssemblyError, InputError
 from .guarded import LIMITS, MAX_COORD, MAX_GRID_CELLS, MAX_PARTS, MAX_VOXELS, decode, loads, one_line, read_bytes
+from .schema import IntVec3, Open, parse_model
 
 Voxel = tuple[int, int, int]
 IntMatrix = tuple[tuple[int, int, int], tuple[int, int, int], tuple[int, int, int]]

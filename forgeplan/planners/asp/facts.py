@@ -4,7 +4,7 @@ The encodings (encodings/*.lp, predicates in encodings/README.md) never do toler
 arithmetic: every number-dependent fact — which rotations are off modulo symmetry, which turn repairs
 them and where it lands, whether a coupled lock's unlocked pose is off — is computed here with the
 engine's own functions (`World.rotation_error`, `World.pose_off`, `World.apply`,
-`grounding.rotation_fix`). The action universe is the grounded action set of `forgeplan.grounding`
+`grounding.rotation_fix`). The action universe is the grounded action set of `forgeplan.semantics.grounding`
 over every state the abstraction can reach, each action with its tie-break rank (SEMANTICS §4).
 """
 
@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .actions import ACTION_NAMES, Action
-from .assembly import DIRECTIONS
-from .engine import ZERO3, World
-from .errors import InputError
-from .grounding import lock_action, rotation_fix
-from .state import State
-from .task import Task
+from ...model.actions import ACTION_NAMES, Action
+from ...model.assembly import DIRECTIONS
+from ...semantics.engine import ZERO3, World
+from ...model.errors import InputError
+from ...semantics.grounding import lock_action, rotation_fix
+from ...model.state import State
+from ...io.task_files import Task
 
 Rotation = tuple[float, float, float]
 
@@ -109,11 +109,11 @@ MAX_GROUP_SETS = 5000
 
 
 def separable_sets(world: World) -> list[tuple[str, ...]]:
-    """Every set of two or more slots that is separable in free space (forgeplan.groups), catalog order.
+    """Every set of two or more slots that is separable in free space (forgeplan.geometry.separation), catalog order.
 
     Separability is hereditary, so the sets are grown one slot at a time from separable sets only.
     """
-    from .groups import is_separable
+    from ...geometry.separation import is_separable
 
     n = len(world.ids)
     level = [(i,) for i in range(n)]

@@ -12,12 +12,12 @@ from __future__ import annotations
 import heapq
 import itertools
 
-from .actions import Action
-from .diagnosis import diagnose, repair_action
-from .engine import World
-from .graphs import disassembly_layers
-from .grounding import legal_actions, lock_action
-from .state import State
+from ..model.actions import Action
+from ..semantics.diagnosis import diagnose, repair_action
+from ..semantics.engine import World
+from ..geometry.graphs import disassembly_layers
+from ..semantics.grounding import legal_actions, lock_action
+from ..model.state import State
 
 
 class _Planner:

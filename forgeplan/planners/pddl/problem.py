@@ -1,7 +1,7 @@
 """Task -> unified-planning Problem: the PDDL side of the one semantics (encodings/SEMANTICS.md).
 
 The PDDL world is the symbolic abstraction of SEMANTICS §2 over the grounded action set of
-`forgeplan.grounding`: per slot the fluents `present`, `wrong` (occupant is a spare), `pose_off`,
+`forgeplan.semantics.grounding`: per slot the fluents `present`, `wrong` (occupant is a spare), `pose_off`,
 `rot_off`, `locked`, plus `unlock_turned` (the rotation is a coupled lock's unlocked rotation, which
 selects the repairing turn of `rotate`) and `touched` (the part was named by an action; J_move).
 Poses never leave this finite set of facts: every grounded action sets a pose to the target, to a
@@ -31,14 +31,14 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
-from .actions import Action, moved_parts
-from .assembly import DIRECTIONS, Pose
-from .engine import ZERO3, World
-from .errors import InputError
-from .geometry import blocking_relation
-from .grounding import rotation_fix
-from .state import Slot, State
-from .task import Task
+from ...model.actions import Action, moved_parts
+from ...model.assembly import DIRECTIONS, Pose
+from ...semantics.engine import ZERO3, World
+from ...model.errors import InputError
+from ...geometry.relations import blocking_relation
+from ...semantics.grounding import rotation_fix
+from ...model.state import Slot, State
+from ...io.task_files import Task
 
 OBJECTIVES = ("moved-parts,actions", "actions", "moved-parts")
 DEFAULT_WEIGHT = 1000
@@ -322,7 +322,7 @@ def _undominated(world: World, group: int, along: list[str]) -> list[str]:
 def _separable_sets(world: World) -> list[int]:
     """Bitmasks of the separable sets of two or more slots, smallest first.
 
-    Separability is hereditary (forgeplan.groups), so a separable set minus its highest slot is
+    Separability is hereditary (forgeplan.geometry.separation), so a separable set minus its highest slot is
     separable: growing separable sets by one higher slot at a time reaches exactly the separable ones.
     """
     n, level, out = len(world.ids), [1 << i for i in range(len(world.ids))], []
@@ -542,7 +542,7 @@ class Encoding:
 
     def _angle_key(self, angle: float | None) -> tuple | None:
         """The angle object within rot_tol of `angle` (the engine accepts any angle that close)."""
-        from .engine import angle_diff
+        from ...semantics.engine import angle_diff
 
         near = sorted((angle_diff(k[1], angle), k) for k in self.objects
                       if isinstance(k, tuple) and k[0] == "angle" and angle is not None)
@@ -999,8 +999,8 @@ def pddl_writer(enc: Encoding):
 
 def domain_text() -> str:
     """The lifted rework domain (task-independent; committed as domains/rework.pddl)."""
-    from .faults import make_task
-    from .library import BUILTIN, build
+    from ...semantics.faults import make_task
+    from ...library import BUILTIN, build
 
     return pddl_writer(build_problem(make_task(build(next(iter(BUILTIN))), []))).get_domain()
 

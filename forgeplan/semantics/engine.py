@@ -10,11 +10,11 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple, Sequence
 
-from .actions import GROUP_ACTIONS, Action
-from .assembly import DIRECTIONS, Assembly, Pose, unlocked_pose
-from .geometry import blocking_relation, symmetry_group
-from .rotations import angle_of, as_float, axis_matrix, euler_to_matrix, matmul, matrix_to_euler, transpose
-from .state import Slot, State, Tolerances
+from ..model.actions import GROUP_ACTIONS, Action
+from ..model.assembly import DIRECTIONS, Assembly, Pose, unlocked_pose
+from ..geometry.relations import blocking_relation, symmetry_group
+from ..model.rotations import angle_of, as_float, axis_matrix, euler_to_matrix, matmul, matrix_to_euler, transpose
+from ..model.state import Slot, State, Tolerances
 
 ZERO3 = (0.0, 0.0, 0.0)
 
@@ -265,7 +265,7 @@ class World:
         """True when separate/join are in play: the assembly comes apart only with subassembly (group)
         moves, unless the constructor forced it either way."""
         if self._needs_groups is None:
-            from .groups import needs_group_moves
+            from ..geometry.separation import needs_group_moves
 
             self._needs_groups = needs_group_moves(self.assembly)
         return self._needs_groups
@@ -284,7 +284,7 @@ class World:
             if n <= self.MAX_GROUP_PARTS:
                 masks = [m for m in range(1, 1 << n) if bin(m).count("1") >= 2 and self.separable(m)]
             else:
-                from .groups import group_moves
+                from ..geometry.separation import group_moves
 
                 found = {sum(1 << self.index[p] for p in st.move) for st in group_moves(self.assembly, self.ids)}
                 masks = sorted(m for m in found if bin(m).count("1") >= 2)
@@ -295,7 +295,7 @@ class World:
         """Can the slots of bitmask `group` be pre-assembled (separated) in free space? Cached."""
         ok = self._separable.get(group)
         if ok is None:
-            from .groups import is_separable
+            from ..geometry.separation import is_separable
 
             members = [self.ids[j] for j in range(len(self.ids)) if group >> j & 1]
             ok = self._separable[group] = is_separable(self.assembly, members)

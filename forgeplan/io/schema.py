@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator
 
-from .errors import InputError
+from ..model.errors import InputError
 from .guarded import MAX_ANGLE, MAX_COORD, MAX_PARTS, MAX_VOXELS
 
 TASK_SCHEMA_VERSION = "1.0"

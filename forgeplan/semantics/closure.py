@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .engine import World
-from .state import State
+from ..model.state import State
 
 
 def dependency_closure(world: World, actual: State, faulty: list[int]) -> list[int]:

@@ -1,0 +1,1 @@
+"""Voxel geometry: blocking/contact/symmetry relations, straight-move separation, graphs, geometry checks."""

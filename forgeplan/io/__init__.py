@@ -1,0 +1,1 @@
+"""Files in and out: resources, schemas, the eight task files, the output contract, importers, the catalog."""

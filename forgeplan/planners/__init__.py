@@ -1,0 +1,1 @@
+"""Plan producers: the repair search, clingo (asp/), Fast Downward (pddl/) and their cross-check."""

@@ -1,0 +1,1 @@
+"""The symbolic semantics (encodings/SEMANTICS.md): the engine, the task, grounding, diagnosis, closure, faults."""

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .bench.store import build_bench
-from .planners.crosscheck import compare_task, summary as crosscheck_summary
 from .evaluation.baselines import BASELINES
 from .evaluation.evaluate import score_split, summarise
 from .evaluation.report import COLUMNS, fmt as _fmt, write_report
 from .io.task_files import load_task, read_json
+from .planners.crosscheck import compare_task, summary as crosscheck_summary
 
 REDUCED_TASKS = 400
 CROSSCHECK_SAMPLE = 12

@@ -16,11 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from .geometry.graphs import blocking_depth, disassembly_layers
+from .geometry.relations import blocking_relation
+from .geometry.separation import disassemble
 from .model.assembly import DIRECTION_VECTORS, Assembly, Part
 from .model.errors import AssemblyError, InputError
-from .geometry.relations import blocking_relation
-from .geometry.graphs import blocking_depth, disassembly_layers
-from .geometry.separation import disassemble
 
 Voxel = tuple[int, int, int]
 

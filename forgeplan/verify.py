@@ -9,12 +9,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from .io.contract import ContractError, Output, parse_output
-from .io.task_files import Task
 from .model.actions import Action, moved_parts
 from .model.state import State
 from .semantics.closure import dependency_closure
 from .semantics.diagnosis import diagnose
 from .semantics.engine import DEPENDENCY_CODES, PARAMETER_CODES
+from .semantics.task import Task
 
 # FORGE Table 9 ("Failure categories used in the qualitative analysis"), in the order the verifier tests them
 TABLE_9 = {

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from forgeplan.model.assembly import load_assembly
+from forgeplan.io.catalog import load_assembly
+from forgeplan.library import BUILTIN
+from forgeplan.model.state import Tolerances
 from forgeplan.semantics.diagnosis import MISTAKE_TYPES
 from forgeplan.semantics.faults import FaultSpec, candidates, make_task
-from forgeplan.library import BUILTIN
-from forgeplan.io.task_files import Task, world_for
-from forgeplan.model.state import Tolerances
+from forgeplan.semantics.task import Task, world_for
 
 
 @lru_cache(maxsize=None)

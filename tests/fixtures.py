@@ -6,8 +6,8 @@
 Key: an asymmetric piece at z=2..3 (for orientation faults). Spare: Pin_Bent for Pin.
 """
 
-from forgeplan.model.assembly import Assembly, SparePart
 from forgeplan.library.voxels import box, coupled_lock, part, rotate_lock
+from forgeplan.model.assembly import Assembly, SparePart
 
 BASE, PIN, COVER, LATCH, CLIP, KEY, BENT = "Fx_Part01_Base", "Fx_Part02_Pin", "Fx_Part03_Cover", "Fx_Part04_Latch", "Fx_Part05_Clip", "Fx_Part06_Key", "Fx_Part02_Pin_Bent"
 

@@ -11,22 +11,23 @@ import pytest
 
 from burrdata import burr
 from cases import all_cases
-from forgeplan.model.actions import Action, moved_parts
 from forgeplan import asp
-from forgeplan.planners.asp.solve import ENCODINGS, Status, check_plan, reference_output, solve_task
-from forgeplan.model.assembly import Assembly
+from forgeplan.bench.synthetic import chain_assembly, chain_task
 from forgeplan.cli import main
+from forgeplan.io.importers import import_puzzle
+from forgeplan.io.task_files import write_task
+from forgeplan.library.voxels import box, part
+from forgeplan.model.actions import Action, moved_parts
+from forgeplan.model.assembly import Assembly
+from forgeplan.model.errors import InputError
+from forgeplan.model.state import Tolerances
+from forgeplan.planners.asp.facts import task_facts
+from forgeplan.planners.asp.solve import ENCODINGS, Status, check_plan, reference_output, solve_task
 from forgeplan.semantics.closure import dependency_closure
 from forgeplan.semantics.diagnosis import faulty_slots
-from forgeplan.model.errors import InputError
-from forgeplan.planners.asp.facts import task_facts
 from forgeplan.semantics.faults import FaultSpec, make_task
 from forgeplan.semantics.grounding import slot_actions
-from forgeplan.io.importers import import_puzzle
-from forgeplan.library.voxels import box, part
-from forgeplan.model.state import Tolerances
-from forgeplan.bench.synthetic import chain_assembly, chain_task
-from forgeplan.io.task_files import Task, world_for, write_task
+from forgeplan.semantics.task import Task, world_for
 from forgeplan.verify import verify
 
 CASES = all_cases()

@@ -11,8 +11,8 @@ import random
 
 import pytest
 
+from forgeplan.bench.burr_faults import fault_task
 from forgeplan.io.importers import import_puzzle
-from forgeplan.perf.pddl_groups import fault_task
 from forgeplan.planners.asp.facts import task_facts
 from forgeplan.planners.asp.solve import check_plan, solve_task
 from forgeplan.planners.crosscheck import compare_task

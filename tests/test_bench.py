@@ -4,11 +4,11 @@ import filecmp
 import json
 
 from conftest import SMALL_BENCH_ASSEMBLIES, SMALL_BENCH_TASKS
-from forgeplan.model.assembly import load_assembly
 from forgeplan.bench.composition import PROTOCOL, composition_counts, plan_composition, split_assemblies
 from forgeplan.bench.store import build_bench, load_manifest
-from forgeplan.library import BUILTIN
+from forgeplan.io.catalog import load_assembly
 from forgeplan.io.task_files import load_task
+from forgeplan.library import BUILTIN
 from forgeplan.verify import verify
 
 FAMILIES = {a: load_assembly(a).family for a in BUILTIN}

@@ -18,9 +18,9 @@ from forgeplan.bench.composition import split_assemblies
 from forgeplan.bench.sources import load_sources
 from forgeplan.bench.store import load_manifest
 from forgeplan.cli import main
+from forgeplan.io.catalog import save_assembly
 from forgeplan.io.importers import import_puzzle
 from forgeplan.io.task_files import load_task
-from forgeplan.model.assembly import save_assembly
 from forgeplan.verify import verify
 
 DATA = EXAMPLES

@@ -15,16 +15,16 @@ import itertools
 import pytest
 
 from fixtures import fixture_assembly
+from forgeplan.bench.synthetic import chain_assembly
+from forgeplan.io.catalog import load_assembly
 from forgeplan.model.actions import ACTION_NAMES
+from forgeplan.model.state import Tolerances
 from forgeplan.planners.asp.solve import Status, solve_task
-from forgeplan.model.assembly import load_assembly
 from forgeplan.semantics.closure import dependency_closure
 from forgeplan.semantics.diagnosis import MISTAKE_TYPES, diagnose, faulty_slots
 from forgeplan.semantics.faults import FaultSpec, candidates, make_task
 from forgeplan.semantics.grounding import legal_actions
-from forgeplan.bench.synthetic import chain_assembly
-from forgeplan.io.task_files import world_for
-from forgeplan.model.state import Tolerances
+from forgeplan.semantics.task import world_for
 
 NODE_LIMIT = 60_000
 

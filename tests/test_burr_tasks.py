@@ -6,10 +6,10 @@ import pytest
 from burrdata import EXAMPLES, HAVE_SHARED, SHARED, burr, level1, needs_shared
 
 from forgeplan.io.importers import import_puzzle
-from forgeplan.io.task_files import world_for
 from forgeplan.model.state import Tolerances
 from forgeplan.planners.repair import repair_plan
 from forgeplan.semantics.faults import FaultSpec, make_task
+from forgeplan.semantics.task import world_for
 
 LEVEL1 = level1(SHARED) if HAVE_SHARED else level1(EXAMPLES)
 

@@ -9,9 +9,9 @@ from cases import all_cases
 from fixtures import BASE, BENT, CLIP, COVER, KEY, LATCH, PIN, fixture_assembly
 from forgeplan.model.actions import Action
 from forgeplan.model.assembly import Pose
+from forgeplan.model.rotations import axis_matrix, matrix_to_euler
 from forgeplan.semantics.engine import World
 from forgeplan.semantics.grounding import legal_actions
-from forgeplan.model.rotations import axis_matrix, matrix_to_euler
 
 W = World(fixture_assembly())
 T = W.target_state()

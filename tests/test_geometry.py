@@ -2,11 +2,12 @@
 
 import pytest
 
+from forgeplan.geometry.checks import check_geometry
+from forgeplan.geometry.graphs import assembly_sequence, blocking_depth, disassembly_layers
+from forgeplan.geometry.relations import blocking_relation, contact_relation, symmetry_group
+from forgeplan.library.voxels import box, part
 from forgeplan.model.assembly import Assembly, validate_assembly
 from forgeplan.model.errors import AssemblyError
-from forgeplan.geometry.relations import blocking_relation, check_geometry, contact_relation, symmetry_group
-from forgeplan.geometry.graphs import assembly_sequence, blocking_depth, disassembly_layers
-from forgeplan.library.voxels import box, part
 
 
 def asm(*parts):

@@ -14,15 +14,15 @@ from hypothesis import strategies as st
 from cases import all_cases
 from forgeplan.cli import main
 from forgeplan.io.contract import parse_output
-from forgeplan.model.errors import InputError
-from forgeplan.semantics.grounding import legal_actions
+from forgeplan.io.task_files import write_json, write_task
 from forgeplan.llm.automaton import DEAD, compile_lark
 from forgeplan.llm.grammar import base_grammar, compact, lark_parser, specialise
 from forgeplan.llm.masking import GrammarMask, LegalMask, task_dfa
 from forgeplan.llm.prompt import build_prompt, target_text
 from forgeplan.llm.vocab import Vocab
+from forgeplan.model.errors import InputError
 from forgeplan.planners.reference import simple_reference
-from forgeplan.io.task_files import write_json, write_task
+from forgeplan.semantics.grounding import legal_actions
 
 def _one_assembly_per_family():
     """The registry's cases for the first assembly of each family: every family's grammar shape, while

@@ -16,13 +16,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from forgeplan.model.assembly import DIRECTIONS, Assembly
-from forgeplan.model.errors import AssemblyError
 from forgeplan.geometry.separation import (OPPOSITE, Step, assembly_steps, candidate_counts, candidate_groups, closed_groups,
                               closure, disassemble, disassembly_verdict, group_moves, is_level1, is_movable,
                               is_separable, main_body, replay_separations)
 from forgeplan.io.importers import read_puzzle
 from forgeplan.library.voxels import box, part
+from forgeplan.model.assembly import DIRECTIONS, Assembly
+from forgeplan.model.errors import AssemblyError
 
 from burrdata import burr, needs_shared, param
 

@@ -17,8 +17,9 @@ import pytest
 from burrdata import FOLDER, needs_shared
 from forgeplan.cli import main
 from forgeplan.geometry.relations import symmetry_group
+from forgeplan.io.catalog import assembly_from_json
 from forgeplan.io.importers import burrtools_matrix, camel_name, part_kind, read_puzzle
-from forgeplan.model.assembly import DIRECTIONS, assembly_from_json
+from forgeplan.model.assembly import DIRECTIONS
 from forgeplan.model.errors import AssemblyError, InputError
 
 DATA = FOLDER

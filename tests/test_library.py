@@ -9,22 +9,23 @@ from collections import Counter
 
 import pytest
 
-from forgeplan.planners.asp.solve import reference_output, solve_task
-from forgeplan.model.assembly import DIRECTIONS, load_assembly
 from forgeplan.cli import main
-from forgeplan.planners.crosscheck import compare_task
-from forgeplan.semantics.diagnosis import MISTAKE_TYPES
-from forgeplan.semantics.faults import FaultSpec, candidates, make_task
-from forgeplan.geometry.relations import symmetry_group
 from forgeplan.geometry.graphs import assembly_sequence, blocking_depth
-from forgeplan.semantics.grounding import legal_actions
+from forgeplan.geometry.relations import symmetry_group
 from forgeplan.geometry.separation import disassembly_verdict, needs_group_moves
+from forgeplan.io.catalog import load_assembly
 from forgeplan.library import BUILTIN
 from forgeplan.library.voxels import box, part
-from forgeplan.render import exploded_voxels
-from forgeplan.planners.repair import repair_plan
+from forgeplan.model.assembly import DIRECTIONS
 from forgeplan.model.state import Tolerances
-from forgeplan.io.task_files import world_for
+from forgeplan.planners.asp.solve import reference_output, solve_task
+from forgeplan.planners.crosscheck import compare_task
+from forgeplan.planners.repair import repair_plan
+from forgeplan.render import exploded_voxels
+from forgeplan.semantics.diagnosis import MISTAKE_TYPES
+from forgeplan.semantics.faults import FaultSpec, candidates, make_task
+from forgeplan.semantics.grounding import legal_actions
+from forgeplan.semantics.task import world_for
 from forgeplan.verify import verify
 
 IDS = list(BUILTIN)

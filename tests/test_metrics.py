@@ -2,9 +2,9 @@
 
 import pytest
 
-from forgeplan.io.contract import parse_output
 from forgeplan.evaluation.metrics import core_metrics, macro_assembly, macro_assembly_type
 from forgeplan.evaluation.samples import SampleScore, action_fidelity, edit_distance, state_fidelity
+from forgeplan.io.contract import parse_output
 
 
 def s(asm, stratum, **kw):

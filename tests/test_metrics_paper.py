@@ -13,8 +13,8 @@ from forgeplan.evaluation.evaluate import paper_reference
 from forgeplan.evaluation.metrics import core_metrics, failure_breakdown, overall_core
 from forgeplan.evaluation.samples import (SampleScore, hrq_i, mpa_rca, mve_i, plan_cost, sapf_i, score_sample, sse_i,
                                           vmre_i)
+from forgeplan.io.catalog import load_assembly
 from forgeplan.io.contract import parse_output
-from forgeplan.model.assembly import load_assembly
 from forgeplan.semantics.faults import FaultSpec, make_task
 from forgeplan.verify import FAILURE_CATEGORIES, verify
 

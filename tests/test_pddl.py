@@ -16,13 +16,13 @@ from unified_planning.io import PDDLReader, PDDLWriter
 from unified_planning.shortcuts import OneshotPlanner, get_environment
 
 from cases import all_cases
+from forgeplan.bench.burr_faults import FAULTS, fault_task, level1_puzzles
 from forgeplan.cli import main
-from forgeplan.geometry.relations import check_geometry
+from forgeplan.geometry.checks import check_geometry
 from forgeplan.io.importers import import_puzzle
 from forgeplan.library import BUILTIN, build
 from forgeplan.model.actions import GROUP_ACTIONS, Action
 from forgeplan.model.assembly import DIRECTIONS, Assembly, validate_assembly
-from forgeplan.perf.pddl_groups import FAULTS, fault_task, level1_puzzles
 from forgeplan.planners.pddl.problem import build_problem, domain_text, pddl_writer, read_plan, solve_fd
 from forgeplan.semantics.faults import FaultSpec, make_task
 from forgeplan.semantics.grounding import legal_actions, slot_actions

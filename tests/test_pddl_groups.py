@@ -13,13 +13,13 @@ from concurrent.futures import ProcessPoolExecutor
 import pytest
 from unified_planning.shortcuts import get_environment
 
+from forgeplan.bench.burr_faults import FAULTS, fault_task, level1_puzzles
 from forgeplan.cli import main
-from forgeplan.geometry.relations import check_geometry
+from forgeplan.geometry.checks import check_geometry
 from forgeplan.geometry.separation import is_separable
 from forgeplan.io.importers import import_puzzle
 from forgeplan.model.actions import Action
 from forgeplan.model.assembly import DIRECTIONS, LockMechanism, SparePart, validate_assembly
-from forgeplan.perf.pddl_groups import FAULTS, fault_task, level1_puzzles
 from forgeplan.planners.pddl.problem import build_problem, candidate_counts, candidate_groups, solve_fd
 from forgeplan.semantics.faults import FaultSpec, make_task
 from burrdata import FOLDER as BURR, HAVE_SHARED, burr, needs_shared, param

@@ -7,9 +7,9 @@ import pytest
 from cases import all_cases, fault_cases
 from fixtures import COVER, fixture_assembly
 from forgeplan.io.contract import output_json
-from forgeplan.semantics.faults import FaultSpec, make_task
-from forgeplan.semantics.diagnosis import diagnose
 from forgeplan.planners.repair import repair_plan
+from forgeplan.semantics.diagnosis import diagnose
+from forgeplan.semantics.faults import FaultSpec, make_task
 from forgeplan.verify import verify
 
 CASES = dict(all_cases())

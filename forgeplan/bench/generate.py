@@ -12,13 +12,14 @@ import json
 import random
 from dataclasses import dataclass
 
+from ..io.task_files import public_files
 from ..model.actions import moved_parts
 from ..model.assembly import Assembly
-from ..semantics.diagnosis import MISTAKE_TYPES, diagnose
 from ..model.errors import ForgeplanError
-from ..semantics.faults import FaultSpec, candidates, make_task
-from ..io.task_files import Task, public_files, world_for
 from ..model.state import Tolerances
+from ..semantics.diagnosis import MISTAKE_TYPES, diagnose
+from ..semantics.faults import FaultSpec, candidates, make_task
+from ..semantics.task import Task, world_for
 from ..verify import verify
 from .composition import Slot
 

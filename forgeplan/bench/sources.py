@@ -12,10 +12,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..geometry.relations import check_geometry
+from ..geometry.checks import check_geometry
+from ..io.catalog import assembly_from_json, load_assembly
 from ..io.guarded import decode, loads, read_bytes
 from ..library import BUILTIN
-from ..model.assembly import Assembly, assembly_from_json, load_assembly, validate_assembly
+from ..model.assembly import Assembly, validate_assembly
 from ..model.errors import AssemblyError, InputError
 
 OPTION = "--assemblies"

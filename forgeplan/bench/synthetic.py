@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import random
 
+from ..library.voxels import box, part
 from ..model.assembly import Assembly, SparePart
 from ..model.errors import InputError
-from ..semantics.faults import FaultSpec, candidates, inject
-from ..library.voxels import box, part
 from ..model.state import State, Tolerances
-from ..io.task_files import Task, world_for
+from ..semantics.faults import FaultSpec, candidates, inject
+from ..semantics.task import Task, world_for
 
 FILLER_COLUMN = 4   # filler cubes per column
 

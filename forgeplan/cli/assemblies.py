@@ -30,7 +30,7 @@ def _row(asm) -> dict:
 
 
 def run(args) -> int:
-    from ..model.assembly import load_assembly
+    from ..io.catalog import load_assembly
     from ..geometry.separation import disassembly_verdict
     from ..library import BUILTIN
     from . import EXIT_NEGATIVE

@@ -60,7 +60,7 @@ def _source(args) -> Path:
 
 
 def run(args) -> int:
-    from ..model.assembly import save_assembly
+    from ..io.catalog import save_assembly
     from ..model.errors import InputError
     from ..geometry.separation import disassembly_verdict
     from ..io.guarded import output_folder

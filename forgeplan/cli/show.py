@@ -26,7 +26,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from ..model.assembly import load_assembly
+    from ..io.catalog import load_assembly
     from ..model.errors import InputError
     from ..render import render_assembly
 

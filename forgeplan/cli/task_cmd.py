@@ -35,7 +35,7 @@ def register(sub) -> None:
 
 
 def run_make(args) -> int:
-    from ..model.assembly import load_assembly
+    from ..io.catalog import load_assembly
     from ..model.errors import InputError
     from ..semantics.faults import FaultSpec, make_task
     from ..io.guarded import one_line, output_folder

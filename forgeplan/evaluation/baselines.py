@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
-from ..model.actions import Action
 from ..io.contract import output_json
+from ..model.actions import Action
 from ..semantics.diagnosis import diagnose, repair_action
 from ..semantics.grounding import legal_actions
-from ..io.task_files import Task
+from ..semantics.task import Task
 
 
 def oracle(task: Task, reference: dict) -> str:

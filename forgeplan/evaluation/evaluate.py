@@ -6,8 +6,8 @@ from pathlib import Path
 
 from ..bench.store import load_manifest, load_sample_task, read_sample_file
 from ..io.guarded import read_jsonl
-from ..io.task_files import Task
 from ..model.errors import ForgeplanError, InputError
+from ..semantics.task import Task
 from .metrics import breakdown, core_metrics, failure_breakdown
 from .samples import REFERENCE_COSTS, SampleScore, score_sample
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..model.actions import Action, moved_parts
 from ..io.contract import ContractError, Output, parse_output
+from ..model.actions import Action, moved_parts
 from ..semantics.engine import angle_diff
 from ..semantics.grounding import slot_actions
-from ..io.task_files import Task
+from ..semantics.task import Task
 from ..verify import verify_output
 
 FAULT_CONDITIONS = ("single", "multi")

@@ -39,11 +39,6 @@ LIMITS = {
 MAX_LINE_BYTES = 2_000_000       # one predictions JSONL line
 MAX_DEPTH = 64                   # JSON nesting (the output contract allows 32)
 MAX_INT_DIGITS = 24              # JSON integer literal length (digits and sign)
-MAX_VOXELS = 100_000             # voxels of one assembly or imported puzzle (and filled grid cells)
-MAX_GRID_CELLS = 1_000_000       # cells of one BurrTools shape grid
-MAX_PARTS = 200                  # parts of one assembly / pieces of one puzzle problem
-MAX_COORD = 1_000_000            # |position|, |voxel coordinate|, |seated| in scene units
-MAX_ANGLE = 1_000_000            # |angle| in degrees
 # a lone surrogate reaches a parsed string only through a \uD8xx-\uDFxx escape, or as a character of
 # text that did not come from strict UTF-8 (a string handed over by another parser)
 _SURROGATE = re.compile("\\\\u[dD][89a-fA-F]|[\ud800-\udfff]")

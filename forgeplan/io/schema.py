@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator
 
 from ..model.errors import InputError
-from .guarded import MAX_ANGLE, MAX_COORD, MAX_PARTS, MAX_VOXELS
+from ..model.limits import MAX_ANGLE, MAX_COORD, MAX_PARTS, MAX_VOXELS
 
 TASK_SCHEMA_VERSION = "1.0"
 Direction = Literal["+x", "-x", "+y", "-y", "+z", "-z"]

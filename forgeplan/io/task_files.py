@@ -5,50 +5,23 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from dataclasses import dataclass
 from pathlib import Path
 
+from ..geometry.checks import check_geometry
 from ..geometry.graphs import assembly_sequence
-from ..geometry.relations import blocking_relation, check_geometry, contact_relation, symmetry_group
+from ..geometry.relations import blocking_relation, contact_relation, symmetry_group
 from ..model.actions import ACTION_NAMES, ACTION_PARAMS
 from ..model.assembly import DIRECTIONS, Assembly, LockMechanism, Part, Pose, SparePart, unlocked_pose, validate_assembly
 from ..model.errors import InputError
 from ..model.state import Slot, State, Tolerances
 from ..semantics.engine import World
+from ..semantics.task import Task, world_for
 from . import guarded
 from .schema import (TASK_SCHEMA_VERSION, ActionSpaceFile, AssemblyGraphFile, BlockingGraphFile, ContactGraphFile,
                      PartCatalog, StateFile, parse_model)
 
 PUBLIC_FILES = ("part_catalog.json", "assembly_graph.json", "blocking_graph.json", "contact_graph.json",
                 "action_space.json", "initial_state.json", "actual_state.json", "target_state.json")
-
-
-@dataclass(frozen=True)
-class Task:
-    sample_id: str
-    assembly: Assembly
-    tolerances: Tolerances
-    initial: State
-    actual: State
-    target: State
-
-    @property
-    def world(self) -> World:
-        return world_for(self.assembly, self.tolerances)
-
-
-_WORLDS: dict = {}
-
-
-def world_for(asm: Assembly, tol: Tolerances) -> World:
-    """Worlds are cached per (assembly, tolerances): compiling one is the costly part of a task."""
-    key = (asm, tol)
-    w = _WORLDS.get(key)
-    if w is None:
-        if len(_WORLDS) > 512:
-            _WORLDS.clear()
-        w = _WORLDS[key] = World(asm, tol)
-    return w
 
 
 # ----------------------------------------------------------------------------- writing

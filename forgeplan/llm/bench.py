@@ -6,8 +6,9 @@ from pathlib import Path
 
 from ..bench.store import load_sample_task, read_sample_file, sample_folder
 from ..io.schema import SplitsFile, parse_model
-from ..io.task_files import Task, read_json
+from ..io.task_files import read_json
 from ..model.errors import InputError
+from ..semantics.task import Task
 
 
 def split_ids(bench: Path, split: str) -> list[str]:

@@ -18,10 +18,10 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from ..io.resources import grammars_dir
 from ..model.assembly import Pose, unlocked_pose
 from ..model.errors import InputError
-from ..io.resources import grammars_dir
-from ..io.task_files import Task
+from ..semantics.task import Task
 
 GRAMMAR_PATH = grammars_dir() / "rework_plan.lark"
 VOCABULARY_RULES = ("sample_id", "assembly_id", "slot", "present_part", "spare_slot", "spare", "lock_slot",

@@ -30,9 +30,9 @@ import numpy as np
 
 from ..model.actions import Action
 from ..model.errors import InputError
-from ..semantics.grounding import legal_actions
 from ..model.state import State
-from ..io.task_files import Task
+from ..semantics.grounding import legal_actions
+from ..semantics.task import Task
 from .automaton import DEAD, ByteDFA, compile_lark
 from .grammar import ACTION_RULE, compact, specialise
 from .vocab import Vocab

@@ -12,7 +12,8 @@ torch here: the benchmark's JSONL export imports this module.
 
 from __future__ import annotations
 
-from ..io.task_files import Task, public_files
+from ..io.task_files import public_files
+from ..semantics.task import Task
 from .grammar import compact
 
 SYSTEM = ("You repair faulty interlocking assemblies. Reply with exactly one JSON object with the keys "

@@ -107,7 +107,7 @@ def corpus(bench: Path | None, limit: int = 400) -> list[str]:
     from ..semantics.faults import FaultSpec, candidates, make_task  # noqa: PLC0415
     from ..library import BUILTIN, build  # noqa: PLC0415
     from ..planners.reference import simple_reference  # noqa: PLC0415
-    from ..io.task_files import world_for  # noqa: PLC0415
+    from ..semantics.task import world_for  # noqa: PLC0415
 
     from ..semantics.diagnosis import MISTAKE_TYPES  # noqa: PLC0415
     from ..model.state import Tolerances  # noqa: PLC0415

@@ -41,11 +41,11 @@ def _summary(rows: list[dict]) -> dict:
 
 
 def run(args) -> dict:
-    from ..model.assembly import load_assembly
+    from ..io.catalog import load_assembly
     from ..semantics.faults import FaultSpec, candidates, make_task
     from ..library import BUILTIN
     from ..bench.synthetic import chain_task
-    from ..io.task_files import world_for
+    from ..semantics.task import world_for
     from ..model.state import Tolerances
 
     rows = []

@@ -35,12 +35,12 @@ def add_arguments(p) -> None:
 # --------------------------------------------------------------------------- inputs
 
 def _tasks(n: int, assemblies=None):
-    from ..model.assembly import load_assembly
+    from ..io.catalog import load_assembly
     from ..semantics.faults import FaultSpec, candidates, make_task
     from ..library import BUILTIN
     from ..planners.reference import simple_reference
     from ..model.state import Tolerances
-    from ..io.task_files import world_for
+    from ..semantics.task import world_for
 
     kinds = ("wrong_part", "interference_lock", "missing_part", "misplacement")
     out = []

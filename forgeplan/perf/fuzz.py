@@ -177,7 +177,7 @@ class Sandbox:
     """Valid seed inputs for every entry point in a scratch folder; cases swap one file at a time."""
 
     def __init__(self, root: Path, bench: Path | None = None):
-        from ..model.assembly import load_assembly, save_assembly
+        from ..io.catalog import load_assembly, save_assembly
 
         self.root, self.out = root, root / "out"
         self.task = root / "task"

@@ -6,10 +6,10 @@ import json
 import statistics
 from pathlib import Path
 
+from ..bench.burr_faults import FAULTS, fault_task, level1_puzzles
 from . import machine
 
 NAME = "pddl-groups"
-FAULTS = ("missing_part", "wrong_orientation")
 
 
 def add_arguments(p) -> None:
@@ -20,39 +20,6 @@ def add_arguments(p) -> None:
     p.add_argument("--clingo", action="store_true", help="also cross-check each task with clingo")
     p.add_argument("--builtin", action="store_true",
                    help="also the built-in assemblies that need group moves (burr_6_split, burr_6_pairs)")
-
-
-def level1_puzzles(folder: Path) -> list[Path]:
-    """The puzzles of `folder` marked `level1_disassembly` (straight moves suffice), sorted by name."""
-    from ..model.errors import InputError
-
-    found = sorted(p for p in Path(folder).glob("*.json") if json.loads(p.read_text(encoding="utf-8")).get("level1_disassembly"))
-    if not found:
-        raise InputError("no level-1 puzzles (level1_disassembly: true) here", file=str(folder))
-    return found
-
-
-def inner_part(world, ftype: str) -> str | None:
-    """The piece a fault "inside" the puzzle goes to: the first that can carry it in the order the main
-    body grows (the core, which every two-handed disassembly keeps to the end, comes first) and that
-    no straight move frees while the puzzle is assembled."""
-    from ..semantics.faults import candidates
-    from ..geometry.separation import main_body
-
-    able = {world.ids[i] for i in candidates(world, ftype)}
-    target = world.target_state()
-    return next((p for p in main_body(world.assembly).insertion_order
-                 if p in able and world.free_direction(target, world.index[p]) is None), None)
-
-
-def fault_task(asm, ftype: str):
-    """(piece, task) with `ftype` on the inner piece of `asm`, or None when no inner piece can carry it."""
-    from ..semantics.faults import FaultSpec, make_task
-    from ..model.state import Tolerances
-    from ..io.task_files import world_for
-
-    pid = inner_part(world_for(asm, Tolerances()), ftype)
-    return None if pid is None else (pid, make_task(asm, [FaultSpec(ftype, pid)], seed=0))
 
 
 def _fault_row(asm, ftype: str, runs: int, time_limit: float, clingo: bool) -> dict:
@@ -88,7 +55,7 @@ def _puzzle_row(name: str, asm, args) -> dict:
     from ..geometry.separation import disassembly_verdict
     from ..planners.pddl.problem import candidate_groups
     from ..model.state import Tolerances
-    from ..io.task_files import world_for
+    from ..semantics.task import world_for
 
     counts = candidate_groups(world_for(asm, Tolerances())).counts()
     return {"puzzle": name, "assembly_id": asm.assembly_id, "parts": len(asm.parts),

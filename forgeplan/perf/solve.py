@@ -40,12 +40,12 @@ def _timed(task, runs: int, time_limit: float) -> tuple[float, float, object]:
 def builtin_tasks(seeds: int, assemblies=None):
     """(name, task): every built-in assembly (or the listed ones) x every applicable fault type x seeds,
     plus multi-faults."""
-    from ..model.assembly import load_assembly
+    from ..io.catalog import load_assembly
     from ..semantics.diagnosis import MISTAKE_TYPES
     from ..semantics.faults import FaultSpec, candidates, make_task
     from ..library import BUILTIN
     from ..model.state import Tolerances
-    from ..io.task_files import world_for
+    from ..semantics.task import world_for
 
     for asm_id in assemblies or BUILTIN:
         asm = load_assembly(asm_id)

@@ -16,11 +16,11 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> dict:
-    from ..model.assembly import load_assembly
+    from ..io.catalog import load_assembly
     from ..semantics.grounding import legal_actions
     from ..library import BUILTIN
     from ..model.state import Tolerances
-    from ..io.task_files import world_for
+    from ..semantics.task import world_for
 
     asm = max((load_assembly(a) for a in BUILTIN), key=lambda a: (len(a.parts), a.assembly_id))
     world = world_for(asm, Tolerances())

@@ -14,9 +14,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterator
 
+from ..io.task_files import load_task
 from ..model.actions import Action, moved_parts
 from ..model.errors import InputError
-from ..io.task_files import Task, load_task
+from ..semantics.task import Task
 
 VERDICTS = ("agree", "disagree", "unknown")
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ..model.actions import moved_parts
 from ..io.contract import output_json
+from ..model.actions import moved_parts
 from ..semantics.diagnosis import diagnose
+from ..semantics.task import Task
 from .repair import repair_plan
-from ..io.task_files import Task
 
 
 def simple_reference(task: Task) -> dict | None:

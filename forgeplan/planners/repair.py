@@ -12,12 +12,12 @@ from __future__ import annotations
 import heapq
 import itertools
 
+from ..geometry.graphs import disassembly_layers
 from ..model.actions import Action
+from ..model.state import State
 from ..semantics.diagnosis import diagnose, repair_action
 from ..semantics.engine import World
-from ..geometry.graphs import disassembly_layers
 from ..semantics.grounding import legal_actions, lock_action
-from ..model.state import State
 
 
 class _Planner:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .engine import World
 from ..model.state import State
+from .engine import World
 
 
 def dependency_closure(world: World, actual: State, faulty: list[int]) -> list[int]:

@@ -10,9 +10,9 @@ import math
 from dataclasses import dataclass
 from typing import NamedTuple, Sequence
 
+from ..geometry.relations import blocking_relation, symmetry_group
 from ..model.actions import GROUP_ACTIONS, Action
 from ..model.assembly import DIRECTIONS, Assembly, Pose, unlocked_pose
-from ..geometry.relations import blocking_relation, symmetry_group
 from ..model.rotations import angle_of, as_float, axis_matrix, euler_to_matrix, matmul, matrix_to_euler, transpose
 from ..model.state import Slot, State, Tolerances
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from ..model.assembly import Assembly
-from .diagnosis import MISTAKE_TYPES
-from .engine import World
-from ..model.errors import InputError
 from ..geometry.graphs import assembly_sequence
+from ..model.assembly import Assembly
+from ..model.errors import InputError
 from ..model.rotations import axis_matrix, matrix_to_euler
 from ..model.state import Slot, State, Tolerances
-from ..io.task_files import Task, world_for
+from .diagnosis import MISTAKE_TYPES
+from .engine import World
+from .task import Task, world_for
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from ..model.actions import Action
 from ..model.assembly import DIRECTIONS, Pose
-from .engine import ZERO3, World
 from ..model.rotations import axis_angle_of, euler_to_matrix, matmul, transpose
 from ..model.state import State
+from .engine import ZERO3, World
 
 
 def rotation_fix(world: World, i: int, rotation) -> tuple[str, float] | None:

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 from ...model.actions import ACTION_NAMES, Action
 from ...model.assembly import DIRECTIONS
-from ...semantics.engine import ZERO3, World
 from ...model.errors import InputError
-from ...semantics.grounding import lock_action, rotation_fix
 from ...model.state import State
-from ...io.task_files import Task
+from ...semantics.engine import ZERO3, World
+from ...semantics.grounding import lock_action, rotation_fix
+from ...semantics.task import Task
 
 Rotation = tuple[float, float, float]
 

@@ -25,15 +25,15 @@ from enum import Enum
 import clingo
 from clingo import Function, Number, ast
 
-from ...model.actions import Action, moved_parts
-from ...semantics.closure import dependency_closure
 from ...io.contract import output_json
-from ...semantics.diagnosis import diagnose, faulty_slots
-from ...model.errors import InputError
-from .facts import Facts, canonical_key, part_ranks, task_facts
-from ..repair import repair_plan
 from ...io.resources import encodings_dir
-from ...io.task_files import Task
+from ...model.actions import Action, moved_parts
+from ...model.errors import InputError
+from ...semantics.closure import dependency_closure
+from ...semantics.diagnosis import diagnose, faulty_slots
+from ...semantics.task import Task
+from ..repair import repair_plan
+from .facts import Facts, canonical_key, part_ranks, task_facts
 
 # measured on the registry's largest tasks: about 25% faster than clingo's defaults
 SOLVER_OPTIONS = ("--configuration=frumpy", "--opt-strategy=usc", "--heuristic=Berkmin",

@@ -31,14 +31,14 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
+from ...geometry.relations import blocking_relation
 from ...model.actions import Action, moved_parts
 from ...model.assembly import DIRECTIONS, Pose
-from ...semantics.engine import ZERO3, World
 from ...model.errors import InputError
-from ...geometry.relations import blocking_relation
-from ...semantics.grounding import rotation_fix
 from ...model.state import Slot, State
-from ...io.task_files import Task
+from ...semantics.engine import ZERO3, World
+from ...semantics.grounding import rotation_fix
+from ...semantics.task import Task
 
 OBJECTIVES = ("moved-parts,actions", "actions", "moved-parts")
 DEFAULT_WEIGHT = 1000

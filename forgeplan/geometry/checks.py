@@ -1,0 +1,37 @@
+"""Geometry checks an assembly must pass before it is used: no overlaps, sound supports, disassemblable."""
+
+from __future__ import annotations
+
+import networkx as nx
+
+from ..model.assembly import Assembly
+from ..model.errors import AssemblyError
+from .graphs import support_graph
+from .relations import contact_relation
+from .separation import disassembly_verdict
+
+
+def check_geometry(asm: Assembly, *, disassembly: bool = True) -> None:
+    """Reject overlapping voxels, supports without contact or in a cycle, and (unless `disassembly` is
+    False) assemblies that straight single-part and group moves cannot take apart."""
+    owner: dict = {}
+    for p in asm.parts:
+        for v in p.voxels:
+            if v in owner:
+                raise AssemblyError(f"parts {owner[v]} and {p.part_id} overlap at voxel {list(v)}",
+                                    file=f"assembly {asm.assembly_id}")
+            owner[v] = p.part_id
+    contacts = contact_relation(asm)
+    for p in asm.parts:
+        for s in p.supports:
+            if (p.part_id, s) not in contacts and (s, p.part_id) not in contacts:
+                raise AssemblyError(f"support {s} of {p.part_id} is not in face contact with it",
+                                    file=f"assembly {asm.assembly_id}")
+    supports = support_graph(asm)
+    if not nx.is_directed_acyclic_graph(supports):
+        cyc = nx.find_cycle(supports)
+        raise AssemblyError(f"supports form a cycle: {[e[0] for e in cyc]}", file=f"assembly {asm.assembly_id}")
+    if disassembly:
+        verdict = disassembly_verdict(asm)
+        if not verdict["disassemblable"]:
+            raise AssemblyError(verdict["verdict"], file=f"assembly {asm.assembly_id}")

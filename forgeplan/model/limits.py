@@ -1,0 +1,11 @@
+"""Size limits of the assembly model: how large an assembly or an imported puzzle may be, and its numbers.
+
+Untrusted files are refused beyond them (forgeplan.io.guarded reads the files; the schemas and the
+importers check these bounds); README.md's "Limits" section lists the same numbers.
+"""
+
+MAX_VOXELS = 100_000             # voxels of one assembly or imported puzzle (and filled grid cells)
+MAX_GRID_CELLS = 1_000_000       # cells of one BurrTools shape grid
+MAX_PARTS = 200                  # parts of one assembly / pieces of one puzzle problem
+MAX_COORD = 1_000_000            # |position|, |voxel coordinate|, |seated| in scene units
+MAX_ANGLE = 1_000_000            # |angle| in degrees

@@ -11,7 +11,7 @@ import pytest
 
 from burrdata import burr
 from cases import all_cases
-from forgeplan import asp
+from forgeplan.planners.asp import solve as asp
 from forgeplan.bench.synthetic import chain_assembly, chain_task
 from forgeplan.cli import main
 from forgeplan.io.importers import import_puzzle

@@ -11,12 +11,12 @@ from concurrent.futures import ProcessPoolExecutor
 import pytest
 
 from cases import all_cases
-from forgeplan import crosscheck as cc
 from forgeplan.bench.burr_faults import fault_task
 from forgeplan.cli import main
 from forgeplan.io.importers import import_puzzle
 from forgeplan.library import BUILTIN
 from forgeplan.model.actions import Action
+from forgeplan.planners import crosscheck as cc
 from forgeplan.semantics.diagnosis import MISTAKE_TYPES
 from burrdata import burr
 from forgeplan.io.task_files import write_task

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from forgeplan import resources
+from forgeplan.io import resources
 
 ROOT = Path(__file__).resolve().parents[1]
 RESOURCES = ("encodings", "domains", "grammars", "models")
@@ -79,7 +79,7 @@ def test_installed_layout_finds_its_resources(wheel, tmp_path):
         zf.extractall(site)
     code = (
         "import forgeplan, json\n"
-        "from forgeplan import resources as r\n"
+        "from forgeplan.io import resources as r\n"
         "from forgeplan.planners.asp.solve import ENCODINGS\n"
         "from forgeplan.llm.grammar import base_grammar\n"
         "from forgeplan.llm.config import DEFAULT_CONFIG\n"

@@ -10,11 +10,11 @@ from pathlib import Path
 from ..geometry.checks import check_geometry
 from ..geometry.graphs import assembly_sequence
 from ..geometry.relations import blocking_relation, contact_relation, symmetry_group
-from ..model.actions import ACTION_NAMES, ACTION_PARAMS
 from ..model.assembly import DIRECTIONS, Assembly, LockMechanism, Part, Pose, SparePart, unlocked_pose, validate_assembly
 from ..model.errors import InputError
 from ..model.state import Slot, State, Tolerances
 from ..semantics.engine import World
+from ..semantics.grounded import action_space
 from ..semantics.task import Task, world_for
 from . import guarded
 from .schema import (TASK_SCHEMA_VERSION, ActionSpaceFile, AssemblyGraphFile, BlockingGraphFile, ContactGraphFile,
@@ -63,15 +63,6 @@ def public_files(task: Task) -> dict[str, dict]:
     h = _header(asm)
     blocking = blocking_relation(asm)
     order = {pid: i for i, pid in enumerate(asm.part_ids)}
-    applicable = {}
-    for p in asm.parts:
-        acts = ["remove", "insert", "reset_pose", "rotate"]
-        if p.lock is not None:
-            acts += (["rotate_to_unlock", "rotate_to_lock"] if p.lock.kind == "rotate"
-                     else ["rotate_translate_to_unlock", "translate_rotate_to_lock"])
-        applicable[p.part_id] = acts
-    for w in asm.spares:
-        applicable[w.part_id] = ["remove", "reset_pose", "rotate", "replace"]
     return {
         "part_catalog.json": {**h, "family": asm.family, "description": asm.description, "source": asm.source, "units": "voxel edge = 1 scene unit",
                               "parts": [{"part_id": p.part_id, "kind": p.kind, "voxels": [list(v) for v in sorted(p.voxels)],
@@ -85,9 +76,7 @@ def public_files(task: Task) -> dict[str, dict]:
                                                for d in DIRECTIONS},
                                 "removal_dirs": {p.part_id: list(p.removal_dirs) for p in asm.parts}},
         "contact_graph.json": {**h, "edges": [[a, b, n] for (a, b), n in contact_relation(asm).items()]},
-        "action_space.json": {**h, "actions": [{"action": n, "params": ["wrong_part_id", "target_part_id"] if n == "replace"
-                                                else ["part_id", *ACTION_PARAMS[n]]} for n in ACTION_NAMES],
-                              "applicable": applicable},
+        "action_space.json": {**h, **action_space(asm)},
         "initial_state.json": state_json(world, task.initial),
         "actual_state.json": {**state_json(world, task.actual), "sample_id": task.sample_id},
         "target_state.json": state_json(world, task.target, task.tolerances),

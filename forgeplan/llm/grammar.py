@@ -19,7 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..io.resources import grammars_dir
-from ..model.assembly import Pose, unlocked_pose
+from ..model.actions import Action, lock_action
 from ..model.errors import InputError
 from ..semantics.task import Task
 
@@ -54,6 +54,14 @@ def _fields(*pairs) -> str:
     return compact(dict(pairs))[1:-1]
 
 
+def _turn(a: Action) -> str:
+    return _fields(("part_id", a.part_id), ("axis", a.axis), ("angle_deg", a.angle_deg))
+
+
+def _pose(a: Action) -> str:
+    return _fields(("part_id", a.part_id), ("after_pose", a.after_pose.to_json()))  # type: ignore[union-attr]
+
+
 def vocabulary(task: Task) -> dict[str, list[str]]:
     """Each vocabulary rule's values for this task, as the JSON text they stand for."""
     asm = task.assembly
@@ -70,12 +78,10 @@ def vocabulary(task: Task) -> dict[str, list[str]]:
         "spare_slot": [compact(p) for p in spare_slots],
         "spare": [compact(p) for p in spares],
         "lock_slot": [compact(p.part_id) for p in asm.locks],
-        "rotate_unlock": [_fields(("part_id", p.part_id), ("axis", p.lock.axis), ("angle_deg", p.lock.angle_deg))
-                          for p in rot],
-        "rotate_lock": [_fields(("part_id", p.part_id), ("axis", p.lock.axis), ("angle_deg", -p.lock.angle_deg))
-                        for p in rot],
-        "coupled_unlock": [_fields(("part_id", p.part_id), ("after_pose", unlocked_pose(p).to_json())) for p in coupled],
-        "coupled_lock": [_fields(("part_id", p.part_id), ("after_pose", Pose(p.centroid).to_json())) for p in coupled],
+        "rotate_unlock": [_turn(lock_action(p, locking=False)) for p in rot],
+        "rotate_lock": [_turn(lock_action(p, locking=True)) for p in rot],
+        "coupled_unlock": [_pose(lock_action(p, locking=False)) for p in coupled],
+        "coupled_lock": [_pose(lock_action(p, locking=True)) for p in coupled],
         "replace_pair": [_fields(("wrong_part_id", w.part_id), ("target_part_id", w.variant_of)) for w in asm.spares],
     }
 

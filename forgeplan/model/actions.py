@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .assembly import Pose
+from .assembly import Part, Pose, unlocked_pose
 
 # library order = canonical tie-break rank (encodings/SEMANTICS.md §4)
 ACTION_NAMES = (
@@ -86,3 +86,20 @@ class Action:
 
 def moved_parts(actions) -> frozenset[str]:
     return frozenset(p for a in actions for p in a.touched)
+
+
+def lock_action(part: Part, locking: bool) -> Action:
+    """The one lock (`locking`) or unlock action of a lock part, with its mechanism's parameters.
+
+    A rotate lock unlocks by turning `angle_deg` about its axis and locks by turning back (`-angle_deg`);
+    a coupled lock unlocks to its unlocked pose and locks back to its target pose.
+    """
+    lock = part.lock
+    if lock is None:
+        raise ValueError(f"{part.part_id} has no lock")
+    if lock.kind == "rotate":
+        return Action("rotate_to_lock" if locking else "rotate_to_unlock", part.part_id, axis=lock.axis,
+                      angle_deg=-lock.angle_deg if locking else lock.angle_deg)  # type: ignore[operator]
+    pose = Pose(part.centroid, (0.0, 0.0, 0.0)) if locking else unlocked_pose(part)
+    return Action("translate_rotate_to_lock" if locking else "rotate_translate_to_unlock", part.part_id,
+                  after_pose=pose)

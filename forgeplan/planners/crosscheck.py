@@ -17,6 +17,7 @@ from typing import Iterator
 from ..io.task_files import load_task
 from ..model.actions import Action, moved_parts
 from ..model.errors import InputError
+from ..semantics.grounded import objective_value
 from ..semantics.task import Task
 
 VERDICTS = ("agree", "disagree", "unknown")
@@ -68,8 +69,7 @@ class Comparison:
 
 def value(objective: str, side: Side) -> tuple[int, ...]:
     """The optimised value of a side's plan: (J_move, c), (c,) or (J_move,)."""
-    return {"moved-parts,actions": (side.moved_parts, side.actions), "actions": (side.actions,),
-            "moved-parts": (side.moved_parts,)}[objective]  # type: ignore[return-value]
+    return objective_value(objective, side.moved_parts, side.actions)  # type: ignore[arg-type]
 
 
 def labelled(objective: str, v: tuple[int, ...]) -> str:

@@ -17,7 +17,8 @@ from ..model.actions import Action
 from ..model.state import State
 from ..semantics.diagnosis import diagnose, repair_action
 from ..semantics.engine import World
-from ..semantics.grounding import legal_actions, lock_action
+from ..semantics.grounded import lock_action
+from ..semantics.grounding import legal_actions
 
 
 class _Planner:

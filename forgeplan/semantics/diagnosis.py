@@ -6,7 +6,7 @@ from ..model.actions import Action
 from ..model.rotations import axis_angle_of, euler_to_matrix
 from ..model.state import State
 from .engine import World
-from .grounding import lock_action, rotation_fix
+from .grounded import lock_action, rotation_fix
 
 MISTAKE_TYPES = ("missing_part", "wrong_orientation", "misplacement", "under_insertion", "wrong_part", "interference_lock")
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import NamedTuple, Sequence
 
 from ..geometry.relations import blocking_relation, symmetry_group
-from ..model.actions import GROUP_ACTIONS, Action
+from ..model.actions import GROUP_ACTIONS, Action, lock_action
 from ..model.assembly import DIRECTIONS, Assembly, Pose, unlocked_pose
 from ..model.rotations import angle_of, as_float, axis_matrix, euler_to_matrix, matmul, matrix_to_euler, transpose
 from ..model.state import Slot, State, Tolerances
@@ -68,7 +68,6 @@ class World:
         self.blockers_along = [{d: blockers[(p.part_id, d)] for d in DIRECTIONS} for p in self.parts]
         self._separable: dict[int, bool] = {}
         self._needs_groups: bool | None = group_moves
-        self._group_candidates: tuple[int, ...] | None = None
         self.supports_mask = [sum(1 << self.index[s] for s in p.supports) for p in self.parts]
         self.holders = [tuple(j for j, q in enumerate(self.parts) if q.lock and p.part_id in q.lock.holds)
                         for p in self.parts]
@@ -191,14 +190,15 @@ class World:
                 return Illegal("already_locked", f"{a.part_id} is already engaged")
             if not locking and not s.locked:
                 return Illegal("already_unlocked", f"{a.part_id} is already disengaged")
+            expected = lock_action(self.parts[i], locking)
             if want == "rotate":
-                if a.axis != lock.axis:
-                    return Illegal("bad_axis", f"{a.part_id} turns about {lock.axis}, not {a.axis}")
-                expect = -lock.angle_deg if locking else lock.angle_deg  # type: ignore[operator]
+                if a.axis != expected.axis:
+                    return Illegal("bad_axis", f"{a.part_id} turns about {expected.axis}, not {a.axis}")
+                expect = expected.angle_deg
                 if a.angle_deg is None or not math.isfinite(a.angle_deg) or angle_diff(a.angle_deg, expect) > self.tol.rot_tol:
                     return Illegal("bad_angle", f"{a.part_id} {'locks' if locking else 'unlocks'} with angle {expect:g}, not {a.angle_deg}")
             else:
-                expect_pose = Pose(self.target_position[i], ZERO3) if locking else self.unlocked[i]
+                expect_pose = expected.after_pose
                 if a.after_pose is None or not self.pose_close(a.after_pose, expect_pose):
                     return Illegal("bad_after_pose", f"{a.part_id} after_pose must be {expect_pose.to_json()}")
             if locking:
@@ -269,27 +269,6 @@ class World:
 
             self._needs_groups = needs_group_moves(self.assembly)
         return self._needs_groups
-
-    MAX_GROUP_PARTS = 16  # every subset is a candidate up to this size (2^16 bitmasks); beyond, see below
-
-    @property
-    def group_candidates(self) -> tuple[int, ...]:
-        """Bitmasks of the separable groups of two or more parts: the groups separate/join may move.
-
-        Up to MAX_GROUP_PARTS parts every subset is tried; larger assemblies take the groups that
-        some straight move of the whole assembly or of a sub-assembly separates (groups.group_moves).
-        """
-        if self._group_candidates is None:
-            n = len(self.ids)
-            if n <= self.MAX_GROUP_PARTS:
-                masks = [m for m in range(1, 1 << n) if bin(m).count("1") >= 2 and self.separable(m)]
-            else:
-                from ..geometry.separation import group_moves
-
-                found = {sum(1 << self.index[p] for p in st.move) for st in group_moves(self.assembly, self.ids)}
-                masks = sorted(m for m in found if bin(m).count("1") >= 2)
-            self._group_candidates = tuple(sorted(masks, key=lambda m: (bin(m).count("1"), m)))
-        return self._group_candidates
 
     def separable(self, group: int) -> bool:
         """Can the slots of bitmask `group` be pre-assembled (separated) in free space? Cached."""

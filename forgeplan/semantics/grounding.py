@@ -10,40 +10,10 @@ on the same part must undo, so it never appears in a minimal plan (encodings/SEM
 from __future__ import annotations
 
 from ..model.actions import Action
-from ..model.assembly import DIRECTIONS, Pose
-from ..model.rotations import axis_angle_of, euler_to_matrix, matmul, transpose
+from ..model.assembly import DIRECTIONS
 from ..model.state import State
-from .engine import ZERO3, World
-
-
-def rotation_fix(world: World, i: int, rotation) -> tuple[str, float] | None:
-    """The single-axis turn (axis, angle) that brings `rotation` back to the target modulo symmetry.
-
-    Smallest |angle| first, then axis order x, y, z; None when no single principal-axis turn does it.
-    """
-    r = euler_to_matrix(rotation)
-    best = None
-    for g in world.symmetry[i]:
-        aa = axis_angle_of(matmul(r, transpose(g)))
-        if aa is None:
-            continue
-        axis, theta = aa
-        cand = (abs(theta), "xyz".index(axis), axis, -theta)
-        if best is None or cand < best:
-            best = cand
-    if best is None:
-        return None
-    return best[2], best[3]
-
-
-def lock_action(world: World, i: int, locking: bool) -> Action:
-    lock = world.lock[i]
-    pid = world.ids[i]
-    if lock.kind == "rotate":  # type: ignore[union-attr]
-        return Action("rotate_to_lock" if locking else "rotate_to_unlock", pid, axis=lock.axis,  # type: ignore[union-attr]
-                      angle_deg=-lock.angle_deg if locking else lock.angle_deg)  # type: ignore[union-attr,operator]
-    pose = Pose(world.target_position[i], ZERO3) if locking else world.unlocked[i]
-    return Action("translate_rotate_to_lock" if locking else "rotate_translate_to_unlock", pid, after_pose=pose)
+from .engine import World
+from .grounded import lock_action, rotation_fix, separable_groups
 
 
 def slot_actions(world: World, state: State, i: int) -> list[Action]:
@@ -67,7 +37,7 @@ def slot_actions(world: World, state: State, i: int) -> list[Action]:
 def group_actions(world: World, state: State) -> list[Action]:
     """Grounded separate/join moves (SEMANTICS §5), only for assemblies that need group moves.
 
-    Every separable group of two or more parts (World.group_candidates) along every direction:
+    Every separable group of two or more parts (grounded.separable_groups) along every direction:
     separate when all members are in the assembly, join when all are absent. The engine checks
     locks, supports and paths.
     """
@@ -75,7 +45,7 @@ def group_actions(world: World, state: State) -> list[Action]:
         return []
     ids = world.ids
     out = []
-    for g in world.group_candidates:
+    for g in sorted(separable_groups(world), key=lambda m: (bin(m).count("1"), m)):
         members = [j for j in range(len(ids)) if g >> j & 1]
         if g & state.mask == g:
             names = [state.slots[j].occupant for j in members]

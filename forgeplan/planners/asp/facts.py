@@ -17,7 +17,8 @@ from ...model.assembly import DIRECTIONS
 from ...model.errors import InputError
 from ...model.state import State
 from ...semantics.engine import ZERO3, World
-from ...semantics.grounding import lock_action, rotation_fix
+from ...semantics.grounded import (check_canonical_target, group_directions, group_names, lock_action, rotation_fix,
+                                   separable_groups)
 from ...semantics.task import Task
 
 Rotation = tuple[float, float, float]
@@ -105,43 +106,16 @@ class _SlotValues:
             todo.append(after)
 
 
-MAX_GROUP_SETS = 5000
-
-
-def separable_sets(world: World) -> list[tuple[str, ...]]:
-    """Every set of two or more slots that is separable in free space (forgeplan.geometry.separation), catalog order.
-
-    Separability is hereditary, so the sets are grown one slot at a time from separable sets only.
-    """
-    from ...geometry.separation import is_separable
-
-    n = len(world.ids)
-    level = [(i,) for i in range(n)]
-    out: list[tuple[str, ...]] = []
-    while level:
-        nxt = []
-        for s in level:
-            for j in range(s[-1] + 1, n):
-                g = s + (j,)
-                if is_separable(world.assembly, [world.ids[i] for i in g]):
-                    nxt.append(g)
-        out += [tuple(world.ids[i] for i in g) for g in nxt]
-        if len(out) > MAX_GROUP_SETS:
-            raise InputError(f"more than {MAX_GROUP_SETS} separable groups: too many to ground as group moves",
-                             field="assembly")
-        level = nxt
-    return out
-
-
-def group_actions(world: World, actual: State) -> list[Action]:
+def universe_group_actions(world: World, actual: State) -> list[Action]:
     """Every separate/join any reachable state can offer (SEMANTICS §5): each separable set of two or more
     slots along each direction all its members allow; separate once per choice of occupants (a slot
     holding a spare in the actual state is named by the spare or, after a replacement, by its target
     part), join with the target parts. Blocking, presence, locks and supports are checked per state by
     the encoding."""
     out: list[Action] = []
-    for g in separable_sets(world):
-        dirs = [d for d in DIRECTIONS if all(d in world.parts[world.index[p]].removal_dirs for p in g)]
+    for mask in separable_groups(world):
+        g = group_names(world, mask)
+        dirs = group_directions(world, mask)
         choices: list[list[str]] = [[]]
         for p in g:
             s = actual.slots[world.index[p]]
@@ -153,18 +127,9 @@ def group_actions(world: World, actual: State) -> list[Action]:
     return out
 
 
-def _check_target(task: Task) -> None:
-    world = task.world
-    if not world.equivalent(task.target, world.target_state()):
-        raise InputError("the target state must be the assembly's target configuration (every slot present, "
-                         "seated at its target pose, every lock engaged): "
-                         + "; ".join(world.differences(task.target, world.target_state())[:3]),
-                         file="target_state.json", field="slots")
-
-
 def task_facts(task: Task) -> Facts:
     """Compile a task; deterministic (same task, same text)."""
-    _check_target(task)
+    check_canonical_target(task)
     world, actual = task.world, task.actual
     asm = world.assembly
     ranks = part_ranks(world)
@@ -233,7 +198,7 @@ def task_facts(task: Task) -> Facts:
             actions.append(Action("replace", occupants[1], target_part_id=pid))
 
     if world.needs_groups:
-        actions += group_actions(world, actual)
+        actions += universe_group_actions(world, actual)
     actions.sort(key=lambda a: canonical_key(a, ranks))
     terms = {a: action_term(a) for a in actions}
     lines += ["", "% --- grounded actions (forgeplan/grounding.py) with their tie-break rank"]

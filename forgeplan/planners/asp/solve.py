@@ -31,6 +31,7 @@ from ...model.actions import Action, moved_parts
 from ...model.errors import InputError
 from ...semantics.closure import dependency_closure
 from ...semantics.diagnosis import diagnose, faulty_slots
+from ...semantics.grounded import OBJECTIVES
 from ...semantics.task import Task
 from ..repair import repair_plan
 from .facts import Facts, canonical_key, part_ranks, task_facts
@@ -39,9 +40,6 @@ from .facts import Facts, canonical_key, part_ranks, task_facts
 SOLVER_OPTIONS = ("--configuration=frumpy", "--opt-strategy=usc", "--heuristic=Berkmin",
                   "--forget-on-step=varScores,signs,lemmaScores")
 ENCODINGS = encodings_dir()
-# objective -> the values an optimality proof covers
-OBJECTIVES = {"moved-parts,actions": ("moved-parts", "actions"), "moved-parts": ("moved-parts",),
-              "actions": ("actions",)}
 
 
 class Status(Enum):

@@ -32,38 +32,22 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from ...geometry.relations import blocking_relation
-from ...model.actions import Action, moved_parts
+from ...model.actions import Action
 from ...model.assembly import DIRECTIONS, Pose
 from ...model.errors import InputError
 from ...model.state import Slot, State
-from ...semantics.engine import ZERO3, World
-from ...semantics.grounding import rotation_fix
+from ...semantics.engine import World
+from ...semantics.grounded import (DEFAULT_WEIGHT, OBJECTIVES as OBJECTIVE_VALUES, check_canonical_target,
+                                   group_blockers, group_directions, group_names, lock_action, plan_value,
+                                   removal_paths, rotation_fix, separable_groups, touch_costs, undominated_directions)
 from ...semantics.task import Task
 
-OBJECTIVES = ("moved-parts,actions", "actions", "moved-parts")
-DEFAULT_WEIGHT = 1000
+OBJECTIVES = tuple(OBJECTIVE_VALUES)
 DOMAIN_NAME = "rework"
 # PDDL object names of the directions (a leading sign is not a legal PDDL name start)
 DIRECTION_NAMES = {"+x": "xplus", "-x": "xminus", "+y": "yplus", "-y": "yminus", "+z": "zplus", "-z": "zminus"}
 # touch-variant suffixes: which touched parameters are touched for the first time
 FIRST = "_first"
-
-
-def touch_costs(objective: str, weight: int = DEFAULT_WEIGHT) -> tuple[int, int, int]:
-    """Cost of an action that touches 0, 1 or 2 parts for the first time."""
-    if objective == "moved-parts,actions":
-        return (1, weight + 1, 2 * weight + 1)
-    if objective == "actions":
-        return (1, 1, 1)
-    if objective == "moved-parts":
-        return (0, 1, 2)
-    raise InputError(f"objective {objective!r} must be one of {list(OBJECTIVES)}", field="--objective")
-
-
-def plan_value(objective: str, actions: Sequence[Action], weight: int = DEFAULT_WEIGHT) -> int:
-    """Total cost of a plan under the objective's action costs (what an optimal planner minimises)."""
-    j, c = len(moved_parts(actions)), len(actions)
-    return {"moved-parts,actions": weight * j + c, "actions": c, "moved-parts": j}[objective]
 
 
 # ----------------------------------------------------------------------------- symbolic abstraction
@@ -102,25 +86,15 @@ class Abstraction:
     groups: GroupCandidates | None = None    # assemblies that need group moves only
 
 
-def check_target(task: Task) -> None:
-    """The PDDL goal is the canonical target (every slot restored, every lock engaged)."""
-    world = task.world
-    canon = world.target_state()
-    if world.differences(task.target, canon) or any(s.occupant != t.occupant for s, t in zip(task.target.slots, canon.slots)):
-        raise InputError("the PDDL export supports only the canonical target state (all parts restored, locks engaged)",
-                         file="target_state.json")
-
-
 def abstraction(task: Task, every_direction: bool = False) -> Abstraction:
     """The symbolic abstraction of a task: SEMANTICS §2 facts, computed with the engine's functions.
 
     Group moves go along the directions `GroupCandidates.moves` keeps, or along every direction.
     """
-    check_target(task)
+    check_canonical_target(task)
     world = task.world
     ab = Abstraction(world)
     ids = world.ids
-    blocking = blocking_relation(world.assembly)
     for i, pid in enumerate(ids):
         s = task.actual.slots[i]
         ab.fluents.add(("present", pid))
@@ -158,7 +132,7 @@ def abstraction(task: Task, every_direction: bool = False) -> Abstraction:
         ab.goal += [("present", pid, True), ("pose_off", pid, False), ("rot_off", pid, False)]
         if ("wrong", pid) in ab.fluents:
             ab.goal.append(("wrong", pid, False))
-    paths = {pid: _paths(world, i, blocking) for i, pid in enumerate(ids)}
+    paths = {pid: removal_paths(world, i) for i, pid in enumerate(ids)}
     for i, pid in enumerate(ids):
         ab.steps += _slot_steps(ab, i, paths[pid])
     if world.needs_groups:
@@ -174,19 +148,6 @@ def _checked_fix(world: World, i: int, slot: Slot, fix: tuple[str, float]) -> tu
     if world.rot_off(i, turned.slots[i]):
         raise AssertionError(f"rotation fix {fix} does not restore {world.ids[i]}")
     return fix
-
-
-def _paths(world: World, i: int, blocking) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """Removal directions with their blockers; a direction whose blockers include another's is dropped."""
-    pid = world.ids[i]
-    out: list[tuple[str, frozenset[str]]] = []
-    for d in world.parts[i].removal_dirs:
-        blockers = frozenset(b for b, q in blocking[d] if q == pid)
-        if any(prev <= blockers for _, prev in out):
-            continue
-        out = [(e, prev) for e, prev in out if not blockers <= prev]
-        out.append((d, blockers))
-    return tuple((d, tuple(sorted(b, key=world.index.__getitem__))) for d, b in out)
 
 
 def _slot_steps(ab: Abstraction, i: int, paths) -> list[Step]:
@@ -226,17 +187,17 @@ def _slot_steps(ab: Abstraction, i: int, paths) -> list[Step]:
         here = (("present", pid, True),)
         restored = tuple(lit for j in world.holds[i] for lit in _restored(ab, world.ids[j]))
         if lock.kind == "rotate":
-            steps.append(Step(Action("rotate_to_unlock", pid, axis=lock.axis, angle_deg=lock.angle_deg),
+            steps.append(Step(lock_action(world, i, locking=False),
                               here + (("locked", pid, True),), (("locked", pid, False),)))
-            steps.append(Step(Action("rotate_to_lock", pid, axis=lock.axis, angle_deg=-lock.angle_deg),  # type: ignore[operator]
+            steps.append(Step(lock_action(world, i, locking=True),
                               here + (("locked", pid, False), ("pose_off", pid, False), ("rot_off", pid, False)) + restored,
                               (("locked", pid, True),)))
         else:
             eff = (("locked", pid, False), ("pose_off", pid, pid in ab.unlock_pose_off),
                    ("rot_off", pid, pid in ab.unlock_rot_off)) + ((("unlock_turned", pid, True),) if has("unlock_turned") else ())
-            steps.append(Step(Action("rotate_translate_to_unlock", pid, after_pose=world.unlocked[i]),
+            steps.append(Step(lock_action(world, i, locking=False),
                               here + (("locked", pid, True),), eff))
-            steps.append(Step(Action("translate_rotate_to_lock", pid, after_pose=Pose(world.target_position[i], ZERO3)),
+            steps.append(Step(lock_action(world, i, locking=True),
                               here + (("locked", pid, False),) + restored,
                               (("locked", pid, True), *rot_done, ("pose_off", pid, False))))
     return steps
@@ -255,10 +216,6 @@ def _restored(ab: Abstraction, q: str) -> tuple[Literal, ...]:
 
 
 # ----------------------------------------------------------------------------- group moves (SEMANTICS §5)
-
-# separable sets enumerated before a grounded export gives up (their number can grow exponentially)
-MAX_SEPARABLE_SETS = 50_000
-
 
 @dataclass(frozen=True)
 class GroupCandidates:
@@ -297,58 +254,18 @@ def candidate_groups(world: World) -> GroupCandidates:
     """
     groups: dict[str, list] = {d: [] for d in DIRECTIONS}
     moves: dict[str, list] = {d: [] for d in DIRECTIONS}
-    for g in _separable_sets(world) if world.needs_groups else ():
-        along = [d for d in DIRECTIONS if all(d in world.parts[i].removal_dirs for i in _members(g))]
+    for g in separable_groups(world):
+        along = group_directions(world, g)
         for d in along:
-            groups[d].append(_names(world, g))
-        for d in _undominated(world, g, along):
-            moves[d].append(_names(world, g))
+            groups[d].append(group_names(world, g))
+        for d in undominated_directions(world, g, along):
+            moves[d].append(group_names(world, g))
     return GroupCandidates({d: tuple(v) for d, v in groups.items()}, {d: tuple(v) for d, v in moves.items()})
 
 
 def candidate_counts(task: Task) -> dict[str, dict[str, int]]:
     """Candidate groups per direction in the grounded export of `task` (all zero without group moves)."""
     return candidate_groups(task.world).counts()
-
-
-def _undominated(world: World, group: int, along: list[str]) -> list[str]:
-    """The directions along which a move of `group` is kept: no other has fewer blockers (a strict
-    subset), and no earlier one has the same."""
-    blockers = [_blockers(world, group, d) for d in along]
-    return [d for k, (d, b) in enumerate(zip(along, blockers))
-            if not any(c & ~b == 0 and (c != b or j < k) for j, c in enumerate(blockers) if j != k)]
-
-
-def _separable_sets(world: World) -> list[int]:
-    """Bitmasks of the separable sets of two or more slots, smallest first.
-
-    Separability is hereditary (forgeplan.geometry.separation), so a separable set minus its highest slot is
-    separable: growing separable sets by one higher slot at a time reaches exactly the separable ones.
-    """
-    n, level, out = len(world.ids), [1 << i for i in range(len(world.ids))], []
-    while level:
-        level = [h for g in level for j in range(g.bit_length(), n) if world.separable(h := g | 1 << j)]
-        out += level
-        if len(out) > MAX_SEPARABLE_SETS:
-            raise InputError(f"more than {MAX_SEPARABLE_SETS} separable groups: too many to export as grounded "
-                             "group moves", file=f"assembly {world.assembly.assembly_id}")
-    return out
-
-
-def _members(mask: int) -> list[int]:
-    return [i for i in range(mask.bit_length()) if mask >> i & 1]
-
-
-def _names(world: World, mask: int) -> tuple[str, ...]:
-    return tuple(world.ids[i] for i in _members(mask))
-
-
-def _blockers(world: World, group: int, d: str) -> int:
-    """The slots outside `group` that block a member along `d` (they must be absent for it to move)."""
-    out = 0
-    for i in _members(group):
-        out |= world.blockers_along[i][d]
-    return out & ~group
 
 
 def _group_steps(ab: Abstraction, along: dict[str, tuple[tuple[str, ...], ...]]) -> list[Step]:
@@ -370,9 +287,9 @@ def _separate_steps(ab: Abstraction, group: tuple[str, ...], d: str) -> list[Ste
     """separate(G, d), one step per choice of occupants (a slot holding a spare is named by the spare)."""
     world = ab.world
     mask = sum(1 << world.index[p] for p in group)
-    outside = _blockers(world, mask, d)
+    outside = group_blockers(world, mask, d)
     common = [("locked", p, False) for p in group if world.lock[world.index[p]] is not None]
-    common += _not_held(world, group) + [("present", b, False) for b in _names(world, outside)]
+    common += _not_held(world, group) + [("present", b, False) for b in group_names(world, outside)]
     eff = tuple(lit for p in group for lit in (("present", p, False), *_reset_all(ab, p)))
     choices = []
     for p in group:
@@ -389,7 +306,7 @@ def _join_step(ab: Abstraction, group: tuple[str, ...], d: str) -> Step:
     mask = sum(1 << world.index[p] for p in group)
     pre = [("present", p, False) for p in group]
     pre += [("present", q, True) for p in group for q in world.parts[world.index[p]].supports if q not in group]
-    pre += _not_held(world, group) + [("present", b, False) for b in _names(world, _blockers(world, mask, d))]
+    pre += _not_held(world, group) + [("present", b, False) for b in group_names(world, group_blockers(world, mask, d))]
     eff = tuple(lit for p in group for lit in (("present", p, True), *_reset_all(ab, p)))
     return Step(Action.group("join", group, d), tuple(dict.fromkeys(pre)), eff)
 
@@ -718,12 +635,15 @@ def _lifted(task: Task, ab: Abstraction, objective: str, weight: int, costs) -> 
         add(("axis", ax), ax, voc.axis, ax)
     angles = {ang for fix in (*ab.turn_fix.values(), *ab.unlock_fix.values()) for _, ang in [fix]}
     for i, lock in enumerate(world.lock):
-        if lock is not None and lock.kind == "rotate":
-            angles |= {lock.angle_deg, -lock.angle_deg}  # type: ignore[operator]
-        elif lock is not None:
+        if lock is None:
+            continue
+        unlock, relock = lock_action(world, i, locking=False), lock_action(world, i, locking=True)
+        if lock.kind == "rotate":
+            angles |= {unlock.angle_deg, relock.angle_deg}
+        else:
             pid = world.ids[i]
-            add(("pose", pid, "unlocked"), f"{pid} unlocked", voc.pose, world.unlocked[i])
-            add(("pose", pid, "target"), f"{pid} target", voc.pose, Pose(world.target_position[i], ZERO3))
+            add(("pose", pid, "unlocked"), f"{pid} unlocked", voc.pose, unlock.after_pose)
+            add(("pose", pid, "target"), f"{pid} target", voc.pose, relock.after_pose)
     for ang in sorted(angles):
         add(("angle", float(ang)), f"deg{ang:g}", voc.angle, float(ang))
     problem.add_objects(objs.values())
@@ -737,9 +657,10 @@ def _lifted(task: Task, ab: Abstraction, objective: str, weight: int, costs) -> 
         if p.lock is not None:
             facts += [st["holds"](objs[pid], objs[q]) for q in p.lock.holds]
             if p.lock.kind == "rotate":
-                ax = objs[("axis", p.lock.axis)]
-                facts.append(st["unlock_turn"](objs[pid], ax, objs[("angle", float(p.lock.angle_deg))]))  # type: ignore[arg-type]
-                facts.append(st["lock_turn"](objs[pid], ax, objs[("angle", float(-p.lock.angle_deg))]))  # type: ignore[operator]
+                unlock, relock = lock_action(world, i, locking=False), lock_action(world, i, locking=True)
+                ax = objs[("axis", unlock.axis)]
+                facts.append(st["unlock_turn"](objs[pid], ax, objs[("angle", float(unlock.angle_deg))]))  # type: ignore[arg-type]
+                facts.append(st["lock_turn"](objs[pid], ax, objs[("angle", float(relock.angle_deg))]))  # type: ignore[arg-type]
             else:
                 facts.append(st["unlock_pose"](objs[pid], objs[("pose", pid, "unlocked")]))
                 facts.append(st["lock_pose"](objs[pid], objs[("pose", pid, "target")]))

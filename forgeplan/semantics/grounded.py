@@ -1,0 +1,193 @@
+"""The grounded task: every parameter of the finite action universe, computed in this one place.
+
+The engine accepts any parameters; the planners (clingo's facts, the grounded PDDL, the repair search,
+the task grammar and the decoding masks) only ground actions whose parameters can occur in a minimal
+plan, and they take those parameters from here instead of deriving them again:
+
+* lock actions with their mechanism's values (`model.actions.lock_action`, re-exported per slot here);
+* `rotate` only with the single-axis turn that repairs an observed orientation (`rotation_fix`): a
+  turn by any other angle leaves or creates a fault a later action on the part must undo;
+* the candidate groups of `separate`/`join` (`separable_groups`): every set of two or more slots that
+  is separable in free space, one rule and one cap for every planner, and the directions their
+  members allow (`group_directions`) with the dominated ones marked (`undominated_directions`);
+* a single part's removal paths with dominated directions dropped (`removal_paths`);
+* which action kinds apply to which part (`action_space`, the body of action_space.json);
+* the canonical target every planner restores (`check_canonical_target`);
+* the objectives and the action costs that encode them (`OBJECTIVES`, `touch_costs`, `plan_value`).
+
+encodings/SEMANTICS.md states the rules; the ASP encoding and the lifted PDDL domain implement them
+independently, and the differential tests compare the three.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Sequence
+
+from ..model.actions import ACTION_NAMES, ACTION_PARAMS, Action, lock_action as part_lock_action, moved_parts
+from ..model.assembly import DIRECTIONS, Assembly
+from ..model.errors import InputError
+from ..model.rotations import axis_angle_of, euler_to_matrix, matmul, transpose
+from .engine import World
+from .task import Task
+
+# objective -> the values it minimises, lexicographically (what an optimality proof covers)
+OBJECTIVES = {"moved-parts,actions": ("moved-parts", "actions"), "actions": ("actions",),
+              "moved-parts": ("moved-parts",)}
+DEFAULT_WEIGHT = 1000
+# separable sets enumerated before grounding gives up (their number can grow exponentially with the parts)
+MAX_GROUP_SETS = 50_000
+_SEPARABLE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # World -> separable_groups(world)
+
+
+# ----------------------------------------------------------------------------- objectives
+
+def check_objective(objective: str) -> None:
+    if objective not in OBJECTIVES:
+        raise InputError(f"objective {objective!r} must be one of {list(OBJECTIVES)}", field="--objective")
+
+
+def objective_value(objective: str, moved: int, actions: int) -> tuple[int, ...]:
+    """The optimised value of a plan with `moved` distinct moved parts and `actions` steps."""
+    return {"moved-parts,actions": (moved, actions), "actions": (actions,), "moved-parts": (moved,)}[objective]
+
+
+def touch_costs(objective: str, weight: int = DEFAULT_WEIGHT) -> tuple[int, int, int]:
+    """Cost of an action that touches 0, 1 or 2 parts for the first time (W*J_move + c lexicographically)."""
+    if objective == "moved-parts,actions":
+        return (1, weight + 1, 2 * weight + 1)
+    if objective == "actions":
+        return (1, 1, 1)
+    if objective == "moved-parts":
+        return (0, 1, 2)
+    raise InputError(f"objective {objective!r} must be one of {list(OBJECTIVES)}", field="--objective")
+
+
+def plan_value(objective: str, actions: Sequence[Action], weight: int = DEFAULT_WEIGHT) -> int:
+    """Total cost of a plan under the objective's action costs (what an optimal planner minimises)."""
+    j, c = len(moved_parts(actions)), len(actions)
+    return {"moved-parts,actions": weight * j + c, "actions": c, "moved-parts": j}[objective]
+
+
+# ----------------------------------------------------------------------------- the canonical target
+
+def check_canonical_target(task: Task) -> None:
+    """Planners restore the canonical target: every slot present with its own part, seated, every lock engaged."""
+    world = task.world
+    diffs = world.differences(task.target, world.target_state())
+    if diffs:
+        raise InputError("the target state must be the assembly's target configuration (every slot present, "
+                         "seated at its target pose, every lock engaged): " + "; ".join(diffs[:3]),
+                         file="target_state.json", field="slots")
+
+
+# ----------------------------------------------------------------------------- the action space
+
+def action_space(asm: Assembly) -> dict:
+    """The action kinds with their parameters, and per part which kinds apply (action_space.json's body)."""
+    applicable = {}
+    for p in asm.parts:
+        acts = ["remove", "insert", "reset_pose", "rotate"]
+        if p.lock is not None:
+            acts += (["rotate_to_unlock", "rotate_to_lock"] if p.lock.kind == "rotate"
+                     else ["rotate_translate_to_unlock", "translate_rotate_to_lock"])
+        applicable[p.part_id] = acts
+    for w in asm.spares:
+        applicable[w.part_id] = ["remove", "reset_pose", "rotate", "replace"]
+    return {"actions": [{"action": n, "params": ["wrong_part_id", "target_part_id"] if n == "replace"
+                         else ["part_id", *ACTION_PARAMS[n]]} for n in ACTION_NAMES],
+            "applicable": applicable}
+
+
+# ----------------------------------------------------------------------------- single-part parameters
+
+def rotation_fix(world: World, i: int, rotation) -> tuple[str, float] | None:
+    """The single-axis turn (axis, angle) that brings `rotation` back to the target modulo symmetry.
+
+    Smallest |angle| first, then axis order x, y, z; None when no single principal-axis turn does it.
+    """
+    r = euler_to_matrix(rotation)
+    best = None
+    for g in world.symmetry[i]:
+        aa = axis_angle_of(matmul(r, transpose(g)))
+        if aa is None:
+            continue
+        axis, theta = aa
+        cand = (abs(theta), "xyz".index(axis), axis, -theta)
+        if best is None or cand < best:
+            best = cand
+    if best is None:
+        return None
+    return best[2], best[3]
+
+
+def lock_action(world: World, i: int, locking: bool) -> Action:
+    """The one grounded lock (`locking`) or unlock action of lock slot i."""
+    return part_lock_action(world.parts[i], locking)
+
+
+def removal_paths(world: World, i: int) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Slot i's removal directions with their blockers (catalog order); a direction whose blockers
+    include another's is dropped: every state that frees it frees the other too."""
+    out: list[tuple[str, frozenset[str]]] = []
+    for d in world.parts[i].removal_dirs:
+        blockers = frozenset(world.ids[j] for j in _members(world.blockers_along[i][d]))
+        if any(prev <= blockers for _, prev in out):
+            continue
+        out = [(e, prev) for e, prev in out if not blockers <= prev]
+        out.append((d, blockers))
+    return tuple((d, tuple(sorted(b, key=world.index.__getitem__))) for d, b in out)
+
+
+# ----------------------------------------------------------------------------- group moves
+
+def separable_groups(world: World) -> tuple[int, ...]:
+    """Bitmasks of every set of two or more slots that is separable in free space, by size then catalog order.
+
+    These are the groups `separate`/`join` may name, for every planner and assembly size; none when the
+    assembly needs no group moves. Separability is hereditary (forgeplan.geometry.separation), so a
+    separable set minus its highest slot is separable: growing separable sets one higher slot at a time
+    reaches exactly the separable ones. Cached on the world.
+    """
+    hit = _SEPARABLE.get(world)
+    if hit is not None:
+        return hit
+    n, level, out = len(world.ids), [1 << i for i in range(len(world.ids))], []
+    while level and world.needs_groups:
+        level = [h for g in level for j in range(g.bit_length(), n) if world.separable(h := g | 1 << j)]
+        out += level
+        if len(out) > MAX_GROUP_SETS:
+            raise InputError(f"more than {MAX_GROUP_SETS} separable groups: too many to ground as group moves",
+                             file=f"assembly {world.assembly.assembly_id}")
+    _SEPARABLE[world] = found = tuple(out)
+    return found
+
+
+def group_directions(world: World, group: int) -> list[str]:
+    """The directions every member of `group` allows (its candidate moves, separate and join alike)."""
+    return [d for d in DIRECTIONS if all(d in world.parts[i].removal_dirs for i in _members(group))]
+
+
+def group_blockers(world: World, group: int, d: str) -> int:
+    """The slots outside `group` that block a member along `d` (they must be absent for it to move)."""
+    out = 0
+    for i in _members(group):
+        out |= world.blockers_along[i][d]
+    return out & ~group
+
+
+def undominated_directions(world: World, group: int, along: list[str]) -> list[str]:
+    """The directions of `along` whose move of `group` is kept: no other has fewer blockers (a strict
+    subset), and no earlier one has the same. A move of G has the same effect along every direction, so
+    dropping a dominated one changes no reachable state and no plan cost."""
+    blockers = [group_blockers(world, group, d) for d in along]
+    return [d for k, (d, b) in enumerate(zip(along, blockers))
+            if not any(c & ~b == 0 and (c != b or j < k) for j, c in enumerate(blockers) if j != k)]
+
+
+def group_names(world: World, mask: int) -> tuple[str, ...]:
+    return tuple(world.ids[i] for i in _members(mask))
+
+
+def _members(mask: int) -> list[int]:
+    return [i for i in range(mask.bit_length()) if mask >> i & 1]

@@ -1,0 +1,79 @@
+"""The grounded task is computed once: the engine's legal actions, the ASP facts, the grounded PDDL and the
+task grammar take their parameters and their group universe from forgeplan.semantics.grounded."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from forgeplan.io.catalog import load_assembly
+from forgeplan.library import BUILTIN
+from forgeplan.llm.grammar import vocabulary
+from forgeplan.model.actions import lock_action
+from forgeplan.model.state import State, Tolerances
+from forgeplan.planners.asp.facts import task_facts
+from forgeplan.planners.pddl.problem import build_problem, candidate_groups
+from forgeplan.semantics.faults import FaultSpec, make_task
+from forgeplan.semantics.grounded import group_names, separable_groups
+from forgeplan.semantics.grounding import group_actions
+from forgeplan.semantics.task import world_for
+
+GROUP_BURRS = ("burr_6_split", "burr_6_pairs")
+
+
+def brute_separable(world) -> set[int]:
+    n = len(world.ids)
+    return {m for m in range(1, 1 << n) if bin(m).count("1") >= 2 and world.separable(m)}
+
+
+@pytest.mark.parametrize("aid", GROUP_BURRS)
+def test_the_group_universe_is_every_separable_set_of_two_or_more(aid):
+    world = world_for(load_assembly(aid), Tolerances())
+    groups = separable_groups(world)
+    assert len(groups) == len(set(groups)) and set(groups) == brute_separable(world)
+    sizes = [bin(g).count("1") for g in groups]
+    assert sizes == sorted(sizes)
+
+
+def test_assemblies_that_come_apart_part_by_part_have_no_groups():
+    world = world_for(load_assembly("jigsaw_panel"), Tolerances())
+    assert separable_groups(world) == ()
+
+
+@pytest.mark.parametrize("aid", GROUP_BURRS)
+def test_engine_asp_and_pddl_offer_the_same_groups(aid):
+    """One rule for every planner and every assembly size (no engine-only rule above some part count)."""
+    asm = load_assembly(aid)
+    task = make_task(asm, [FaultSpec("missing_part")], seed=0)
+    world = task.world
+    universe = {group_names(world, g) for g in separable_groups(world)}
+    empty = State(world.empty_slot(i) for i in range(len(world.ids)))
+    joins = {a.part_ids for a in group_actions(world, empty)}
+    full = world.target_state()
+    separates = {a.part_ids for a in group_actions(world, full)}
+    assert joins == separates == universe
+    facts = task_facts(task).text
+    asp = {tuple(re.findall(r'"([^"]+)"', m)) for m in re.findall(r"gmember\(\(([^)]*)\)", facts)}
+    assert asp == universe
+    pddl = candidate_groups(world)
+    assert {g for found in pddl.groups.values() for g in found} == universe
+    assert build_problem(task, grounded=True).groups == pddl
+
+
+@pytest.mark.parametrize("aid", [a for a in BUILTIN if any(p.lock for p in load_assembly(a).parts)][:6])
+def test_lock_parameters_are_the_same_for_engine_asp_pddl_and_grammar(aid):
+    asm = load_assembly(aid)
+    task = make_task(asm, [], seed=0)
+    world, target = task.world, task.world.target_state()
+    facts = task_facts(task).terms
+    steps = build_problem(task, grounded=True).steps.values()
+    vocab = vocabulary(task)
+    for p in asm.locks:
+        unlock, relock = lock_action(p, locking=False), lock_action(p, locking=True)
+        assert world.check(target, unlock) is None
+        assert world.check(world.apply(target, unlock), relock) is None
+        assert unlock in facts and relock in facts
+        assert unlock in steps and relock in steps
+        kind = "rotate" if p.lock.kind == "rotate" else "coupled"
+        assert sum(f'"part_id":"{p.part_id}"' in v for v in vocab[f"{kind}_unlock"] + vocab[f"{kind}_lock"]) == 2

@@ -144,71 +144,17 @@ class World:
         return self.spare_slot.get(part_id) if i is None else i
 
     def check(self, state: State, a: Action) -> Illegal | None:
-        """None when `a` is legal in `state`, else the reason."""
+        """None when `a` is legal in `state`, else the reason (one rule per action kind: CHECKS)."""
         if a.part_ids is not None or a.name in GROUP_ACTIONS:
             return self._check_group(state, a)
         i = self._slot_of(a.part_id)
         if i is None:
             return Illegal("unknown_part", f"unknown part id {a.part_id!r}")
+        needs_present, rule = CHECKS.get(a.name, (True, _unknown_action))
         s = state.slots[i]
-        name = a.name
-        if name == "insert":
-            if a.part_id not in self.index:
-                return Illegal("not_applicable", f"{a.part_id} is a spare part; only target parts are inserted")
-            if s.present:
-                return Illegal("already_present", f"slot {a.part_id} is already occupied by {s.occupant}")
-            missing = self.supports_mask[i] & ~state.mask
-            if missing:
-                names = [self.ids[j] for j in range(len(self.ids)) if missing >> j & 1]
-                return Illegal("supports_missing", f"{a.part_id} needs its supports present: {', '.join(names)}")
-            if self.held(state, i):
-                return Illegal("held", f"{a.part_id} is held by engaged lock {self._holder_names(state, i)}")
-            if self.free_direction(state, i) is None:
-                return Illegal("blocked", f"no free insertion path for {a.part_id}: {self.blocker_names(state, i)}")
-            return None
-        if not s.present or s.occupant != a.part_id:
+        if needs_present and (not s.present or s.occupant != a.part_id):
             return Illegal("not_present", f"{a.part_id} is not in the assembly")
-        if name in ("remove", "reset_pose", "rotate"):
-            if name == "rotate":
-                if a.axis not in ("x", "y", "z"):
-                    return Illegal("bad_axis", f"rotate axis must be x, y or z, got {a.axis!r}")
-                if a.angle_deg is None or not math.isfinite(a.angle_deg):
-                    return Illegal("bad_angle", "rotate needs a finite angle_deg")
-            return self._clearance(state, i)
-        if name == "replace":
-            target = self.index.get(a.target_part_id or "")
-            if a.part_id in self.index or self.spare_slot.get(a.part_id) != target:
-                return Illegal("not_applicable", f"{a.part_id} is not a spare variant of {a.target_part_id}")
-            return self._clearance(state, i)
-        lock = self.lock[i]
-        if name in ("rotate_to_unlock", "rotate_to_lock", "rotate_translate_to_unlock", "translate_rotate_to_lock"):
-            want = "rotate" if name in ("rotate_to_unlock", "rotate_to_lock") else "coupled"
-            if lock is None or lock.kind != want:
-                return Illegal("not_applicable", f"{a.part_id} has no {want} lock mechanism")
-            locking = name.endswith("_lock") and not name.endswith("unlock")
-            if locking and s.locked:
-                return Illegal("already_locked", f"{a.part_id} is already engaged")
-            if not locking and not s.locked:
-                return Illegal("already_unlocked", f"{a.part_id} is already disengaged")
-            expected = lock_action(self.parts[i], locking)
-            if want == "rotate":
-                if a.axis != expected.axis:
-                    return Illegal("bad_axis", f"{a.part_id} turns about {expected.axis}, not {a.axis}")
-                expect = expected.angle_deg
-                if a.angle_deg is None or not math.isfinite(a.angle_deg) or angle_diff(a.angle_deg, expect) > self.tol.rot_tol:
-                    return Illegal("bad_angle", f"{a.part_id} {'locks' if locking else 'unlocks'} with angle {expect:g}, not {a.angle_deg}")
-            else:
-                expect_pose = expected.after_pose
-                if a.after_pose is None or not self.pose_close(a.after_pose, expect_pose):
-                    return Illegal("bad_after_pose", f"{a.part_id} after_pose must be {expect_pose.to_json()}")
-            if locking:
-                if want == "rotate" and (self.pose_off(i, s) or self.rot_off(i, s)):
-                    return Illegal("holds_not_restored", f"{a.part_id} is not at its target pose")
-                bad = [self.ids[j] for j in self.holds[i] if not self.restored(state, j)]
-                if bad:
-                    return Illegal("holds_not_restored", f"{a.part_id} can lock only when {', '.join(bad)} are restored")
-            return None
-        return Illegal("unknown_action", f"unknown action {name!r}")
+        return rule(self, state, a, i)
 
     def _check_group(self, state: State, a: Action) -> Illegal | None:
         """separate / join (SEMANTICS §5): a group of two or more parts moving along one direction."""
@@ -221,7 +167,6 @@ class World:
             return Illegal("not_applicable", f"{a.name} needs two or more distinct parts (one part: remove/insert)")
         if a.direction not in DIRECTIONS:
             return Illegal("bad_direction", f"direction must be one of {list(DIRECTIONS)}, got {a.direction!r}")
-        d = a.direction
         idx = []
         for x in a.part_ids:
             i = self._slot_of(x)
@@ -231,34 +176,43 @@ class World:
                 return Illegal("not_applicable", f"{x} shares a slot with another member")
             idx.append(i)
         group = sum(1 << i for i in idx)
+        member_rule = self._separate_member if a.name == "separate" else self._join_member
         for x, i in zip(a.part_ids, idx):
-            s = state.slots[i]
-            if d not in self.parts[i].removal_dirs:
-                return Illegal("bad_direction", f"{x} cannot move along {d} (removal directions {list(self.parts[i].removal_dirs)})")
-            if a.name == "separate":
-                if not s.present or s.occupant != x:
-                    return Illegal("not_present", f"{x} is not in the assembly")
-                if s.locked:
-                    return Illegal("locked", f"{x} is an engaged lock; unlock it first")
-                if self.held(state, i):
-                    return Illegal("held", f"{x} is held by engaged lock {self._holder_names(state, i)}")
-                blocking = self.blockers_along[i][d] & state.mask & ~group
-            else:
-                if x not in self.index:
-                    return Illegal("not_applicable", f"{x} is a spare part; only target parts are inserted")
-                if s.present:
-                    return Illegal("already_present", f"slot {x} is already occupied by {s.occupant}")
-                missing = self.supports_mask[i] & ~(state.mask | group)
-                if missing:
-                    return Illegal("supports_missing", f"{x} needs its supports present: {self._names(missing)}")
-                if self.held(state, i):
-                    return Illegal("held", f"{x} is held by engaged lock {self._holder_names(state, i)}")
-                blocking = self.blockers_along[i][d] & state.mask
-            if blocking:
-                return Illegal("blocked", f"{x} is blocked along {d} by {self._names(blocking)}")
+            if a.direction not in self.parts[i].removal_dirs:
+                return Illegal("bad_direction", f"{x} cannot move along {a.direction} (removal directions "
+                                                f"{list(self.parts[i].removal_dirs)})")
+            reason = member_rule(state, x, i, a.direction, group)
+            if reason is not None:
+                return reason
         if not self.separable(group):
             return Illegal("not_separable", "the group cannot itself be taken apart in free space with straight moves")
         return None
+
+    def _separate_member(self, state: State, x: str, i: int, d: str, group: int) -> Illegal | None:
+        s = state.slots[i]
+        if not s.present or s.occupant != x:
+            return Illegal("not_present", f"{x} is not in the assembly")
+        if s.locked:
+            return Illegal("locked", f"{x} is an engaged lock; unlock it first")
+        if self.held(state, i):
+            return Illegal("held", f"{x} is held by engaged lock {self._holder_names(state, i)}")
+        return self._blocked_along(x, i, d, self.blockers_along[i][d] & state.mask & ~group)
+
+    def _join_member(self, state: State, x: str, i: int, d: str, group: int) -> Illegal | None:
+        s = state.slots[i]
+        if x not in self.index:
+            return Illegal("not_applicable", f"{x} is a spare part; only target parts are inserted")
+        if s.present:
+            return Illegal("already_present", f"slot {x} is already occupied by {s.occupant}")
+        missing = self.supports_mask[i] & ~(state.mask | group)
+        if missing:
+            return Illegal("supports_missing", f"{x} needs its supports present: {self._names(missing)}")
+        if self.held(state, i):
+            return Illegal("held", f"{x} is held by engaged lock {self._holder_names(state, i)}")
+        return self._blocked_along(x, i, d, self.blockers_along[i][d] & state.mask)
+
+    def _blocked_along(self, x: str, i: int, d: str, blocking: int) -> Illegal | None:
+        return Illegal("blocked", f"{x} is blocked along {d} by {self._names(blocking)}") if blocking else None
 
     @property
     def needs_groups(self) -> bool:
@@ -368,3 +322,98 @@ class World:
 
     def equivalent(self, state: State, target: State) -> bool:
         return not self.differences(state, target)
+
+
+# ----------------------------------------------------------------------------- legality, one rule per action kind
+# Each rule gets the world, the state, the action and the slot index of its part; `check` has already
+# resolved the part and, where the table says so, checked that it is present.
+
+def _check_insert(w: World, state: State, a: Action, i: int) -> Illegal | None:
+    s = state.slots[i]
+    if a.part_id not in w.index:
+        return Illegal("not_applicable", f"{a.part_id} is a spare part; only target parts are inserted")
+    if s.present:
+        return Illegal("already_present", f"slot {a.part_id} is already occupied by {s.occupant}")
+    missing = w.supports_mask[i] & ~state.mask
+    if missing:
+        return Illegal("supports_missing", f"{a.part_id} needs its supports present: {w._names(missing)}")
+    if w.held(state, i):
+        return Illegal("held", f"{a.part_id} is held by engaged lock {w._holder_names(state, i)}")
+    if w.free_direction(state, i) is None:
+        return Illegal("blocked", f"no free insertion path for {a.part_id}: {w.blocker_names(state, i)}")
+    return None
+
+
+def _check_clear(w: World, state: State, a: Action, i: int) -> Illegal | None:
+    """remove, reset_pose: the part must be free to come out."""
+    return w._clearance(state, i)
+
+
+def _check_rotate(w: World, state: State, a: Action, i: int) -> Illegal | None:
+    if a.axis not in ("x", "y", "z"):
+        return Illegal("bad_axis", f"rotate axis must be x, y or z, got {a.axis!r}")
+    if a.angle_deg is None or not math.isfinite(a.angle_deg):
+        return Illegal("bad_angle", "rotate needs a finite angle_deg")
+    return w._clearance(state, i)
+
+
+def _check_replace(w: World, state: State, a: Action, i: int) -> Illegal | None:
+    target = w.index.get(a.target_part_id or "")
+    if a.part_id in w.index or w.spare_slot.get(a.part_id) != target:
+        return Illegal("not_applicable", f"{a.part_id} is not a spare variant of {a.target_part_id}")
+    return w._clearance(state, i)
+
+
+# lock action -> (mechanism it needs, whether it engages the lock)
+LOCK_ACTIONS = {"rotate_to_unlock": ("rotate", False), "rotate_to_lock": ("rotate", True),
+                "rotate_translate_to_unlock": ("coupled", False), "translate_rotate_to_lock": ("coupled", True)}
+
+
+def _check_lock(w: World, state: State, a: Action, i: int) -> Illegal | None:
+    want, locking = LOCK_ACTIONS[a.name]
+    lock, s = w.lock[i], state.slots[i]
+    if lock is None or lock.kind != want:
+        return Illegal("not_applicable", f"{a.part_id} has no {want} lock mechanism")
+    if locking and s.locked:
+        return Illegal("already_locked", f"{a.part_id} is already engaged")
+    if not locking and not s.locked:
+        return Illegal("already_unlocked", f"{a.part_id} is already disengaged")
+    reason = _lock_parameters(w, a, i, locking)
+    if reason is not None or not locking:
+        return reason
+    if want == "rotate" and (w.pose_off(i, s) or w.rot_off(i, s)):
+        return Illegal("holds_not_restored", f"{a.part_id} is not at its target pose")
+    bad = [w.ids[j] for j in w.holds[i] if not w.restored(state, j)]
+    if bad:
+        return Illegal("holds_not_restored", f"{a.part_id} can lock only when {', '.join(bad)} are restored")
+    return None
+
+
+def _lock_parameters(w: World, a: Action, i: int, locking: bool) -> Illegal | None:
+    """The action's axis and angle, or its after_pose, must be the mechanism's (model.actions.lock_action)."""
+    expected = lock_action(w.parts[i], locking)
+    if expected.after_pose is not None:
+        if a.after_pose is None or not w.pose_close(a.after_pose, expected.after_pose):
+            return Illegal("bad_after_pose", f"{a.part_id} after_pose must be {expected.after_pose.to_json()}")
+        return None
+    if a.axis != expected.axis:
+        return Illegal("bad_axis", f"{a.part_id} turns about {expected.axis}, not {a.axis}")
+    expect = expected.angle_deg
+    if a.angle_deg is None or not math.isfinite(a.angle_deg) or angle_diff(a.angle_deg, expect) > w.tol.rot_tol:  # type: ignore[arg-type]
+        return Illegal("bad_angle", f"{a.part_id} {'locks' if locking else 'unlocks'} with angle {expect:g}, not {a.angle_deg}")
+    return None
+
+
+def _unknown_action(w: World, state: State, a: Action, i: int) -> Illegal | None:
+    return Illegal("unknown_action", f"unknown action {a.name!r}")
+
+
+# action kind -> (its part must be present in its slot, the rule)
+CHECKS = {
+    "insert": (False, _check_insert),
+    "remove": (True, _check_clear),
+    "reset_pose": (True, _check_clear),
+    "rotate": (True, _check_rotate),
+    "replace": (True, _check_replace),
+    **{name: (True, _check_lock) for name in LOCK_ACTIONS},
+}

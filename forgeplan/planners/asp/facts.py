@@ -131,38 +131,56 @@ def task_facts(task: Task) -> Facts:
     """Compile a task; deterministic (same task, same text)."""
     check_canonical_target(task)
     world, actual = task.world, task.actual
-    asm = world.assembly
     ranks = part_ranks(world)
-    q = quote
-    lines: list[str] = [f"% forgeplan facts: task {task.sample_id}, assembly {asm.assembly_id}",
-                        f"% tolerances: pos_tol={task.tolerances.pos_tol!r}, rot_tol_deg={task.tolerances.rot_tol!r}",
-                        "", "% --- parts (rank = catalog order, spares after target parts)"]
-    for pid in world.ids:
-        lines.append(f"slot({q(pid)}). part_rank({q(pid)},{ranks[pid]}).")
-    for w in asm.spares:
-        lines.append(f"spare({q(w.part_id)},{q(w.variant_of)}). part_rank({q(w.part_id)},{ranks[w.part_id]}).")
+    lines = _header_lines(task, ranks) + _static_lines(world)
+    slot_lines, actions = _rotation_lines_and_actions(world, actual)
+    lines += slot_lines
+    if world.needs_groups:
+        actions += universe_group_actions(world, actual)
+    actions.sort(key=lambda a: canonical_key(a, ranks))
+    terms = {a: action_term(a) for a in actions}
+    lines += ["", "% --- grounded actions (forgeplan/grounding.py) with their tie-break rank"]
+    lines += [f"action({terms[a]}). rank({terms[a]},{k})." for k, a in enumerate(actions)]
+    lines += _group_member_lines(actions, ranks)
+    lines += _actual_lines(world, actual)
+    return Facts("\n".join(lines) + "\n", {t: a for a, t in terms.items()}, terms)
 
-    lines += ["", "% --- removal directions; blocks(B,P,D) along them, at target geometry (forgeplan/geometry.py)"]
+
+def _header_lines(task: Task, ranks: dict[str, int]) -> list[str]:
+    world, q = task.world, quote
+    lines = [f"% forgeplan facts: task {task.sample_id}, assembly {world.assembly.assembly_id}",
+             f"% tolerances: pos_tol={task.tolerances.pos_tol!r}, rot_tol_deg={task.tolerances.rot_tol!r}",
+             "", "% --- parts (rank = catalog order, spares after target parts)"]
+    lines += [f"slot({q(pid)}). part_rank({q(pid)},{ranks[pid]})." for pid in world.ids]
+    lines += [f"spare({q(w.part_id)},{q(w.variant_of)}). part_rank({q(w.part_id)},{ranks[w.part_id]})."
+              for w in world.assembly.spares]
+    return lines
+
+
+def _static_lines(world: World) -> list[str]:
+    """Removal directions, blocking, supports and locks: the assembly's static relations."""
+    q, asm = quote, world.assembly
+    lines = ["", "% --- removal directions; blocks(B,P,D) along them, at target geometry (forgeplan/geometry.py)"]
     for p, dirs in zip(asm.parts, world.dir_masks):
         lines.append(" ".join(f"removal_dir({q(p.part_id)},{q(d)})." for d, _ in dirs))
     for i, dirs in enumerate(world.dir_masks):
         for d, mask in dirs:
-            for j in range(len(world.ids)):
-                if mask >> j & 1:
-                    lines.append(f"blocks({q(world.ids[j])},{q(world.ids[i])},{q(d)}).")
-
+            lines += [f"blocks({q(world.ids[j])},{q(world.ids[i])},{q(d)})." for j in range(len(world.ids)) if mask >> j & 1]
     lines += ["", "% --- supports: supports(Q,P) = Q must be present to insert P"]
     lines += [f"supports({q(s)},{q(p.part_id)})." for p in asm.parts for s in p.supports]
-
     lines += ["", "% --- locks"]
     for p in asm.locks:
         holds = " ".join(f"lock_holds({q(p.part_id)},{q(h)})." for h in p.lock.holds)  # type: ignore[union-attr]
         lines.append(f"lock({q(p.part_id)},{p.lock.kind}). {holds}")  # type: ignore[union-attr]
+    return lines
 
+
+def _rotation_lines_and_actions(world: World, actual: State) -> tuple[list[str], list[Action]]:
+    """Per slot: the rotation values it can take, which are off, the repairing turns, and its grounded actions."""
+    lines = ["", "% --- rotation values (Euler x-y-z degrees) each slot can take; rot_off, repairing turns",
+             "%     rot_fix(S,R,Axis,Angle,R2): the grounded rotate from value R lands on R2"]
     actions: list[Action] = []
     target = world.target_state()
-    lines += ["", "% --- rotation values (Euler x-y-z degrees) each slot can take; rot_off, repairing turns",
-              "%     rot_fix(S,R,Axis,Angle,R2): the grounded rotate from value R lands on R2"]
     for i, pid in enumerate(world.ids):
         s = actual.slots[i]
         seeds = [ZERO3] + ([s.rotation] if s.present else [])
@@ -171,48 +189,61 @@ def task_facts(task: Task) -> Facts:
             unlocked = world.apply(target, lock_action(world, i, locking=False)).slots[i]
             seeds.append(unlocked.rotation)
         vals = _SlotValues(world, actual, i, seeds)
-        names = [rotation_name(r) for r in vals.values]
-        lines.append(" ".join(f"rot_value({q(pid)},{q(n)})." for n in names))
-        lines.append(f"target_rot({q(pid)},{q(rotation_name(ZERO3))}).")
-        for r in vals.values:
-            if world.rotation_error(i, r) > world.tol.rot_tol:
-                lines.append(f"rot_off({q(pid)},{q(rotation_name(r))}).  % {world.rotation_error(i, r):.1f} deg off")
-        occupants = [pid] + ([s.occupant] if s.present and s.occupant != pid else [])
-        fix_params = []
-        for r, ax, ang, after in vals.fixes:
-            lines.append(f"rot_fix({q(pid)},{q(rotation_name(r))},{q(ax)},{q(repr(float(ang)))},"
-                         f"{q(rotation_name(after))}).")
-            if (ax, ang) not in fix_params:
-                fix_params.append((ax, ang))
-        if unlocked is not None:
-            lines.append(f"unlocked_rot({q(pid)},{q(rotation_name(unlocked.rotation))}).")
-            if world.pose_off(i, unlocked):
-                lines.append(f"unlocked_pose_off({q(pid)}).")
-        actions.append(Action("insert", pid))
-        for x in occupants:
-            actions += [Action("remove", x), Action("reset_pose", x)]
-            actions += [Action("rotate", x, axis=ax, angle_deg=ang) for ax, ang in fix_params]
-        if world.lock[i] is not None:
-            actions += [lock_action(world, i, locking=False), lock_action(world, i, locking=True)]
-        if len(occupants) > 1:
-            actions.append(Action("replace", occupants[1], target_part_id=pid))
+        lines += _slot_rotation_lines(world, i, vals, unlocked)
+        fix_params = list(dict.fromkeys((ax, ang) for _, ax, ang, _ in vals.fixes))
+        occupants = [pid] + ([s.occupant] if s.present and s.occupant != pid else [])  # type: ignore[list-item]
+        actions += _slot_universe(world, i, occupants, fix_params)
+    return lines, actions
 
-    if world.needs_groups:
-        actions += universe_group_actions(world, actual)
-    actions.sort(key=lambda a: canonical_key(a, ranks))
-    terms = {a: action_term(a) for a in actions}
-    lines += ["", "% --- grounded actions (forgeplan/grounding.py) with their tie-break rank"]
-    lines += [f"action({terms[a]}). rank({terms[a]},{k})." for k, a in enumerate(actions)]
+
+def _slot_rotation_lines(world: World, i: int, vals: _SlotValues, unlocked) -> list[str]:
+    q, pid = quote, world.ids[i]
+    lines = [" ".join(f"rot_value({q(pid)},{q(rotation_name(r))})." for r in vals.values),
+             f"target_rot({q(pid)},{q(rotation_name(ZERO3))})."]
+    for r in vals.values:
+        if world.rotation_error(i, r) > world.tol.rot_tol:
+            lines.append(f"rot_off({q(pid)},{q(rotation_name(r))}).  % {world.rotation_error(i, r):.1f} deg off")
+    for r, ax, ang, after in vals.fixes:
+        lines.append(f"rot_fix({q(pid)},{q(rotation_name(r))},{q(ax)},{q(repr(float(ang)))},"
+                     f"{q(rotation_name(after))}).")
+    if unlocked is not None:
+        lines.append(f"unlocked_rot({q(pid)},{q(rotation_name(unlocked.rotation))}).")
+        if world.pose_off(i, unlocked):
+            lines.append(f"unlocked_pose_off({q(pid)}).")
+    return lines
+
+
+def _slot_universe(world: World, i: int, occupants: list[str], fix_params) -> list[Action]:
+    """Every single-part action on slot i any reachable state can offer (its target part or the spare in it)."""
+    pid = world.ids[i]
+    actions = [Action("insert", pid)]
+    for x in occupants:
+        actions += [Action("remove", x), Action("reset_pose", x)]
+        actions += [Action("rotate", x, axis=ax, angle_deg=ang) for ax, ang in fix_params]
+    if world.lock[i] is not None:
+        actions += [lock_action(world, i, locking=False), lock_action(world, i, locking=True)]
+    if len(occupants) > 1:
+        actions.append(Action("replace", occupants[1], target_part_id=pid))
+    return actions
+
+
+def _group_member_lines(actions: list[Action], ranks: dict[str, int]) -> list[str]:
     groups = sorted({a.part_ids for a in actions if a.part_ids is not None}, key=lambda g: [ranks[x] for x in g])
-    if groups:
-        lines += ["", "% --- group moves (SEMANTICS §5): gmember(G,X), X a member of the group term G; every"
-                  " G is free-space separable", f"%     ({len(groups)} member tuples, "
-                  f"{sum(1 for a in actions if a.part_ids is not None)} group actions)"]
-        for g in groups:
-            term = "(" + ",".join(q(x) for x in g) + ")"
-            lines.append(" ".join(f"gmember({term},{q(x)})." for x in g))
+    if not groups:
+        return []
+    lines = ["", "% --- group moves (SEMANTICS §5): gmember(G,X), X a member of the group term G; every"
+             " G is free-space separable", f"%     ({len(groups)} member tuples, "
+             f"{sum(1 for a in actions if a.part_ids is not None)} group actions)"]
+    for g in groups:
+        term = "(" + ",".join(quote(x) for x in g) + ")"
+        lines.append(" ".join(f"gmember({term},{quote(x)})." for x in g))
+    return lines
 
-    lines += ["", "% --- actual state (actual_state.json), abstracted"]
+
+def _actual_lines(world: World, actual: State) -> list[str]:
+    """The actual state, abstracted to the fluents the encoding reasons with."""
+    q = quote
+    lines = ["", "% --- actual state (actual_state.json), abstracted"]
     for i, pid in enumerate(world.ids):
         s = actual.slots[i]
         if not s.present:
@@ -224,4 +255,4 @@ def task_facts(task: Task) -> Facts:
         if s.locked:
             facts.append(f"init(locked({q(pid)})).")
         lines.append(" ".join(facts))
-    return Facts("\n".join(lines) + "\n", {t: a for a, t in terms.items()}, terms)
+    return lines

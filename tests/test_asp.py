@@ -11,7 +11,6 @@ import pytest
 
 from burrdata import burr
 from cases import all_cases
-from forgeplan.planners.asp import solve as asp
 from forgeplan.bench.synthetic import chain_assembly, chain_task
 from forgeplan.cli import main
 from forgeplan.io.importers import import_puzzle
@@ -21,6 +20,7 @@ from forgeplan.model.actions import Action, moved_parts
 from forgeplan.model.assembly import Assembly
 from forgeplan.model.errors import InputError
 from forgeplan.model.state import Tolerances
+from forgeplan.planners.asp import solve as asp
 from forgeplan.planners.asp.facts import task_facts
 from forgeplan.planners.asp.solve import ENCODINGS, Status, check_plan, reference_output, solve_task
 from forgeplan.semantics.closure import dependency_closure

@@ -13,7 +13,8 @@ from forgeplan.llm.grammar import vocabulary
 from forgeplan.model.actions import lock_action
 from forgeplan.model.state import State, Tolerances
 from forgeplan.planners.asp.facts import task_facts
-from forgeplan.planners.pddl.problem import build_problem, candidate_groups
+from forgeplan.planners.pddl.groups import candidate_groups
+from forgeplan.planners.pddl.problem import build_problem
 from forgeplan.semantics.faults import FaultSpec, make_task
 from forgeplan.semantics.grounded import group_names, separable_groups
 from forgeplan.semantics.grounding import group_actions

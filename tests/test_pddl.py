@@ -23,7 +23,9 @@ from forgeplan.io.importers import import_puzzle
 from forgeplan.library import BUILTIN, build
 from forgeplan.model.actions import GROUP_ACTIONS, Action
 from forgeplan.model.assembly import DIRECTIONS, Assembly, validate_assembly
-from forgeplan.planners.pddl.problem import build_problem, domain_text, pddl_writer, read_plan, solve_fd
+from forgeplan.planners.pddl.fd import solve_fd
+from forgeplan.planners.pddl.files import domain_text, pddl_writer, read_plan
+from forgeplan.planners.pddl.problem import build_problem
 from forgeplan.semantics.faults import FaultSpec, make_task
 from forgeplan.semantics.grounding import legal_actions, slot_actions
 from burrdata import FOLDER as BURR

@@ -20,7 +20,9 @@ from forgeplan.geometry.separation import is_separable
 from forgeplan.io.importers import import_puzzle
 from forgeplan.model.actions import Action
 from forgeplan.model.assembly import DIRECTIONS, LockMechanism, SparePart, validate_assembly
-from forgeplan.planners.pddl.problem import build_problem, candidate_counts, candidate_groups, solve_fd
+from forgeplan.planners.pddl.fd import solve_fd
+from forgeplan.planners.pddl.groups import candidate_counts, candidate_groups
+from forgeplan.planners.pddl.problem import build_problem
 from forgeplan.semantics.faults import FaultSpec, make_task
 from burrdata import FOLDER as BURR, HAVE_SHARED, burr, needs_shared, param
 from forgeplan.io.task_files import write_task

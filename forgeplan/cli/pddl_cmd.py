@@ -54,7 +54,8 @@ def register(sub) -> None:
 
 def run_export(args) -> int:
     from ..io.guarded import output_folder
-    from ..planners.pddl.problem import build_problem, write_pddl
+    from ..planners.pddl.files import write_pddl
+    from ..planners.pddl.problem import build_problem
     from ..io.task_files import load_task
 
     output_folder(args.out)
@@ -75,7 +76,8 @@ def run_import(args) -> int:
     from ..io.contract import output_json
     from ..semantics.diagnosis import diagnose
     from ..io.guarded import one_line, read_text
-    from ..planners.pddl.problem import build_problem, read_plan
+    from ..planners.pddl.files import read_plan
+    from ..planners.pddl.problem import build_problem
     from ..io.task_files import load_task
 
     task = load_task(args.task_dir)
@@ -101,7 +103,7 @@ def run_external(args) -> int:
     from importlib.util import find_spec
 
     from ..model.errors import InputError
-    from ..planners.pddl.problem import FD_MAX_TIMEOUT
+    from ..planners.pddl.fd import FD_MAX_TIMEOUT
 
     if not args.time_limit > 0:
         raise InputError("must be a positive number of seconds", field="--time-limit")

@@ -219,7 +219,8 @@ def _reference_output(bench: Path, sid: str) -> str:
 
 def _seed_plan(task_dir: Path) -> str:
     """Plan lines naming the export's objects (mutations start from a plan-shaped text)."""
-    from ..planners.pddl.problem import build_problem, pddl_writer
+    from ..planners.pddl.files import pddl_writer
+    from ..planners.pddl.problem import build_problem
     from ..io.task_files import load_task
 
     task = load_task(task_dir)

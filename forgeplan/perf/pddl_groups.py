@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import statistics
 from pathlib import Path
 
@@ -24,7 +23,8 @@ def add_arguments(p) -> None:
 
 def _fault_row(asm, ftype: str, runs: int, time_limit: float, clingo: bool) -> dict:
     from ..planners.crosscheck import compare_task
-    from ..planners.pddl.problem import build_problem, solve_fd
+    from ..planners.pddl.fd import solve_fd
+    from ..planners.pddl.problem import build_problem
 
     found = fault_task(asm, ftype)
     if found is None:
@@ -53,7 +53,7 @@ def _fault_row(asm, ftype: str, runs: int, time_limit: float, clingo: bool) -> d
 
 def _puzzle_row(name: str, asm, args) -> dict:
     from ..geometry.separation import disassembly_verdict
-    from ..planners.pddl.problem import candidate_groups
+    from ..planners.pddl.groups import candidate_groups
     from ..model.state import Tolerances
     from ..semantics.task import world_for
 

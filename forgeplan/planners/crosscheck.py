@@ -107,7 +107,7 @@ def clingo_side(task: Task, objective: str, time_limit: float | None) -> Side:
 def fd_side(task: Task, objective: str, time_limit: float | None) -> Side:
     from unified_planning.engines import PlanGenerationResultStatus as S
 
-    from .pddl.problem import solve_fd
+    from .pddl.fd import solve_fd
 
     try:
         r = solve_fd(task, objective, time_limit=time_limit)

@@ -1,0 +1,82 @@
+"""PDDL files: export a problem (domain.pddl, problem.pddl, groups.json) and read an external planner's plan back."""
+
+from __future__ import annotations
+
+from ...model.actions import Action
+from ...model.errors import InputError
+from .codec import Encoding
+from .problem import build_problem
+
+
+def pddl_writer(enc: Encoding):
+    """A PDDLWriter that has named every item (its renaming is what `get_item_named` reverses)."""
+    from unified_planning.io import PDDLWriter
+
+    writer = PDDLWriter(enc.problem)
+    writer.get_domain()
+    writer.get_problem()
+    return writer
+
+
+def domain_text() -> str:
+    """The lifted rework domain (task-independent; committed as domains/rework.pddl)."""
+    from ...semantics.faults import make_task
+    from ...library import BUILTIN, build
+
+    return pddl_writer(build_problem(make_task(build(next(iter(BUILTIN))), []))).get_domain()
+
+
+def write_pddl(enc: Encoding, out) -> tuple:
+    """Write domain.pddl and problem.pddl into folder `out`, and groups.json for a group-move export.
+
+    groups.json records the candidate groups per move and direction (their counts first); returns
+    the paths written.
+    """
+    import json
+    from pathlib import Path
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    writer = pddl_writer(enc)
+    paths = (out / "domain.pddl", out / "problem.pddl")
+    paths[0].write_text(writer.get_domain(), encoding="utf-8")
+    paths[1].write_text(writer.get_problem(), encoding="utf-8")
+    if enc.groups is None:
+        return paths
+    groups = out / "groups.json"
+    groups.write_text(json.dumps(enc.groups.to_json(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return (*paths, groups)
+
+
+def read_plan(enc: Encoding, text: str, file: str = "plan") -> tuple[Action, ...]:
+    """An external planner's plan for the export of `enc` -> forgeplan actions.
+
+    Reads the common format (one `(action arg ...)` per line, `;` comments, as Fast Downward's sas_plan);
+    names go back through the PDDLWriter's renaming, so sanitised part ids come back as they were.
+    """
+    import re
+
+    from unified_planning.model import Action as UPAction
+    from unified_planning.plans import ActionInstance
+
+    writer = pddl_writer(enc)
+    instances = []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        line = line.split(";", 1)[0].strip()
+        if not line:
+            continue
+        m = re.fullmatch(r"\(\s*([^()\s]+)((?:\s+[^()\s]+)*)\s*\)", line)
+        if m is None:
+            raise InputError(f"expected '(action arg ...)', got {line!r}", file=file, field=f"line {lineno}")
+        words = [m.group(1).lower(), *m.group(2).lower().split()]
+        try:
+            items = [writer.get_item_named(w) for w in words]
+        except Exception:  # noqa: BLE001 - UP raises its own UPException for unknown names
+            raise InputError(f"{line!r} names something that is not in this export "
+                             "(check --grounded and --objective)", file=file, field=f"line {lineno}") from None
+        act = items[0]
+        if not isinstance(act, UPAction) or len(items) - 1 != len(act.parameters):
+            raise InputError(f"{words[0]!r} is not an action of this export with {len(items) - 1} arguments",
+                             file=file, field=f"line {lineno}")
+        instances.append(ActionInstance(act, items[1:]))
+    return enc.decode(instances)

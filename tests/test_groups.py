@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from forgeplan.geometry.separation import (OPPOSITE, Step, assembly_steps, candidate_counts, candidate_groups, closed_groups,
-                              closure, disassemble, disassembly_verdict, group_moves, is_level1, is_movable,
+from forgeplan.geometry.separation import (OPPOSITE, Step, assembly_steps, minimal_group_counts, minimal_groups, closed_groups,
+                              blocking_closure, disassemble, disassembly_verdict, group_moves, is_level1, is_movable,
                               is_separable, main_body, replay_separations)
 from forgeplan.io.importers import read_puzzle
 from forgeplan.library.voxels import box, part
@@ -188,12 +188,12 @@ def test_candidate_groups_of_a_solid_burr_are_stable():
     imp, _ = load("solid6burr_a_asm386")
     asm = imp.assembly
     names = lambda groups: [sorted(imp.piece_names[p] for p in g) for g in groups]   # noqa: E731
-    assert candidate_counts(asm) == {"+x": 1, "-x": 1, "+y": 0, "-y": 0, "+z": 0, "-z": 0}
-    groups = candidate_groups(asm)
+    assert minimal_group_counts(asm) == {"+x": 1, "-x": 1, "+y": 0, "-y": 0, "+z": 0, "-z": 0}
+    groups = minimal_groups(asm)
     assert names(groups["+x"]) == [["S21", "S23", "S4"]] and names(groups["-x"]) == [["S12", "S16", "S22"]]
     rest = [imp.part_for(n) for n in ("S12", "S16", "S22")]
-    assert candidate_counts(asm, rest) == {"+x": 0, "-x": 0, "+y": 1, "-y": 1, "+z": 1, "-z": 1}
-    assert names(candidate_groups(asm, rest)["+y"]) == [["S12", "S16"]]
+    assert minimal_group_counts(asm, rest) == {"+x": 0, "-x": 0, "+y": 1, "-y": 1, "+z": 1, "-z": 1}
+    assert names(minimal_groups(asm, rest)["+y"]) == [["S12", "S16"]]
     assert [(len(s.move), s.direction) for s in group_moves(asm)] == [(3, "+x"), (3, "-x")]
 
 
@@ -201,8 +201,8 @@ def test_candidate_groups_of_a_solid_burr_are_stable():
 def test_candidate_groups_of_the_packing_box():
     imp, _ = load("bt_AlPackino")
     asm = imp.assembly
-    assert candidate_counts(asm) == {"+x": 0, "-x": 0, "+y": 0, "-y": 0, "+z": 5, "-z": 6}
-    assert [sorted(imp.piece_names[p] for p in g) for g in candidate_groups(asm)["+z"]] == [
+    assert minimal_group_counts(asm) == {"+x": 0, "-x": 0, "+y": 0, "-y": 0, "+z": 5, "-z": 6}
+    assert [sorted(imp.piece_names[p] for p in g) for g in minimal_groups(asm)["+z"]] == [
         ["S2#2"], ["S2#3"], ["S2#2", "S4#1"], ["S2#2", "S4#4"], ["S2#3", "S3#4"]]
     assert len(closed_groups(asm, "+z")) == 14 and len(closed_groups(asm, "-z")) == 14
     # the -z groups hold the box with pieces it cannot release: none is separable in free space
@@ -260,13 +260,13 @@ def test_removal_dirs_bind_groups_and_supports_do_not():
     pin = part("Pin", "pin", box(0, 1, 0, 1, 2, 1), dirs=("+y",))
     a = asm_of(base, pin)
     assert is_movable(a, ["Pin"], "+y") and not is_movable(a, ["Pin"], "+x")
-    assert candidate_groups(a)["+x"] == (frozenset({"Base"}),)    # the pin may not leave along x
-    assert candidate_groups(a)["-y"] == (frozenset({"Base"}),)
+    assert minimal_groups(a)["+x"] == (frozenset({"Base"}),)    # the pin may not leave along x
+    assert minimal_groups(a)["-y"] == (frozenset({"Base"}),)
     assert not is_movable(a, ["Base", "Pin"], "+x")                 # every member must allow d
     # supports constrain insert/join only (SEMANTICS §3, §5): a supporting part may still leave
     top = part("Top", "cap", box(0, 1, 0, 2, 2, 1), supports=("Base",))
     b = asm_of(base, top)
-    assert closure(b, "Base", "+x") == {"Base"} and is_movable(b, ["Base"], "+x")
+    assert blocking_closure(b, "Base", "+x") == {"Base"} and is_movable(b, ["Base"], "+x")
     assert disassembly_verdict(b)["mode"] == "single_part"
 
 
@@ -360,7 +360,7 @@ def test_group_search_agrees_with_brute_force(asm):
     for d in DIRECTIONS:
         brute = {g for g, dd in oracle.splits(everything) if dd == d}
         assert set(closed_groups(asm, d)) == brute
-        assert set(candidate_groups(asm)[d]) <= brute
+        assert set(minimal_groups(asm)[d]) <= brute
         assert all((g | h) in brute or g | h == everything for g in brute for h in brute)
     # a group move is legal exactly when the oracle can move it and it can itself come apart
     legal = {(frozenset(s.move), s.direction) for s in group_moves(asm)}

@@ -8,23 +8,7 @@ import networkx as nx
 
 from ..model.assembly import DIRECTIONS, Assembly
 from ..model.errors import AssemblyError
-from .relations import blocking_relation, contact_relation
-
-
-def blocking_graph(asm: Assembly, direction: str) -> nx.DiGraph:
-    """Edge blocker -> blocked: moving `blocked` along `direction` collides with `blocker`."""
-    g = nx.DiGraph()
-    g.add_nodes_from(asm.part_ids)
-    g.add_edges_from(sorted(blocking_relation(asm)[direction]))
-    return g
-
-
-def contact_graph(asm: Assembly) -> nx.Graph:
-    g = nx.Graph()
-    g.add_nodes_from(asm.part_ids)
-    for (a, b), faces in contact_relation(asm).items():
-        g.add_edge(a, b, faces=faces)
-    return g
+from .relations import blocking_relation
 
 
 def support_graph(asm: Assembly) -> nx.DiGraph:

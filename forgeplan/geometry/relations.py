@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from functools import lru_cache
 
-from ..model.assembly import DIRECTIONS, DIRECTION_VECTORS, Assembly, Part
+from ..model.assembly import DIRECTIONS, Assembly, Part
 from ..model.rotations import cube_rotations
 
 IntMatrix = tuple[tuple[int, int, int], ...]
@@ -24,22 +24,6 @@ def _lines(voxels, axis: int) -> dict[tuple[int, int], tuple[int, int]]:
             cur[0] = min(cur[0], c)
             cur[1] = max(cur[1], c)
     return {k: (a, b) for k, (a, b) in out.items()}
-
-
-def blocks_along(blocker, moving, direction: str) -> bool:
-    """True when translating voxel set `moving` along `direction` to infinity hits `blocker`."""
-    axis = "xyz".index(direction[1])
-    positive = direction[0] == "+"
-    lb, lm = _lines(blocker, axis), _lines(moving, axis)
-    for key, (mn, mx) in lm.items():
-        other = lb.get(key)
-        if other is None:
-            continue
-        if positive and other[1] > mn:
-            return True
-        if not positive and other[0] < mx:
-            return True
-    return False
 
 
 @lru_cache(maxsize=256)
@@ -102,5 +86,3 @@ def symmetry_group(part: Part) -> tuple[IntMatrix, ...]:
     return tuple(group)
 
 
-def direction_vector(d: str) -> tuple[int, int, int]:
-    return DIRECTION_VECTORS[d]

@@ -199,7 +199,7 @@ def _mask_of(c: _Compiled, parts: Iterable[str] | None, what: str) -> int:
 
 # ----------------------------------------------------------------------------- public API
 
-def closure(asm: Assembly, seed: str, direction: str, present: Iterable[str] | None = None) -> frozenset[str]:
+def blocking_closure(asm: Assembly, seed: str, direction: str, present: Iterable[str] | None = None) -> frozenset[str]:
     """The smallest group containing `seed` that no other present part blocks along `direction`."""
     c = _compile(asm)
     within = _mask_of(c, present, "present")
@@ -215,7 +215,7 @@ def is_movable(asm: Assembly, group: Iterable[str], direction: str, present: Ite
     return bool(g) and g & ~within == 0 and _dirs_ok(c, g, direction) and _is_closed(c, g, direction, within)
 
 
-def candidate_groups(asm: Assembly, present: Iterable[str] | None = None) -> dict[str, tuple[frozenset[str], ...]]:
+def minimal_groups(asm: Assembly, present: Iterable[str] | None = None) -> dict[str, tuple[frozenset[str], ...]]:
     """Per direction, the distinct minimal movable groups: closures of one seed part, not the whole set.
 
     Every group that can leave along `d` is a union of these; `closed_groups` lists the unions.
@@ -229,8 +229,8 @@ def candidate_groups(asm: Assembly, present: Iterable[str] | None = None) -> dic
     return {d: tuple(v) for d, v in out.items()}
 
 
-def candidate_counts(asm: Assembly, present: Iterable[str] | None = None) -> dict[str, int]:
-    return {d: len(v) for d, v in candidate_groups(asm, present).items()}
+def minimal_group_counts(asm: Assembly, present: Iterable[str] | None = None) -> dict[str, int]:
+    return {d: len(v) for d, v in minimal_groups(asm, present).items()}
 
 
 def closed_groups(asm: Assembly, direction: str, present: Iterable[str] | None = None) -> tuple[frozenset[str], ...]:

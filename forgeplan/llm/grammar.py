@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
-from pathlib import Path
 
 from ..io.resources import grammars_dir
 from ..model.actions import Action, lock_action

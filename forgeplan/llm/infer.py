@@ -18,7 +18,6 @@ from .prompt import build_prompt, prompt_text
 from .vocab import vocab_from_tokenizer
 
 MAX_NEW_TOKENS = 4096
-MODES = ("grammar", "legal", "none")
 
 
 def eos_ids(model, tokenizer) -> tuple[int, ...]:

@@ -68,9 +68,6 @@ class Vocab:
         """Tokens equal to `prefix` are [lo, exact_end) of its range."""
         return bisect_right(self.sorted_bytes, prefix, lo, hi)
 
-    def single_bytes(self) -> set[int]:
-        return {b[0] for b in self.token_bytes if b is not None and len(b) == 1}
-
     def text(self, ids) -> str:
         data = b"".join(self.token_bytes[i] or b"" for i in ids if i < self.size)
         if self.strip_first_space and data.startswith(b" "):

@@ -11,8 +11,6 @@ ACTION_NAMES = (
     "remove", "insert", "reset_pose", "rotate", "rotate_to_unlock", "rotate_translate_to_unlock",
     "rotate_to_lock", "translate_rotate_to_lock", "replace", "separate", "join",
 )
-# the nine FORGE actions; separate/join are forgeplan's subassembly extension (SEMANTICS §5)
-FORGE_ACTIONS = ACTION_NAMES[:9]
 GROUP_ACTIONS = ("separate", "join")
 # parameters beyond part_id, per action
 ACTION_PARAMS = {

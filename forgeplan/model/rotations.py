@@ -11,7 +11,6 @@ import math
 
 Matrix = tuple[tuple[float, float, float], tuple[float, float, float], tuple[float, float, float]]
 AXES = ("x", "y", "z")
-IDENTITY: Matrix = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0))
 
 
 def axis_matrix(axis: str, angle_deg: float) -> Matrix:

@@ -21,7 +21,7 @@ from ..semantics.grounded import lock_action
 from ..semantics.grounding import legal_actions
 
 
-class _Planner:
+class _RepairSearch:
     def __init__(self, world: World, state: State):
         self.w, self.state, self.plan = world, state, []
         self.removed: list[int] = []
@@ -105,7 +105,7 @@ def repair_plan(world: World, actual: State, target: State, node_limit: int = 20
 
 
 def _structured(world: World, actual: State, target: State) -> list[Action] | None:
-    p = _Planner(world, actual)
+    p = _RepairSearch(world, actual)
     for m in diagnose(world, actual, target):
         i = world.index[m["part_id"]]
         if m["type"] == "interference_lock":

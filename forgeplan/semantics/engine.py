@@ -37,7 +37,6 @@ class IllegalAction(Exception):
 @dataclass
 class Replay:
     final: State
-    executed: int          # actions applied before stopping
     failure: IllegalAction | None
 
 
@@ -292,9 +291,9 @@ class World:
         for k, a in enumerate(actions):
             reason = self.check(state, a)
             if reason is not None:
-                return Replay(state, k, IllegalAction(k, a, reason))
+                return Replay(state, IllegalAction(k, a, reason))
             state = self.apply(state, a)
-        return Replay(state, len(actions), None)
+        return Replay(state, None)
 
     # ------------------------------------------------------------------ equivalence
 

@@ -9,7 +9,7 @@ from ..geometry.graphs import assembly_sequence
 from ..model.assembly import Assembly
 from ..model.errors import InputError
 from ..model.rotations import axis_matrix, matrix_to_euler
-from ..model.state import Slot, State, Tolerances
+from ..model.state import State, Tolerances
 from .diagnosis import MISTAKE_TYPES
 from .engine import World
 from .task import Task, world_for

@@ -1,10 +1,8 @@
-"""The finite action set the planners search (the engine itself accepts any parameters).
+"""The grounded actions on offer in one state: the repair search, baselines and masks step with these.
 
-Planners (clingo, Fast Downward, the repair search, the greedy baseline, the legal-action mask) ground
-actions only with parameters that can be part of a minimal plan: lock actions with their mechanism's
-values, `rotate` only with the turn that repairs an observed single-axis orientation fault, `replace`
-only for the spare in the slot. A rotate by any other angle leaves or creates a fault that a later action
-on the same part must undo, so it never appears in a minimal plan (encodings/SEMANTICS.md §3).
+The parameters come from `forgeplan.semantics.grounded` (lock values, the repairing turn, the candidate
+groups); this module lists, per state, the actions whose part is in the right place for them, legal or
+not (`slot_actions`, `group_actions`), and filters them with the engine (`legal_actions`).
 """
 
 from __future__ import annotations

@@ -4,8 +4,9 @@ The encodings (encodings/*.lp, predicates in encodings/README.md) never do toler
 arithmetic: every number-dependent fact — which rotations are off modulo symmetry, which turn repairs
 them and where it lands, whether a coupled lock's unlocked pose is off — is computed here with the
 engine's own functions (`World.rotation_error`, `World.pose_off`, `World.apply`,
-`grounding.rotation_fix`). The action universe is the grounded action set of `forgeplan.semantics.grounding`
-over every state the abstraction can reach, each action with its tie-break rank (SEMANTICS §4).
+`grounded.rotation_fix`). The action universe renders `forgeplan.semantics.grounded` (lock parameters,
+repairing turns, candidate groups) over every state the abstraction can reach, each action with its
+tie-break rank (SEMANTICS §4).
 """
 
 from __future__ import annotations
@@ -139,7 +140,7 @@ def task_facts(task: Task) -> Facts:
         actions += universe_group_actions(world, actual)
     actions.sort(key=lambda a: canonical_key(a, ranks))
     terms = {a: action_term(a) for a in actions}
-    lines += ["", "% --- grounded actions (forgeplan/grounding.py) with their tie-break rank"]
+    lines += ["", "% --- grounded actions (forgeplan/semantics/grounded.py) with their tie-break rank"]
     lines += [f"action({terms[a]}). rank({terms[a]},{k})." for k, a in enumerate(actions)]
     lines += _group_member_lines(actions, ranks)
     lines += _actual_lines(world, actual)
@@ -160,7 +161,7 @@ def _header_lines(task: Task, ranks: dict[str, int]) -> list[str]:
 def _static_lines(world: World) -> list[str]:
     """Removal directions, blocking, supports and locks: the assembly's static relations."""
     q, asm = quote, world.assembly
-    lines = ["", "% --- removal directions; blocks(B,P,D) along them, at target geometry (forgeplan/geometry.py)"]
+    lines = ["", "% --- removal directions; blocks(B,P,D) along them, at target geometry (forgeplan/geometry/relations.py)"]
     for p, dirs in zip(asm.parts, world.dir_masks):
         lines.append(" ".join(f"removal_dir({q(p.part_id)},{q(d)})." for d, _ in dirs))
     for i, dirs in enumerate(world.dir_masks):

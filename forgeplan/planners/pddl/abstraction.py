@@ -24,7 +24,7 @@ Literal = tuple[str, str, bool]  # (fluent, part id, value)
 
 
 @dataclass(frozen=True)
-class Step:
+class GroundStep:
     """One grounded action in symbolic form: literals over slot fluents, and its clearance paths.
 
     `paths` are the alternatives of `∃d free(p, d)`: (direction, blockers that must be absent); empty
@@ -44,7 +44,7 @@ class Abstraction:
     world: World
     init: set[Literal] = field(default_factory=set)      # true fluents
     goal: list[Literal] = field(default_factory=list)
-    steps: list[Step] = field(default_factory=list)
+    steps: list[GroundStep] = field(default_factory=list)
     fluents: set[tuple[str, str]] = field(default_factory=set)
     spare_in: dict[str, str] = field(default_factory=dict)           # slot -> its actual spare occupant
     turn_fix: dict[str, tuple[str, float]] = field(default_factory=dict)     # slot -> fix of actual rotation
@@ -118,7 +118,7 @@ def _checked_fix(world: World, i: int, slot: Slot, fix: tuple[str, float]) -> tu
     return fix
 
 
-def _slot_steps(ab: Abstraction, i: int, paths) -> list[Step]:
+def _slot_steps(ab: Abstraction, i: int, paths) -> list[GroundStep]:
     """The grounded actions on slot i over every state reachable in the abstraction (grounding.slot_actions)."""
     world = ab.world
     pid = world.ids[i]
@@ -127,7 +127,7 @@ def _slot_steps(ab: Abstraction, i: int, paths) -> list[Step]:
     holders = [world.ids[j] for j in world.holders[i]]
     not_held = tuple(("locked", h, False) for h in holders)
     reset_all = _reset_all(ab, pid)
-    steps = [Step(Action("insert", pid),
+    steps = [GroundStep(Action("insert", pid),
                   (("present", pid, False), *(("present", q, True) for q in world.parts[i].supports), *not_held),
                   (("present", pid, True), *reset_all), paths)]
     clear = ((("locked", pid, False),) if lock is not None else ()) + not_held
@@ -136,36 +136,36 @@ def _slot_steps(ab: Abstraction, i: int, paths) -> list[Step]:
         occupants.append((ab.spare_in[pid], (("wrong", pid, True),)))
     for x, here in occupants:
         pre = here + clear
-        steps.append(Step(Action("remove", x), pre, (("present", pid, False), *reset_all), paths))
-        steps.append(Step(Action("reset_pose", x), pre, (("pose_off", pid, False),), paths))
+        steps.append(GroundStep(Action("remove", x), pre, (("present", pid, False), *reset_all), paths))
+        steps.append(GroundStep(Action("reset_pose", x), pre, (("pose_off", pid, False),), paths))
         actual_is_x = (ab.spare_in.get(pid, pid) == x)
         rot_done = (("rot_off", pid, False),) + ((("unlock_turned", pid, False),) if has("unlock_turned") else ())
         if actual_is_x and pid in ab.turn_fix:
             ax, ang = ab.turn_fix[pid]
             src = (("unlock_turned", pid, False),) if has("unlock_turned") else ()
-            steps.append(Step(Action("rotate", x, axis=ax, angle_deg=ang), pre + (("rot_off", pid, True),) + src, rot_done, paths))
+            steps.append(GroundStep(Action("rotate", x, axis=ax, angle_deg=ang), pre + (("rot_off", pid, True),) + src, rot_done, paths))
         if x == pid and pid in ab.unlock_fix:
             ax, ang = ab.unlock_fix[pid]
-            steps.append(Step(Action("rotate", x, axis=ax, angle_deg=ang),
+            steps.append(GroundStep(Action("rotate", x, axis=ax, angle_deg=ang),
                               pre + (("rot_off", pid, True), ("unlock_turned", pid, True)), rot_done, paths))
         if x != pid:
-            steps.append(Step(Action("replace", x, target_part_id=pid), pre,
+            steps.append(GroundStep(Action("replace", x, target_part_id=pid), pre,
                               (("wrong", pid, False), ("pose_off", pid, False), ("rot_off", pid, False)), paths))
     if lock is not None:
         here = (("present", pid, True),)
         restored = tuple(lit for j in world.holds[i] for lit in _restored(ab, world.ids[j]))
         if lock.kind == "rotate":
-            steps.append(Step(lock_action(world, i, locking=False),
+            steps.append(GroundStep(lock_action(world, i, locking=False),
                               here + (("locked", pid, True),), (("locked", pid, False),)))
-            steps.append(Step(lock_action(world, i, locking=True),
+            steps.append(GroundStep(lock_action(world, i, locking=True),
                               here + (("locked", pid, False), ("pose_off", pid, False), ("rot_off", pid, False)) + restored,
                               (("locked", pid, True),)))
         else:
             eff = (("locked", pid, False), ("pose_off", pid, pid in ab.unlock_pose_off),
                    ("rot_off", pid, pid in ab.unlock_rot_off)) + ((("unlock_turned", pid, True),) if has("unlock_turned") else ())
-            steps.append(Step(lock_action(world, i, locking=False),
+            steps.append(GroundStep(lock_action(world, i, locking=False),
                               here + (("locked", pid, True),), eff))
-            steps.append(Step(lock_action(world, i, locking=True),
+            steps.append(GroundStep(lock_action(world, i, locking=True),
                               here + (("locked", pid, False),) + restored,
                               (("locked", pid, True), *rot_done, ("pose_off", pid, False))))
     return steps
@@ -183,9 +183,9 @@ def _restored(ab: Abstraction, q: str) -> tuple[Literal, ...]:
     return tuple(out)
 
 
-def _group_steps(ab: Abstraction, along: dict[str, tuple[tuple[str, ...], ...]]) -> list[Step]:
+def _group_steps(ab: Abstraction, along: dict[str, tuple[tuple[str, ...], ...]]) -> list[GroundStep]:
     """The separate and join moves of the groups `along` each direction, over every reachable state."""
-    steps: list[Step] = []
+    steps: list[GroundStep] = []
     for d, found in along.items():
         for g in found:
             steps += _separate_steps(ab, g, d)
@@ -198,7 +198,7 @@ def _not_held(world: World, group: Sequence[str]) -> list[Literal]:
     return [("locked", world.ids[h], False) for p in group for h in world.holders[world.index[p]]]
 
 
-def _separate_steps(ab: Abstraction, group: tuple[str, ...], d: str) -> list[Step]:
+def _separate_steps(ab: Abstraction, group: tuple[str, ...], d: str) -> list[GroundStep]:
     """separate(G, d), one step per choice of occupants (a slot holding a spare is named by the spare)."""
     world = ab.world
     mask = sum(1 << world.index[p] for p in group)
@@ -210,12 +210,12 @@ def _separate_steps(ab: Abstraction, group: tuple[str, ...], d: str) -> list[Ste
     for p in group:
         mine = [(p, (("present", p, True),) + ((("wrong", p, False),) if p in ab.spare_in else ()))]
         choices.append(mine + ([(ab.spare_in[p], (("wrong", p, True),))] if p in ab.spare_in else []))
-    return [Step(Action.group("separate", [x for x, _ in combo], d),
+    return [GroundStep(Action.group("separate", [x for x, _ in combo], d),
                  tuple(dict.fromkeys([lt for _, here in combo for lt in here] + common)), eff)
             for combo in itertools.product(*choices)]
 
 
-def _join_step(ab: Abstraction, group: tuple[str, ...], d: str) -> Step:
+def _join_step(ab: Abstraction, group: tuple[str, ...], d: str) -> GroundStep:
     """join(G, d): members absent, supports present or joining too, not held, nothing present in the way."""
     world = ab.world
     mask = sum(1 << world.index[p] for p in group)
@@ -223,4 +223,4 @@ def _join_step(ab: Abstraction, group: tuple[str, ...], d: str) -> Step:
     pre += [("present", q, True) for p in group for q in world.parts[world.index[p]].supports if q not in group]
     pre += _not_held(world, group) + [("present", b, False) for b in group_names(world, group_blockers(world, mask, d))]
     eff = tuple(lit for p in group for lit in (("present", p, True), *_reset_all(ab, p)))
-    return Step(Action.group("join", group, d), tuple(dict.fromkeys(pre)), eff)
+    return GroundStep(Action.group("join", group, d), tuple(dict.fromkeys(pre)), eff)

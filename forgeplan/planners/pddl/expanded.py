@@ -6,7 +6,7 @@ import itertools
 
 from ...model.actions import Action
 from ...semantics.task import Task
-from .abstraction import Abstraction, Literal, Step
+from .abstraction import Abstraction, Literal, GroundStep
 from .codec import Encoding, touch_variants
 from .vocabulary import DIRECTION_NAMES, DOMAIN_NAME
 
@@ -89,7 +89,7 @@ def _label(a: Action) -> list[str]:
     return [a.part_id, *([a.axis, f"{a.angle_deg:g}"] if a.axis is not None else [])]
 
 
-def _alternatives(step: Step) -> list[tuple[list[str], tuple[Literal, ...]]]:
+def _alternatives(step: GroundStep) -> list[tuple[list[str], tuple[Literal, ...]]]:
     """The free directions of a single-part move as (name words, blockers absent), one expanded action
     each (several may hold at once); one empty alternative for actions that need no clearance."""
     paths = step.paths or ((None, ()),)

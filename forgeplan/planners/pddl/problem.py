@@ -14,7 +14,8 @@ Two renderings of the same task:
   preconditions, conditional effects for the coupled unlock) plus a problem of static facts.
 * `build_problem(task, grounded=True)`: one parameterless action per grounded action, free direction and touch variant,
   with the static blocking relation expanded into plain negative literals. This is what Fast
-  Downward's `astar(lmcut())` accepts without axioms (issue 4, "Known traps").
+  Downward's `astar(lmcut())` accepts without axioms (derived predicates for the quantified
+  clearance would need them).
 
 Objectives are action costs (domains/README.md gives the weight argument): an action that touches k
 parts for the first time costs `first_touch_cost(k)`; for the lexicographic objective that is

@@ -63,19 +63,28 @@ def expanded_problem(task: Task, ab: Abstraction, objective: str, weight: int, c
             enc.steps[act.name] = a
             action_costs[act] = Int(costs[sum(new)])
     if with_touch:
-        for p in dict.fromkeys(p for step in ab.steps if step.action.part_ids for p in step.action.touched):
-            act = InstantaneousAction(enc.unique_name(f"touch {p}"))
-            act.add_precondition(lit("touched", p, False))
-            act.add_effect(atom("touched", p), True)
-            problem.add_action(act)
-            enc.touches[act.name] = p
-            action_costs[act] = Int(costs[1] - costs[0])
+        action_costs.update(_touch_actions(enc, ab, atom, lit, Int(costs[1] - costs[0])))
     for f, pid, _ in sorted(ab.init):
         problem.set_initial_value(atom(f, pid), True)
     for lt in ab.goal:
         problem.add_goal(lit(*lt))
     problem.add_quality_metric(MinimizeActionCosts(action_costs))
     return enc
+
+
+def _touch_actions(enc: Encoding, ab: Abstraction, atom, lit, cost) -> dict:
+    """One `touch p` per member of a group move: it pays the first-touch cost a group move leaves out."""
+    from unified_planning.shortcuts import InstantaneousAction
+
+    costs = {}
+    for p in dict.fromkeys(p for step in ab.steps if step.action.part_ids for p in step.action.touched):
+        act = InstantaneousAction(enc.unique_name(f"touch {p}"))
+        act.add_precondition(lit("touched", p, False))
+        act.add_effect(atom("touched", p), True)
+        enc.problem.add_action(act)  # type: ignore[attr-defined]
+        enc.touches[act.name] = p
+        costs[act] = cost
+    return costs
 
 
 def _label(a: Action) -> list[str]:

@@ -18,7 +18,8 @@ from .vocabulary import DIRECTION_NAMES, DOMAIN_NAME, Vocabulary
 
 
 def lifted_problem(task: Task, ab: Abstraction, objective: str, weight: int, costs) -> Encoding:
-    from unified_planning.shortcuts import MinimizeActionCosts, Object, Problem
+    """The task over the lifted rework domain: objects, static facts, initial state, goal, action schemas."""
+    from unified_planning.shortcuts import MinimizeActionCosts, Problem
 
     voc = Vocabulary()
     problem = Problem(DOMAIN_NAME)
@@ -27,10 +28,39 @@ def lifted_problem(task: Task, ab: Abstraction, objective: str, weight: int, cos
     for f, c in zip(voc.cost, costs):
         problem.add_fluent(f, default_initial_value=0)
         problem.set_initial_value(f(), c)
-    world = task.world
-    objs = {pid: Object(pid, voc.slot) for pid in world.ids}
-    objs.update({w.part_id: Object(w.part_id, voc.spare) for w in task.assembly.spares})
-    enc = Encoding(task, problem, objective, weight, False, objects=objs)
+    enc = Encoding(task, problem, objective, weight, False)
+    objs = _objects(enc, ab, voc)
+    problem.add_objects(objs.values())
+    for fact in _static_facts(task.world, ab, voc, objs):
+        problem.set_initial_value(fact, True)
+    for f, pid, _ in sorted(ab.init):
+        problem.set_initial_value(voc.fluent[f](objs[pid]), True)
+    for f, pid, value in ab.goal:
+        problem.add_goal(voc.fluent[f](objs[pid]) if value else _not(voc.fluent[f](objs[pid])))
+    action_costs = {}
+    for base, build in _SCHEMAS.items():
+        for suffix, pattern in touch_variants(_SCHEMA_TOUCHES[base]):
+            act, touched_params = build(base + suffix, voc)
+            for prm, is_new in zip(touched_params, pattern):
+                t = voc.touched(prm)
+                act.add_precondition(_not(t) if is_new else t)
+                if is_new:
+                    act.add_effect(t, True)
+            problem.add_action(act)
+            enc.bases[act.name] = base
+            action_costs[act] = voc.cost[sum(pattern)]()
+    problem.add_quality_metric(MinimizeActionCosts(action_costs))
+    return enc
+
+
+def _objects(enc: Encoding, ab: Abstraction, voc: Vocabulary) -> dict:
+    """The problem's objects (slots, spares, directions, axes, angles, lock poses), named uniquely."""
+    from unified_planning.shortcuts import Object
+
+    world = enc.task.world
+    objs = enc.objects
+    objs.update({pid: Object(pid, voc.slot) for pid in world.ids})
+    objs.update({w.part_id: Object(w.part_id, voc.spare) for w in world.assembly.spares})
     used = set(objs)
 
     def add(key: tuple, name: str, typ, value=None) -> None:
@@ -58,51 +88,44 @@ def lifted_problem(task: Task, ab: Abstraction, objective: str, weight: int, cos
             add(("pose", pid, "target"), f"{pid} target", voc.pose, relock.after_pose)
     for ang in sorted(angles):
         add(("angle", float(ang)), f"deg{ang:g}", voc.angle, float(ang))
-    problem.add_objects(objs.values())
+    return objs
+
+
+def _static_facts(world, ab: Abstraction, voc: Vocabulary, objs: dict) -> list:
+    """Spares in slots, supports, removal directions, locks and their parameters, repairing turns, blocking."""
     st = voc.static
     facts = [st["spare_in"](objs[w], objs[s]) for s, w in ab.spare_in.items()]
-    blocking = blocking_relation(world.assembly)
     for i, p in enumerate(world.parts):
         pid = p.part_id
         facts += [st["supports"](objs[q], objs[pid]) for q in p.supports]
         facts += [st["removal_dir"](objs[pid], objs[("dir", d)]) for d in p.removal_dirs]
         if p.lock is not None:
-            facts += [st["holds"](objs[pid], objs[q]) for q in p.lock.holds]
-            if p.lock.kind == "rotate":
-                unlock, relock = lock_action(world, i, locking=False), lock_action(world, i, locking=True)
-                ax = objs[("axis", unlock.axis)]
-                facts.append(st["unlock_turn"](objs[pid], ax, objs[("angle", float(unlock.angle_deg))]))  # type: ignore[arg-type]
-                facts.append(st["lock_turn"](objs[pid], ax, objs[("angle", float(relock.angle_deg))]))  # type: ignore[arg-type]
-            else:
-                facts.append(st["unlock_pose"](objs[pid], objs[("pose", pid, "unlocked")]))
-                facts.append(st["lock_pose"](objs[pid], objs[("pose", pid, "target")]))
-                facts += [st[n](objs[pid]) for n, on in (("unlock_pose_off", ab.unlock_pose_off), ("unlock_rot_off", ab.unlock_rot_off)) if pid in on]
+            facts += _lock_facts(world, i, ab, st, objs)
         for name, table in (("turn_fix", ab.turn_fix), ("unlock_fix", ab.unlock_fix)):
             if pid in table:
                 ax, ang = table[pid]
                 facts.append(st[name](objs[pid], objs[("axis", ax)], objs[("angle", float(ang))]))
+    blocking = blocking_relation(world.assembly)
     for d in DIRECTIONS:
         facts += [st["blocks"](objs[b], objs[q], objs[("dir", d)]) for b, q in sorted(blocking[d])]
-    for fact in facts:
-        problem.set_initial_value(fact, True)
-    for f, pid, _ in sorted(ab.init):
-        problem.set_initial_value(voc.fluent[f](objs[pid]), True)
-    for f, pid, value in ab.goal:
-        problem.add_goal(voc.fluent[f](objs[pid]) if value else _not(voc.fluent[f](objs[pid])))
-    action_costs = {}
-    for base, build in _SCHEMAS.items():
-        for suffix, pattern in touch_variants(_SCHEMA_TOUCHES[base]):
-            act, touched_params = build(base + suffix, voc)
-            for prm, is_new in zip(touched_params, pattern):
-                t = voc.touched(prm)
-                act.add_precondition(_not(t) if is_new else t)
-                if is_new:
-                    act.add_effect(t, True)
-            problem.add_action(act)
-            enc.bases[act.name] = base
-            action_costs[act] = voc.cost[sum(pattern)]()
-    problem.add_quality_metric(MinimizeActionCosts(action_costs))
-    return enc
+    return facts
+
+
+def _lock_facts(world, i: int, ab: Abstraction, st: dict, objs: dict) -> list:
+    p = world.parts[i]
+    pid = p.part_id
+    facts = [st["holds"](objs[pid], objs[q]) for q in p.lock.holds]
+    if p.lock.kind == "rotate":
+        unlock, relock = lock_action(world, i, locking=False), lock_action(world, i, locking=True)
+        ax = objs[("axis", unlock.axis)]
+        facts.append(st["unlock_turn"](objs[pid], ax, objs[("angle", float(unlock.angle_deg))]))  # type: ignore[arg-type]
+        facts.append(st["lock_turn"](objs[pid], ax, objs[("angle", float(relock.angle_deg))]))  # type: ignore[arg-type]
+        return facts
+    facts.append(st["unlock_pose"](objs[pid], objs[("pose", pid, "unlocked")]))
+    facts.append(st["lock_pose"](objs[pid], objs[("pose", pid, "target")]))
+    facts += [st[n](objs[pid]) for n, on in (("unlock_pose_off", ab.unlock_pose_off), ("unlock_rot_off", ab.unlock_rot_off))
+              if pid in on]
+    return facts
 
 
 def _not(x):

@@ -1,29 +1,23 @@
 """Task -> unified-planning Problem: the PDDL side of the one semantics (encodings/SEMANTICS.md).
 
-The PDDL world is the symbolic abstraction of SEMANTICS §2 over the grounded action set of
-`forgeplan.semantics.grounding`: per slot the fluents `present`, `wrong` (occupant is a spare), `pose_off`,
-`rot_off`, `locked`, plus `unlock_turned` (the rotation is a coupled lock's unlocked rotation, which
-selects the repairing turn of `rotate`) and `touched` (the part was named by an action; J_move).
-Poses never leave this finite set of facts: every grounded action sets a pose to the target, to a
-lock's unlocked pose, or leaves it alone, and whether those poses are off is decided here with the
-engine's own functions.
+The PDDL world is the symbolic abstraction (`abstraction`): per slot the fluents `present`, `wrong`
+(occupant is a spare), `pose_off`, `rot_off`, `locked`, plus `unlock_turned` (the rotation is a coupled
+lock's unlocked rotation, which selects the repairing turn of `rotate`) and `touched` (the part was
+named by an action; J_move). Two renderings of the same task:
 
-Two renderings of the same task:
-
-* `build_problem(task)`: the rework domain of `domains/rework.pddl` (task-independent, quantified
-  preconditions, conditional effects for the coupled unlock) plus a problem of static facts.
-* `build_problem(task, grounded=True)`: one parameterless action per grounded action, free direction and touch variant,
-  with the static blocking relation expanded into plain negative literals. This is what Fast
-  Downward's `astar(lmcut())` accepts without axioms (derived predicates for the quantified
-  clearance would need them).
+* `build_problem(task)`: the rework domain of `domains/rework.pddl` (`lifted`: task-independent,
+  quantified preconditions, conditional effects for the coupled unlock) plus a problem of static facts.
+* `build_problem(task, grounded=True)`: one parameterless action per grounded action, free direction and
+  touch variant, with the static blocking relation expanded into plain negative literals (`expanded`):
+  what Fast Downward's `astar(lmcut())` accepts without axioms.
 
 Objectives are action costs (domains/README.md gives the weight argument): an action that touches k
 parts for the first time costs `first_touch_cost(k)`; for the lexicographic objective that is
-`W*k + 1`, so total cost = W*J_move + c.
+`W*k + 1`, so total cost = W*J_move + c (`semantics.grounded.touch_costs`).
 
 Assemblies that need group moves (SEMANTICS §5) are exported in grounded mode only, with their
-candidate groups listed explicitly (`candidate_groups`); a group move costs one step and requires its
-members touched, and a separate `touch` action per part pays the first-touch cost (domains/README.md).
+candidate groups listed explicitly (`groups`); a group move costs one step and requires its members
+touched, and a separate `touch` action per part pays the first-touch cost (domains/README.md).
 """
 
 from __future__ import annotations

@@ -1,15 +1,19 @@
 """The one registry of test cases shared by the engine, ASP, PDDL, grammar and verifier tests.
 
-A case is (name, task). Tasks are built deterministically from the built-in library: every assembly x
+`all_cases`: (name, task) pairs built deterministically from the built-in library: every assembly x
 every applicable fault type x a few seeds, plus multi-fault, boundary no-fault and plain no-fault tasks.
+`plan_cases`: small tasks with their proven optimum and plans of known verdict, which
+test_plan_cases.py runs through every implementation (engine replay, ASP checker, PDDL validator).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 
 from forgeplan.io.catalog import load_assembly
 from forgeplan.library import BUILTIN
+from forgeplan.model.actions import Action, lock_action
 from forgeplan.model.state import Tolerances
 from forgeplan.semantics.diagnosis import MISTAKE_TYPES
 from forgeplan.semantics.faults import FaultSpec, candidates, make_task
@@ -38,3 +42,62 @@ def all_cases(seeds: int = 2) -> tuple[tuple[str, Task], ...]:
 
 def fault_cases(seeds: int = 2) -> tuple[tuple[str, Task], ...]:
     return tuple(c for c in all_cases(seeds) if not c[0].endswith(("/nofault", "/boundary")))
+
+
+# ----------------------------------------------------------------------------- plans with known verdicts
+
+@dataclass(frozen=True)
+class PlanCase:
+    """A task with its proven optimum (J_move, c), plans every implementation must accept, and plans each
+    must reject with the engine's reason (`final_state` when every step is legal but the goal is missed)."""
+
+    name: str
+    task: Task
+    optimum: tuple[int, int]
+    valid_plans: tuple[tuple[Action, ...], ...]
+    invalid_plans: tuple[tuple[tuple[Action, ...], str], ...]
+
+
+@lru_cache(maxsize=None)
+def plan_cases() -> tuple[PlanCase, ...]:
+    """Small tasks on the hand-built fixture (every mechanism) and on a burr that needs group moves."""
+    from fixtures import BENT, CLIP, COVER, KEY, LATCH, PIN, fixture_assembly
+
+    fx = fixture_assembly()
+    unlatch, relatch = lock_action(fx.part(LATCH), False), lock_action(fx.part(LATCH), True)
+    unclip, reclip = lock_action(fx.part(CLIP), False), lock_action(fx.part(CLIP), True)
+    out_cover, in_cover, in_pin = Action("remove", COVER), Action("insert", COVER), Action("insert", PIN)
+    swap = Action("replace", BENT, target_part_id=PIN)
+    turn_key = Action("rotate", KEY, axis="z", angle_deg=-180.0)
+    burr = load_assembly("burr_6_split")
+    trio = ("Burr6Split_Part01_Stick", "Burr6Split_Part04_Stick", "Burr6Split_Part06_Stick")
+    lift, drop = Action.group("separate", trio, "+y"), Action.group("join", trio, "+y")
+
+    def task(asm, spec: str) -> Task:
+        return make_task(asm, [FaultSpec.parse(spec)], seed=0)
+
+    return (
+        PlanCase("fixture/missing_pin", task(fx, f"missing_part:{PIN}"), (4, 7),
+                 ((unlatch, out_cover, unclip, in_pin, in_cover, relatch, reclip),
+                  (unclip, unlatch, out_cover, in_pin, in_cover, reclip, relatch)),
+                 (((), "final_state"),
+                  ((in_pin,), "held"),
+                  ((out_cover,), "held"),
+                  ((unlatch, out_cover, unclip, in_pin, in_cover, relatch), "final_state"),
+                  ((unlatch, unclip, in_pin), "blocked"))),
+        PlanCase("fixture/wrong_pin", task(fx, f"wrong_part:{PIN}"), (5, 7),
+                 ((unlatch, out_cover, unclip, swap, in_cover, relatch, reclip),),
+                 (((swap,), "held"),
+                  ((unlatch, unclip, swap), "blocked"),
+                  ((unlatch, out_cover, unclip, swap, in_cover, relatch), "final_state"))),
+        PlanCase("fixture/latch_open", task(fx, f"interference_lock:{LATCH}"), (1, 1),
+                 ((relatch,), (out_cover, in_cover, relatch)),
+                 (((), "final_state"), ((unlatch,), "already_unlocked"), ((relatch, relatch), "already_locked"))),
+        PlanCase("fixture/key_turned", task(fx, f"wrong_orientation:{KEY}"), (1, 1),
+                 ((turn_key,),),
+                 (((), "final_state"), ((Action("remove", KEY),), "final_state"))),
+        PlanCase("burr_6_split/misplaced", task(burr, "misplacement:Burr6Split_Part04_Stick"), (3, 2),
+                 ((lift, drop),),
+                 (((lift,), "final_state"), ((drop,), "already_present"),
+                  ((Action.group("separate", trio, "-y"), drop), "blocked"))),
+    )

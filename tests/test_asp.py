@@ -200,6 +200,7 @@ def test_a_plan_without_proof_is_feasible_not_optimal(monkeypatch, capsys):
     assert out["rework_plan"]["actions"] and out["annotation"]["pass"] is False
 
 
+@pytest.mark.slow
 def test_time_limit_never_claims_optimality():
     task = chain_task(200, 20, "misplacement")
     res = solve_task(task, time_limit=0.05)

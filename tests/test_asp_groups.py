@@ -62,6 +62,7 @@ def test_inner_faults_in_level1_burrs_get_proved_optimal_plans(name, fault):
         assert not any(a.part_ids for a in r.plan) and "separate(" not in task_facts(task).text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fault", FAULTS)
 def test_fast_downward_agrees_on_group_move_burrs(fault):
     for name in group_burrs():

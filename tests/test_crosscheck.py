@@ -40,6 +40,7 @@ def _compare(name: str) -> tuple[str, str, str]:
     return name, c.verdict, c.reason
 
 
+@pytest.mark.slow
 def test_agreement_on_every_assembly_and_fault_type():
     names = rotating_cases()
     assert {n.split("/")[1] for n in names} == set(MISTAKE_TYPES)

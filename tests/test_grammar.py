@@ -127,6 +127,7 @@ def _task_parser(text: str):
     return lark_parser(text)
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=st.sampled_from(range(len(CASES))), seed=st.integers(0, 2**32 - 1), length=st.integers(50, 1500))
 def test_every_accepted_string_is_a_valid_contract(case, seed, length):

@@ -343,6 +343,7 @@ def voxel_assemblies(draw) -> Assembly:
     return asm_of(*(part(n, "piece", p) for n, p in named.items()))
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(voxel_assemblies())
 def test_group_search_agrees_with_brute_force(asm):
@@ -369,6 +370,7 @@ def test_group_search_agrees_with_brute_force(asm):
     assert all(is_movable(asm, frozenset(everything - g), OPPOSITE[d]) for g, d in legal)
 
 
+@pytest.mark.slow
 def test_generator_covers_every_verdict():
     from hypothesis import find
 

@@ -207,6 +207,7 @@ def test_group_burrs_have_no_free_piece_but_a_legal_group_move(aid):
     assert set(a.part_ids) | set(b.part_ids) == set(world.ids) and not set(a.part_ids) & set(b.part_ids)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("aid", GROUP_BURRS)
 @pytest.mark.parametrize("fault", ["missing_part", "wrong_orientation"])
 def test_group_burr_faults_get_proven_minimal_group_plans_fast_downward_agrees(aid, fault):

@@ -92,6 +92,7 @@ def _parse_rate(rows) -> float:
 
 # ----------------------------------------------------------------------------- constrained decoding
 
+@pytest.mark.slow
 def test_grammar_mask_gives_valid_outputs_on_every_task(tiny, test_tasks, capsys):
     _, model, tok = tiny
     tasks = [t for t, _ in test_tasks]
@@ -108,6 +109,7 @@ def test_grammar_mask_gives_valid_outputs_on_every_task(tiny, test_tasks, capsys
     assert rate < 1.0  # a random model does not write the contract by itself
 
 
+@pytest.mark.slow
 def test_sampled_grammar_outputs_are_valid(tiny, test_tasks):
     _, model, tok = tiny
     tasks = [t for t, _ in test_tasks][::4]
@@ -116,6 +118,7 @@ def test_sampled_grammar_outputs_are_valid(tiny, test_tasks):
     assert all(r["stopped"] == "eos" or r["new_tokens"] == 160 for r in rows)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [None, 3])
 def test_legal_mask_plans_replay(tiny, test_tasks, seed):
     _, model, tok = tiny
@@ -132,6 +135,7 @@ def test_legal_mask_plans_replay(tiny, test_tasks, seed):
         assert actions >= len(tasks) // 2  # sampling walks plans with actions: the check is not vacuous
 
 
+@pytest.mark.slow
 def test_mask_never_forbids_the_reference(tiny, test_tasks):
     _, _, tok = tiny
     sp = train_tokenizer([target_text(r) for _, r in test_tasks], 600, "sentencepiece")
@@ -170,6 +174,7 @@ def group_tasks():
     return out
 
 
+@pytest.mark.slow
 def test_group_move_tasks_through_the_real_tokenizer_and_model(tiny, group_tasks):
     """The proved plans (separate/join) are never masked out under the model's own tokenisation, and
     what the model decodes under the legal mask parses and replays (greedy and sampled)."""
@@ -197,6 +202,7 @@ def test_group_move_tasks_through_the_real_tokenizer_and_model(tiny, group_tasks
 
 # ----------------------------------------------------------------------------- commands
 
+@pytest.mark.slow
 def test_cli_infer_writes_raw_outputs(tiny, bench, tmp_path):
     path, _, _ = tiny
     preds = tmp_path / "preds.jsonl"
@@ -209,6 +215,7 @@ def test_cli_infer_writes_raw_outputs(tiny, bench, tmp_path):
         parse_output(x["raw_output"])
 
 
+@pytest.mark.slow
 def test_lora_training_lowers_loss_and_reloads(tiny, bench, tmp_path):
     from dataclasses import replace
 

@@ -130,6 +130,7 @@ def renamed(asm: Assembly, names: dict[str, str]) -> Assembly:
 UGLY = ["Gehäuse.01", "shaft shaft", "Lager ü.β", "gear.v2", "GEAR.V2", "x", "☃ clip", "nut\u00a0(M6)", "gear.v2 wrong"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("grounded", [True, False])
 def test_round_trip_with_names_that_need_sanitising(tmp_path, grounded, capsys):
     """export-pddl -> UP's PDDL reader -> Fast Downward -> sas_plan -> import-plan -> the engine says valid."""
@@ -261,6 +262,7 @@ def burr_jobs() -> list[tuple[str, str]]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("puzzle, fault", burr_jobs())
 def test_expanded_problem_has_exactly_the_engines_legal_actions_on_real_burrs(puzzle, fault):
     """The same on the imported level-1 burrs, with the fault on the inner piece; where the puzzle needs
@@ -271,6 +273,7 @@ def test_expanded_problem_has_exactly_the_engines_legal_actions_on_real_burrs(pu
     assert (groups > 0) == task.world.needs_groups
 
 
+@pytest.mark.slow
 def test_with_every_direction_the_expanded_problem_has_exactly_the_engines_group_moves():
     _, task = fault_task(import_puzzle(BURR / "mj_burr6_puzzle4.json"), "missing_part")
     assert walk_expanded_problem(task, "every direction", steps=6, objective="actions", every_direction=True) > 0

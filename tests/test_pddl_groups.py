@@ -122,6 +122,7 @@ def _solve(args: tuple[str, str]) -> tuple:
             world.needs_groups, r.plan)
 
 
+@pytest.mark.slow
 def test_fast_downward_solves_a_fault_inside_every_level1_burr_optimally():
     """A fault of the inner piece in every level-1 burr: optimal, valid in the engine, the cost Fast
     Downward reports is the plan's, and the optimum is the brute-force one."""
@@ -137,6 +138,7 @@ def test_fast_downward_solves_a_fault_inside_every_level1_burr_optimally():
     assert sum(r[6] for r in results) == (8 if HAVE_SHARED else 2)
 
 
+@pytest.mark.slow
 @needs_shared
 def test_other_objectives_on_a_group_burr():
     """`actions` has no touch atoms; `moved-parts` makes group moves free and each `touch` cost 1."""
@@ -172,6 +174,7 @@ def test_mechanised_burr_expanded_problem_has_exactly_the_engines_legal_actions(
     assert walk_expanded_problem(task, str(faults), steps=6) > 0
 
 
+@pytest.mark.slow
 def test_mechanised_burr_spare_leaves_with_its_group():
     """Optimal against brute force, and the spare is named by the separate that moves it."""
     task = make_task(mechanised_burr(), [FaultSpec("wrong_part")], seed=1)
@@ -233,6 +236,7 @@ def engine_valid(task, plan) -> bool:
     return world.equivalent(state, task.target)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which, detour", [pytest.param("solid6burr_b_asm392.json/wrong_orientation", True,
                                                         marks=needs_shared),
                                            ("mechanised/wrong_part", False)])  # its lock and support leave no detour

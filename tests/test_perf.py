@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from forgeplan.cli import main
 
 
@@ -13,7 +15,6 @@ def test_perf_solve_reports_group_move_burrs_apart(capsys):
     groups = out["needs_group_moves"]
     assert list(groups["by_assembly"]) == ["burr_6_pairs"]
     assert 0 < groups["tasks"] < out["tasks"] and groups["proved_optimal"] == groups["tasks"]
-    assert groups["median_s"] <= groups["max_s"]
 
 
 def test_perf_solve_unknown_assembly_is_bad_input(capsys):
@@ -21,6 +22,7 @@ def test_perf_solve_unknown_assembly_is_bad_input(capsys):
     assert "no_such_lock" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_perf_pddl_groups_covers_the_built_in_group_burrs(capsys, tmp_path):
     """One real puzzle plus the built-in group burrs: Fast Downward solves every fault, clingo agrees."""
     import shutil
@@ -32,7 +34,6 @@ def test_perf_pddl_groups_covers_the_built_in_group_burrs(capsys, tmp_path):
     out = json.loads(capsys.readouterr().out)
     assert [r["puzzle"] for r in out["builtin_rows"]] == ["built-in burr_6_split", "built-in burr_6_pairs"]
     assert out["builtin"]["tasks"] == out["builtin"]["agree"] == 4
-    assert out["builtin"]["clingo_seconds"]["median"] <= out["builtin"]["clingo_seconds"]["max"]
     for row in out["builtin_rows"]:
         assert row["mode"] == "group_moves" and all(f["group_moves"] >= 1 and f["valid_in_engine"] for f in row["faults"])
         assert all(0 < row["group_moves_exported"][d] <= row["candidate_groups"][d] for d in row["candidate_groups"])

@@ -420,10 +420,15 @@ def _minimise(rows, accepting, marked, members):
         raise AssertionError("hash collision in DFA minimisation")
     dead_block = int(block[sink])  # the sink's block holds the sink alone (its initial key is unique)
     rows_b, acc_b, mk_b = succ[first].tolist(), acc[first].tolist(), mk[first].tolist()
-    qtrans = {b: rows_b[b] for b in range(n_blocks) if b != dead_block}
+    return _trim(rows_b, acc_b, mk_b, dead_block, int(block[0]), members)
+
+
+def _trim(rows_b, acc_b, mk_b, dead_block: int, start: int, members):
+    """The quotient automaton without the dead block and the states that cannot accept, numbered
+    breadth-first from `start`, with byte classes expanded back to bytes."""
+    qtrans = {b: rows_b[b] for b in range(len(rows_b)) if b != dead_block}
     qacc = {b: acc_b[b] for b in qtrans}
     qmark = {b: mk_b[b] for b in qtrans}
-    blk = block.tolist()
     rev: dict[int, set[int]] = {q: set() for q in qtrans}
     for q, row in qtrans.items():
         for x in row:
@@ -436,7 +441,6 @@ def _minimise(rows, accepting, marked, members):
             if p not in alive:
                 alive.add(p)
                 stack.append(p)
-    start = blk[0]
     if start not in alive:
         raise InputError("the grammar accepts no string", field="grammar")
     order, seen = [start], {start}

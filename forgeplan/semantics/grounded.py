@@ -42,11 +42,6 @@ _SEPARABLE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # World -> 
 
 # ----------------------------------------------------------------------------- objectives
 
-def check_objective(objective: str) -> None:
-    if objective not in OBJECTIVES:
-        raise InputError(f"objective {objective!r} must be one of {list(OBJECTIVES)}", field="--objective")
-
-
 def objective_value(objective: str, moved: int, actions: int) -> tuple[int, ...]:
     """The optimised value of a plan with `moved` distinct moved parts and `actions` steps."""
     return {"moved-parts,actions": (moved, actions), "actions": (actions,), "moved-parts": (moved,)}[objective]

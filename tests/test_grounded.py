@@ -7,17 +7,19 @@ import re
 
 import pytest
 
+from cases import all_cases
 from forgeplan.io.catalog import load_assembly
 from forgeplan.library import BUILTIN
 from forgeplan.llm.grammar import vocabulary
 from forgeplan.model.actions import lock_action
 from forgeplan.model.state import State, Tolerances
 from forgeplan.planners.asp.facts import task_facts
+from forgeplan.planners.pddl.abstraction import abstraction
 from forgeplan.planners.pddl.groups import candidate_groups
 from forgeplan.planners.pddl.problem import build_problem
 from forgeplan.semantics.faults import FaultSpec, make_task
-from forgeplan.semantics.grounded import group_names, separable_groups
-from forgeplan.semantics.grounding import group_actions
+from forgeplan.semantics.grounded import action_universe, group_names, separable_groups
+from forgeplan.semantics.grounding import group_actions, slot_actions
 from forgeplan.semantics.task import world_for
 
 GROUP_BURRS = ("burr_6_split", "burr_6_pairs")
@@ -78,3 +80,20 @@ def test_lock_parameters_are_the_same_for_engine_asp_pddl_and_grammar(aid):
         assert unlock in steps and relock in steps
         kind = "rotate" if p.lock.kind == "rotate" else "coupled"
         assert sum(f'"part_id":"{p.part_id}"' in v for v in vocab[f"{kind}_unlock"] + vocab[f"{kind}_lock"]) == 2
+
+
+SAMPLE = [c for k, c in enumerate(all_cases()) if k % 6 == 0 or c[0].startswith(GROUP_BURRS)]
+
+
+@pytest.mark.parametrize("name, task", SAMPLE, ids=[n for n, _ in SAMPLE])
+def test_asp_and_pddl_ground_exactly_the_action_universe(name, task):
+    """The facts render the universe; the grounded PDDL, which builds its steps with their literals, must
+    arrive at the same actions (with every group direction kept), and each state offers a subset."""
+    universe = action_universe(task)
+    assert len(universe) == len(set(universe))
+    assert list(task_facts(task).terms) == universe
+    assert {s.action for s in abstraction(task, every_direction=True).steps} == set(universe)
+    offered = {a for i in range(len(task.world.ids)) for a in slot_actions(task.world, task.actual, i)}
+    offered |= set(group_actions(task.world, task.actual))
+    assert {a for a in offered if a.part_ids is None} <= set(universe)
+    assert {a for a in offered if a.part_ids is not None and task.world.check(task.actual, a) is None} <= set(universe)

@@ -12,6 +12,9 @@ plan, and they take those parameters from here instead of deriving them again:
   members allow (`group_directions`) with the dominated ones marked (`undominated_directions`);
 * a single part's removal paths with dominated directions dropped (`removal_paths`);
 * which action kinds apply to which part (`action_space`, the body of action_space.json);
+* the action universe: every action any state reachable from the actual state can offer, with the
+  rotation values each slot can take (`action_universe`, `slot_rotations`), in the canonical tie-break
+  order (`canonical_key`, SEMANTICS.md §4);
 * the canonical target every planner restores (`check_canonical_target`);
 * the objectives and the action costs that encode them (`OBJECTIVES`, `touch_costs`, `plan_value`).
 
@@ -28,7 +31,8 @@ from ..model.actions import ACTION_NAMES, ACTION_PARAMS, Action, lock_action as 
 from ..model.assembly import DIRECTIONS, Assembly
 from ..model.errors import InputError
 from ..model.rotations import axis_angle_of, euler_to_matrix, matmul, transpose
-from .engine import World
+from ..model.state import Slot, State
+from .engine import ZERO3, World
 from .task import Task
 
 # objective -> the values it minimises, lexicographically (what an optimality proof covers)
@@ -132,6 +136,128 @@ def removal_paths(world: World, i: int) -> tuple[tuple[str, tuple[str, ...]], ..
         out = [(e, prev) for e, prev in out if not blockers <= prev]
         out.append((d, blockers))
     return tuple((d, tuple(sorted(b, key=world.index.__getitem__))) for d, b in out)
+
+
+# ----------------------------------------------------------------------------- the action universe
+
+Rotation = tuple[float, float, float]
+
+
+def part_ranks(world: World) -> dict[str, int]:
+    """Catalog order, spares after target parts (SEMANTICS §4)."""
+    order = list(world.ids) + [w.part_id for w in world.assembly.spares]
+    return {pid: k for k, pid in enumerate(order)}
+
+
+def canonical_key(action: Action, ranks: dict[str, int]) -> tuple:
+    """(action rank, part rank, parameters): the tie-break order of SEMANTICS §4.
+
+    A group move (SEMANTICS §5) is keyed by its first member, then its direction and all members' ranks.
+    """
+    pose = action.after_pose
+    key = (ACTION_NAMES.index(action.name), ranks[action.part_id], action.axis or "",
+           action.angle_deg if action.angle_deg is not None else 0.0,
+           (pose.position, pose.rotation) if pose else (), ranks.get(action.target_part_id or "", -1))
+    if action.part_ids is not None:
+        key += (DIRECTIONS.index(action.direction), tuple(ranks[x] for x in action.part_ids))  # type: ignore[arg-type]
+    return key
+
+
+class SlotRotations:
+    """The rotation values one slot can take, with their repairing turns (computed by the engine)."""
+
+    def __init__(self, world: World, base: State, i: int, seeds: list[Rotation]):
+        self.values: list[Rotation] = []
+        self.fixes: list[tuple[Rotation, str, float, Rotation]] = []
+        todo = list(seeds)
+        while todo:
+            r = todo.pop(0)
+            if r in self.values:
+                continue
+            self.values.append(r)
+            if world.rotation_error(i, r) <= world.tol.rot_tol:
+                continue
+            fix = rotation_fix(world, i, r)
+            if fix is None:
+                continue
+            occupant = base.slots[i].occupant or world.ids[i]
+            slot = base.slots[i]._replace(present=True, occupant=occupant, rotation=r,
+                                          locked=False if world.lock[i] else None)
+            start = base.replace(i, slot)
+            after = world.apply(start, Action("rotate", occupant, axis=fix[0], angle_deg=fix[1])).slots[i].rotation
+            if world.rotation_error(i, after) > world.tol.rot_tol:
+                raise InputError(f"the repairing turn of {world.ids[i]} leaves it off target", field="rotation")
+            self.fixes.append((r, fix[0], fix[1], after))
+            todo.append(after)
+
+
+def slot_rotations(world: World, actual: State, i: int) -> tuple[SlotRotations, Slot | None]:
+    """The rotation values slot i can take from the actual state, and for a coupled lock the slot after
+    its unlock (whose rotation is one of those values)."""
+    s = actual.slots[i]
+    seeds = [ZERO3] + ([s.rotation] if s.present else [])
+    unlocked = None
+    if world.lock[i] is not None and world.lock[i].kind == "coupled":  # type: ignore[union-attr]
+        unlocked = world.apply(world.target_state(), lock_action(world, i, locking=False)).slots[i]
+        seeds.append(unlocked.rotation)
+    return SlotRotations(world, actual, i, seeds), unlocked
+
+
+def slot_universe(world: World, i: int, occupants: list[str], fix_params) -> list[Action]:
+    """Every single-part action on slot i any reachable state can offer (its target part or the spare in it)."""
+    pid = world.ids[i]
+    actions = [Action("insert", pid)]
+    for x in occupants:
+        actions += [Action("remove", x), Action("reset_pose", x)]
+        actions += [Action("rotate", x, axis=ax, angle_deg=ang) for ax, ang in fix_params]
+    if world.lock[i] is not None:
+        actions += [lock_action(world, i, locking=False), lock_action(world, i, locking=True)]
+    if len(occupants) > 1:
+        actions.append(Action("replace", occupants[1], target_part_id=pid))
+    return actions
+
+
+def group_universe(world: World, actual: State) -> list[Action]:
+    """Every separate/join any reachable state can offer (SEMANTICS §5): each separable set of two or more
+    slots along each direction all its members allow; separate once per choice of occupants (a slot
+    holding a spare in the actual state is named by the spare or, after a replacement, by its target
+    part), join with the target parts. Blocking, presence, locks and supports are checked per state by
+    the encoding."""
+    out: list[Action] = []
+    for mask in separable_groups(world):
+        g = group_names(world, mask)
+        dirs = group_directions(world, mask)
+        choices: list[list[str]] = [[]]
+        for p in g:
+            s = actual.slots[world.index[p]]
+            occ = [p] + ([s.occupant] if s.present and s.occupant != p else [])  # type: ignore[list-item]
+            choices = [c + [x] for c in choices for x in occ]
+        for d in dirs:
+            out += [Action.group("separate", c, d) for c in choices]
+            out.append(Action.group("join", g, d))
+    return out
+
+
+
+
+def action_universe(task: Task) -> list[Action]:
+    """Every action any state reachable from the actual state can offer, in canonical (tie-break) order.
+
+    This is the finite action set clingo grounds (`planners.asp.facts`) and the grounded PDDL expands
+    (`planners.pddl.abstraction`, with every direction); the per-state offer of `grounding` is a subset.
+    """
+    world, actual = task.world, task.actual
+    actions: list[Action] = []
+    for i, pid in enumerate(world.ids):
+        s = actual.slots[i]
+        fixes = slot_rotations(world, actual, i)[0].fixes
+        occupants = [pid] + ([s.occupant] if s.present and s.occupant != pid else [])  # type: ignore[list-item]
+        actions += slot_universe(world, i, occupants, list(dict.fromkeys((ax, ang) for _, ax, ang, _ in fixes)))
+    if world.needs_groups:
+        actions += group_universe(world, actual)
+    ranks = part_ranks(world)
+    actions.sort(key=lambda a: canonical_key(a, ranks))
+    return actions
 
 
 # ----------------------------------------------------------------------------- group moves

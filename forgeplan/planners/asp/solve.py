@@ -31,10 +31,10 @@ from ...model.actions import Action, moved_parts
 from ...model.errors import InputError
 from ...semantics.closure import dependency_closure
 from ...semantics.diagnosis import diagnose, faulty_slots
-from ...semantics.grounded import OBJECTIVES
+from ...semantics.grounded import OBJECTIVES, canonical_key, part_ranks
 from ...semantics.task import Task
 from ..repair import repair_plan
-from .facts import Facts, canonical_key, part_ranks, task_facts
+from .facts import Facts, task_facts
 
 # measured on the registry's largest tasks: about 25% faster than clingo's defaults
 SOLVER_OPTIONS = ("--configuration=frumpy", "--opt-strategy=usc", "--heuristic=Berkmin",

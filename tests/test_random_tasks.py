@@ -2,7 +2,7 @@
 Fast Downward.
 
 The built-in library's relaxation bounds are tight by design; random pieces, removal directions,
-supports, locks, spares and faults (forgeplan.random_tasks, drawn here by hypothesis) are not. On
+supports, locks, spares and faults (forgeplan.bench.random_tasks, drawn here by hypothesis) are not. On
 every drawn task clingo must prove the brute-force optimum, name how it proved it, and pick the
 tie-break plan; the completeness query (loop-free, canonical, no local loops, forced parts counted)
 must keep a shortest plan's prefixes; Fast Downward must agree on a sample.
@@ -17,12 +17,12 @@ from clingo import Function, Number
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from forgeplan import asp
+from forgeplan.bench.random_tasks import Shape, random_task, shape_of
 from forgeplan.io.task_files import load_task
+from forgeplan.planners.asp import solve as asp
 from forgeplan.planners.asp.facts import task_facts
 from forgeplan.planners.asp.solve import Status, solve_task
 from forgeplan.planners.crosscheck import compare_task
-from forgeplan.random_tasks import Shape, random_task, shape_of
 from test_bruteforce import brute_optimum, brute_plans, tie_break_key
 
 REPRODUCER = Path(__file__).parent / "data" / "slow_proof_7part_3fault"

@@ -1,6 +1,6 @@
 """Proof robustness: how clingo proves optimality on random tasks and the built-ins (rate, times, methods).
 
-The random family (`forgeplan.random_tasks`, seeds 0..N-1: 3-8 parts, 1-3 faults) is where the
+The random family (`forgeplan.bench.random_tasks`, seeds 0..N-1: 3-8 parts, 1-3 faults) is where the
 relaxation bound is not tight by design; the built-ins are the designed library. Each task is
 solved `--runs` times (median wall time, facts and grounding included); the figures are the rate
 of tasks proved optimal, the median / p99 / max of those times and the mix of proof methods. The
@@ -67,7 +67,7 @@ def _rows(named_tasks, runs: int, time_limit: float, label: str) -> list[dict]:
 
 
 def _random_tasks(count: int):
-    from ..random_tasks import random_task
+    from ..bench.random_tasks import random_task
 
     for seed in range(count):
         task = random_task(seed)

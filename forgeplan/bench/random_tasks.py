@@ -14,16 +14,16 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from .geometry.checks import check_geometry
-from .geometry.graphs import disassembly_layers
-from .geometry.relations import contact_relation
-from .library.voxels import coupled_lock, part, rotate_lock
-from .model.assembly import DIRECTIONS, Assembly, LockMechanism, SparePart, validate_assembly
-from .model.errors import AssemblyError, InputError
-from .model.state import Tolerances
-from .semantics.diagnosis import MISTAKE_TYPES
-from .semantics.faults import FaultSpec, candidates, make_task
-from .semantics.task import Task, world_for
+from ..geometry.checks import check_geometry
+from ..geometry.graphs import disassembly_layers
+from ..geometry.relations import contact_relation
+from ..library.voxels import coupled_lock, part, rotate_lock
+from ..model.assembly import DIRECTIONS, Assembly, LockMechanism, SparePart, validate_assembly
+from ..model.errors import AssemblyError, InputError
+from ..model.state import Tolerances
+from ..semantics.diagnosis import MISTAKE_TYPES
+from ..semantics.faults import FaultSpec, candidates, make_task
+from ..semantics.task import Task, world_for
 
 GRID = (4, 3, 3)
 MAX_TRIES = 200     # derived seeds tried until an assembly, or a fault set, passes every check

@@ -18,6 +18,7 @@ that subset, which proves the whole assembly is not level-1. The search only has
 closure of each of its members, and that closure is itself a valid moving group.
 
 Parts are handled internally as bitmasks over the catalog order; results are memoised per set.
+One module (about 400 lines) because the verdict, the search and the replay share the compiled bitmask form.
 """
 
 from __future__ import annotations

@@ -11,6 +11,9 @@ UTF-8 character simply stop between two DFA states.
 A rule may be *marked*: DFA states that sit right before an occurrence of it carry the mark (the
 legal-action mask uses this to find where each action of the plan starts). Recursive rules are refused:
 they would make the language non-regular.
+
+One module (about 500 lines): grammar reading, NFA construction, determinisation and minimisation
+are one pipeline over one private state representation.
 """
 
 from __future__ import annotations

@@ -101,3 +101,12 @@ def plan_cases() -> tuple[PlanCase, ...]:
                  (((lift,), "final_state"), ((drop,), "already_present"),
                   ((Action.group("separate", trio, "-y"), drop), "blocked"))),
     )
+
+
+def lane(cases, every: int = 8) -> list:
+    """pytest params over (name, task) cases: every `every`-th runs in the fast lane (`-m "not slow"`), the
+    others carry the slow mark, so the inner loop samples every assembly family and CI still runs them all."""
+    import pytest
+
+    return [pytest.param(name, task, id=name, marks=() if k % every == 0 else pytest.mark.slow)
+            for k, (name, task) in enumerate(cases)]

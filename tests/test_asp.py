@@ -10,7 +10,7 @@ import clingo
 import pytest
 
 from burrdata import burr
-from cases import all_cases
+from cases import all_cases, lane
 from forgeplan.bench.synthetic import chain_assembly, chain_task
 from forgeplan.cli import main
 from forgeplan.io.importers import import_puzzle
@@ -38,7 +38,7 @@ def _slot_of(task, x: str) -> str:
     return {w.part_id: w.variant_of for w in task.assembly.spares}.get(x, x)
 
 
-@pytest.mark.parametrize("name,task", CASES, ids=[n for n, _ in CASES])
+@pytest.mark.parametrize("name,task", lane(CASES))
 def test_every_case_solves_optimally_and_replays_in_the_engine(name, task):
     res = solve_task(task)
     assert res.status is Status.OPTIMAL and res.optimal and res.canonical
@@ -86,7 +86,8 @@ def _random_sequence(task, rng: random.Random, length: int) -> list[Action]:
 WALKS = [(name, task, k) for k, (name, task) in enumerate(CASES[::2])]
 
 
-@pytest.mark.parametrize("name,task,seed", WALKS, ids=[f"{n}/{s}" for n, _, s in WALKS])
+@pytest.mark.parametrize("name,task,seed", [pytest.param(n, t, s, id=f"{n}/{s}", marks=() if s % 8 == 0 else pytest.mark.slow)
+                                            for n, t, s in WALKS])
 def test_checker_legality_equals_engine(name, task, seed):
     rng = random.Random(seed)
     seq = _random_sequence(task, rng, rng.randint(1, 14))

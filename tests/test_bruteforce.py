@@ -14,6 +14,8 @@ import itertools
 
 import pytest
 
+from cases import lane
+
 from fixtures import fixture_assembly
 from forgeplan.bench.synthetic import chain_assembly
 from forgeplan.io.catalog import load_assembly
@@ -146,7 +148,7 @@ def _mistakes(task):
 ENUMERABLE = 6   # closure size up to which the optimal plan sets are compared (beyond: 10^5 plans)
 
 
-@pytest.mark.parametrize("name,task", TASKS, ids=[n for n, _ in TASKS])
+@pytest.mark.parametrize("name,task", lane(TASKS, every=4))
 def test_optimum_and_optimal_plans_match_brute_force(name, task):
     world = task.world
     small = len(dependency_closure(world, task.actual, faulty_slots(world, task.actual, task.target))) <= ENUMERABLE

@@ -247,7 +247,11 @@ def walk_expanded_problem(task, seed: str, steps: int = 16, objective: str = "mo
     return groups
 
 
-@pytest.mark.parametrize("name", [f"{a}/multi/{k % 2}" for k, a in enumerate(BUILTIN)] + ["shaft_stack/wrong_orientation/1"])
+EXPANDED_CASES = [f"{a}/multi/{k % 2}" for k, a in enumerate(BUILTIN)] + ["shaft_stack/wrong_orientation/1"]
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=() if k % 4 == 0 or n.startswith("burr_6_split") else pytest.mark.slow)
+                                  for k, n in enumerate(EXPANDED_CASES)])
 def test_expanded_problem_has_exactly_the_engines_legal_actions(name):
     walk_expanded_problem(case(name), name)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from forgeplan.cli import main
 from forgeplan.demo import split_timings
 
@@ -15,6 +17,7 @@ def files(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow
 def test_demo_reruns_and_only_timings_differ(tmp_path, capsys):
     out = tmp_path / "demo"
     assert main(["demo", "--out", str(out), *ARGS]) == 0

@@ -141,6 +141,7 @@ def test_show_writes_a_png(tmp_path, capsys):
     assert "luban_lock_3" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_show_wheel_hub_puts_every_part_in_view(tmp_path, capsys):
     """The assembled hub hides its bearings from every standard camera, so the default picture is exploded."""
     from forgeplan.render import _plot_voxels, best_camera, choose_view

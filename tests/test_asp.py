@@ -26,7 +26,7 @@ from forgeplan.planners.asp.solve import ENCODINGS, Status, check_plan, referenc
 from forgeplan.semantics.closure import dependency_closure
 from forgeplan.semantics.diagnosis import faulty_slots
 from forgeplan.semantics.faults import FaultSpec, make_task
-from forgeplan.semantics.grounding import slot_actions
+from forgeplan.semantics.legal import slot_actions
 from forgeplan.semantics.task import Task, world_for
 from forgeplan.verify import verify
 

@@ -1,7 +1,7 @@
 """Group moves (separate/join, SEMANTICS §5) in the ASP encoding, on the real level-1 burrs of
 ../shared/data/burr: faults on an inner piece get plans proved optimal that replay in the engine and
 pass the ASP plan checker; Fast Downward proves the same optimum; and an independent uniform-cost
-search over the engine (forgeplan.semantics.grounding.legal_actions, group actions included) agrees."""
+search over the engine (forgeplan.semantics.legal.legal_actions, group actions included) agrees."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from forgeplan.io.importers import import_puzzle
 from forgeplan.planners.asp.facts import task_facts
 from forgeplan.planners.asp.solve import check_plan, solve_task
 from forgeplan.planners.crosscheck import compare_task
-from forgeplan.semantics.grounding import legal_actions
+from forgeplan.semantics.legal import legal_actions
 
 from burrdata import EXAMPLES, HAVE_SHARED, SHARED, burr, level1, needs_shared
 

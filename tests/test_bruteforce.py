@@ -1,6 +1,6 @@
 """clingo's proved optimum against an independent brute-force search over the Python engine.
 
-The search knows nothing of the encodings: it expands `forgeplan.semantics.grounding.legal_actions` with
+The search knows nothing of the encodings: it expands `forgeplan.semantics.legal.legal_actions` with
 `World.apply` from the actual state, uniform-cost on (J_move, c) (or c alone), over every slot of
 the assembly (so it also checks the closure restriction), and then enumerates every plan of the
 optimal cost. Hundreds of small tasks: synthetic chains, the mechanism fixture, Luban locks,
@@ -25,7 +25,7 @@ from forgeplan.planners.asp.solve import Status, solve_task
 from forgeplan.semantics.closure import dependency_closure
 from forgeplan.semantics.diagnosis import MISTAKE_TYPES, diagnose, faulty_slots
 from forgeplan.semantics.faults import FaultSpec, candidates, make_task
-from forgeplan.semantics.grounding import legal_actions
+from forgeplan.semantics.legal import legal_actions
 from forgeplan.semantics.task import world_for
 
 NODE_LIMIT = 60_000

@@ -40,7 +40,7 @@ def test_grounded_group_moves_are_exactly_the_engines_legal_ones(name):
 
     from forgeplan.model.actions import Action
     from forgeplan.model.assembly import DIRECTIONS
-    from forgeplan.semantics.grounding import legal_actions
+    from forgeplan.semantics.legal import legal_actions
 
     asm = import_puzzle(burr(name))
     world = world_for(asm, Tolerances())

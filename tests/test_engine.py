@@ -11,7 +11,7 @@ from forgeplan.model.actions import Action
 from forgeplan.model.assembly import Pose
 from forgeplan.model.rotations import axis_matrix, matrix_to_euler
 from forgeplan.semantics.engine import World
-from forgeplan.semantics.grounding import legal_actions
+from forgeplan.semantics.legal import legal_actions
 
 W = World(fixture_assembly())
 T = W.target_state()

@@ -22,7 +22,7 @@ from forgeplan.llm.prompt import build_prompt, target_text
 from forgeplan.llm.vocab import Vocab
 from forgeplan.model.errors import InputError
 from forgeplan.planners.reference import simple_reference
-from forgeplan.semantics.grounding import legal_actions
+from forgeplan.semantics.legal import legal_actions
 
 def _one_assembly_per_family():
     """The registry's cases for the first assembly of each family: every family's grammar shape, while

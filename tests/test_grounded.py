@@ -19,7 +19,7 @@ from forgeplan.planners.pddl.groups import candidate_groups
 from forgeplan.planners.pddl.problem import build_problem
 from forgeplan.semantics.faults import FaultSpec, make_task
 from forgeplan.semantics.grounded import action_universe, group_names, separable_groups
-from forgeplan.semantics.grounding import group_actions, slot_actions
+from forgeplan.semantics.legal import group_actions, slot_actions
 from forgeplan.semantics.task import world_for
 
 GROUP_BURRS = ("burr_6_split", "burr_6_pairs")

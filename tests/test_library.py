@@ -24,7 +24,7 @@ from forgeplan.planners.repair import repair_plan
 from forgeplan.render import exploded_voxels
 from forgeplan.semantics.diagnosis import MISTAKE_TYPES
 from forgeplan.semantics.faults import FaultSpec, candidates, make_task
-from forgeplan.semantics.grounding import legal_actions
+from forgeplan.semantics.legal import legal_actions
 from forgeplan.semantics.task import world_for
 from forgeplan.verify import verify
 

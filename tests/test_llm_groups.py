@@ -28,7 +28,7 @@ from forgeplan.model.actions import Action
 from forgeplan.model.assembly import DIRECTIONS
 from forgeplan.planners.asp.solve import reference_output, solve_task
 from forgeplan.semantics.faults import FaultSpec, make_task
-from forgeplan.semantics.grounding import legal_actions
+from forgeplan.semantics.legal import legal_actions
 
 GROUPS = "mj_burr6_puzzle4.json"         # level 1, comes apart only with group moves
 SINGLE = "mj_burr6_puzzle0.json"         # level 1, single-part moves suffice

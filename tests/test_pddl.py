@@ -27,7 +27,7 @@ from forgeplan.planners.pddl.fd import solve_fd
 from forgeplan.planners.pddl.files import domain_text, pddl_writer, read_plan
 from forgeplan.planners.pddl.problem import build_problem
 from forgeplan.semantics.faults import FaultSpec, make_task
-from forgeplan.semantics.grounding import legal_actions, slot_actions
+from forgeplan.semantics.legal import legal_actions, slot_actions
 from burrdata import FOLDER as BURR
 from forgeplan.io.task_files import load_task, write_task
 from forgeplan.planners.repair import repair_plan

@@ -7,7 +7,7 @@ import json
 from ..io.contract import output_json
 from ..model.actions import Action
 from ..semantics.diagnosis import diagnose, repair_action
-from ..semantics.grounding import legal_actions
+from ..semantics.legal import legal_actions
 from ..semantics.task import Task
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from ..io.contract import ContractError, Output, parse_output
 from ..model.actions import Action, moved_parts
 from ..semantics.engine import angle_diff
-from ..semantics.grounding import slot_actions
+from ..semantics.legal import slot_actions
 from ..semantics.task import Task
 from ..verify import verify_output
 

@@ -16,7 +16,7 @@ tables are reused; only the short forced prefix is rebuilt per task.
 
 `LegalMask` (`--constrained legal`) is the product of the grammar DFA with the engine: inside the
 action list each action must spell one of the actions legal in the symbolic state reached so far
-(forgeplan.semantics.grounding.legal_actions on the task's actual state, stepped with World.apply), so every
+(forgeplan.semantics.legal.legal_actions on the task's actual state, stepped with World.apply), so every
 decoded plan replays without an illegal action. Its states are explored lazily and cached.
 """
 
@@ -31,7 +31,7 @@ import numpy as np
 from ..model.actions import Action
 from ..model.errors import InputError
 from ..model.state import State
-from ..semantics.grounding import legal_actions
+from ..semantics.legal import legal_actions
 from ..semantics.task import Task
 from .automaton import DEAD, ByteDFA, compile_lark
 from .grammar import ACTION_RULE, compact, specialise

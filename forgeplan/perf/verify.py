@@ -17,7 +17,7 @@ def add_arguments(p) -> None:
 
 def run(args) -> dict:
     from ..io.catalog import load_assembly
-    from ..semantics.grounding import legal_actions
+    from ..semantics.legal import legal_actions
     from ..library import BUILTIN
     from ..model.state import Tolerances
     from ..semantics.task import world_for

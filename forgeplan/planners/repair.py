@@ -18,7 +18,7 @@ from ..model.state import State
 from ..semantics.diagnosis import diagnose, repair_action
 from ..semantics.engine import World
 from ..semantics.grounded import lock_action
-from ..semantics.grounding import legal_actions
+from ..semantics.legal import legal_actions
 
 
 class _RepairSearch:

@@ -1,1 +1,1 @@
-"""The symbolic semantics (encodings/SEMANTICS.md): the engine, the task, grounding, diagnosis, closure, faults."""
+"""The symbolic semantics (encodings/SEMANTICS.md): the engine, the task, the grounded task, legal actions, diagnosis, closure, faults."""

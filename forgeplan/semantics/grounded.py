@@ -244,7 +244,7 @@ def action_universe(task: Task) -> list[Action]:
     """Every action any state reachable from the actual state can offer, in canonical (tie-break) order.
 
     This is the finite action set clingo grounds (`planners.asp.facts`) and the grounded PDDL expands
-    (`planners.pddl.abstraction`, with every direction); the per-state offer of `grounding` is a subset.
+    (`planners.pddl.abstraction`, with every direction); the per-state offer of `legal` is a subset.
     """
     world, actual = task.world, task.actual
     actions: list[Action] = []

@@ -375,7 +375,7 @@ def check_plan(task: Task, plan) -> list[tuple[str, str, int]]:
     """The plan checker encoding's verdict: err(Code, Action-or-slot, Step) atoms, sorted by step.
 
     Steps count from 1; the final-state errors carry the plan length. Only grounded actions
-    (forgeplan.semantics.grounding) can be checked; any other action raises InputError.
+    (forgeplan.semantics.grounded) can be checked; any other action raises InputError.
     """
     facts = task_facts(task)
     lines = []

@@ -16,15 +16,35 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from forgeplan.geometry.separation import (OPPOSITE, Step, assembly_steps, minimal_group_counts, minimal_groups, closed_groups,
-                              blocking_closure, disassemble, disassembly_verdict, group_moves, is_level1, is_movable,
-                              is_separable, main_body, replay_separations)
+from forgeplan.geometry.separation import (OPPOSITE, Step, assembly_steps, blocking_closure, disassemble, disassembly_verdict,
+                                           is_level1, is_movable, is_separable, main_body, minimal_group_counts,
+                                           minimal_groups, replay_separations)
 from forgeplan.io.importers import read_puzzle
 from forgeplan.library.voxels import box, part
 from forgeplan.model.assembly import DIRECTIONS, Assembly
 from forgeplan.model.errors import AssemblyError
 
 from burrdata import burr, needs_shared, param
+
+def closed_groups(asm: Assembly, direction: str, present=None) -> tuple[frozenset[str], ...]:
+    """Every non-empty proper subset of the present parts that can leave along `direction`: the unions of
+    the minimal groups of that direction (closed sets are closed under union), smallest first."""
+    within = frozenset(asm.part_ids if present is None else present)
+    minimal = list(minimal_groups(asm, present)[direction])
+    found, frontier = set(minimal), list(minimal)
+    while frontier:
+        frontier = [u for a in frontier for b in minimal if (u := a | b) != within and u not in found and not found.add(u)]
+    rank = {p: k for k, p in enumerate(asm.part_ids)}
+    return tuple(sorted(found, key=lambda g: (len(g), sorted(rank[p] for p in g))))
+
+
+def group_moves(asm: Assembly, present=None) -> tuple[Step, ...]:
+    """Every legal group separation out of `present`: a movable proper subset along a direction, separable in
+    free space when it has two or more parts."""
+    within = asm.part_ids if present is None else tuple(present)
+    return tuple(Step(tuple(p for p in asm.part_ids if p in g), d) for d in DIRECTIONS
+                 for g in closed_groups(asm, d, within) if len(g) == 1 or is_separable(asm, g))
+
 
 VEC = {"+x": (1, 0, 0), "-x": (-1, 0, 0), "+y": (0, 1, 0), "-y": (0, -1, 0), "+z": (0, 0, 1), "-z": (0, 0, -1)}
 

@@ -234,46 +234,10 @@ def minimal_group_counts(asm: Assembly, present: Iterable[str] | None = None) ->
     return {d: len(v) for d, v in minimal_groups(asm, present).items()}
 
 
-def closed_groups(asm: Assembly, direction: str, present: Iterable[str] | None = None) -> tuple[frozenset[str], ...]:
-    """Every non-empty proper subset of the present parts that can leave along `direction`.
-
-    These are exactly the unions of the minimal groups of that direction (closed sets are closed
-    under union), enumerated smallest first. Their number can grow exponentially with the parts.
-    """
-    c = _compile(asm)
-    within = _mask_of(c, present, "present")
-    minimal = [g for g, d in _minimal_groups(c, within) if d == direction]
-    found, frontier = set(minimal), list(minimal)
-    while frontier:
-        nxt = []
-        for a in frontier:
-            for b in minimal:
-                u = a | b
-                if u != within and u not in found:
-                    found.add(u)
-                    nxt.append(u)
-        frontier = nxt
-    ordered = sorted(found, key=lambda g: (bin(g).count("1"), tuple(_bits(g))))
-    return tuple(frozenset(c.names(g)) for g in ordered)
-
-
 def is_separable(asm: Assembly, parts: Iterable[str] | None = None) -> bool:
     """Can these parts, alone in free space, be taken apart by straight group moves to infinity?"""
     c = _compile(asm)
     return not _disassemble(c, _mask_of(c, parts, "parts"))[1]
-
-
-def group_moves(asm: Assembly, present: Iterable[str] | None = None) -> tuple[Step, ...]:
-    """Every legal group separation out of `present`: (group, direction) with the group movable, a
-    proper subset, and — when it has two or more parts — separable in free space."""
-    c = _compile(asm)
-    within = _mask_of(c, present, "present")
-    out = []
-    for d in DIRECTIONS:
-        for g in closed_groups(asm, d, c.names(within)):
-            if len(g) == 1 or is_separable(asm, g):
-                out.append(Step(tuple(p for p in c.ids if p in g), d))
-    return tuple(out)
 
 
 def disassemble(asm: Assembly, parts: Iterable[str] | None = None) -> Disassembly:

@@ -219,7 +219,7 @@ def is_movable(asm: Assembly, group: Iterable[str], direction: str, present: Ite
 def minimal_groups(asm: Assembly, present: Iterable[str] | None = None) -> dict[str, tuple[frozenset[str], ...]]:
     """Per direction, the distinct minimal movable groups: closures of one seed part, not the whole set.
 
-    Every group that can leave along `d` is a union of these; `closed_groups` lists the unions.
+    Every group that can leave along `d` is a union of these (closed sets are closed under union).
     Groups with a member whose `removal_dirs` excludes `d` are left out.
     """
     c = _compile(asm)

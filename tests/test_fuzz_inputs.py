@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from forgeplan.perf.fuzz import (ENTRY_POINTS, HOSTILE_JSON, Sandbox, fuzz_case, judge, large_inputs, peak_rss, run_cli,
+from forgeplan.fuzzing import (ENTRY_POINTS, HOSTILE_JSON, Sandbox, fuzz_case, judge, large_inputs, peak_rss, run_cli,
                                   swapped)
 
 FAST, DEEP = 20, 300

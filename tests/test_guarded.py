@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forgeplan import guarded
 from forgeplan.cli import main
+from forgeplan.fuzzing import judge, run_cli
+from forgeplan.io import guarded
 from forgeplan.model.errors import InputError
-from forgeplan.perf.fuzz import judge, run_cli
 
 # ----------------------------------------------------------------------------- files
 

@@ -40,7 +40,7 @@ def test_perf_pddl_groups_covers_the_built_in_group_burrs(capsys, tmp_path):
 
 
 def test_perf_fuzz_counts_cases_per_entry_point_and_finds_no_crash(capsys, small_bench):
-    from forgeplan.perf.fuzz import ENTRY_POINTS
+    from forgeplan.fuzzing import ENTRY_POINTS
 
     assert main(["perf", "fuzz", "--cases", "4", "--runs", "1", "--bench", str(small_bench)]) == 0
     out = json.loads(capsys.readouterr().out)

@@ -50,7 +50,7 @@ class Outcome:
 
 def run_cli(argv: list[str]) -> Outcome:
     """`forgeplan ARGV` in this process, stdout and stderr captured."""
-    from ..cli import main
+    from .cli import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -174,7 +174,7 @@ class Sandbox:
     """Valid seed inputs for every entry point in a scratch folder; cases swap one file at a time."""
 
     def __init__(self, root: Path, bench: Path | None = None):
-        from ..io.catalog import load_assembly, save_assembly
+        from .io.catalog import load_assembly, save_assembly
 
         self.root, self.out = root, root / "out"
         self.task = root / "task"
@@ -216,9 +216,9 @@ def _reference_output(bench: Path, sid: str) -> str:
 
 def _seed_plan(task_dir: Path) -> str:
     """Plan lines naming the export's objects (mutations start from a plan-shaped text)."""
-    from ..planners.pddl.files import pddl_writer
-    from ..planners.pddl.problem import build_problem
-    from ..io.task_files import load_task
+    from .planners.pddl.files import pddl_writer
+    from .planners.pddl.problem import build_problem
+    from .io.task_files import load_task
 
     task = load_task(task_dir)
     enc = build_problem(task)
@@ -249,7 +249,7 @@ def case_output(sb: Sandbox, rng: random.Random):
 
 
 def case_task_file(sb: Sandbox, rng: random.Random):
-    from ..io.task_files import PUBLIC_FILES
+    from .io.task_files import PUBLIC_FILES
 
     path = sb.task / rng.choice(PUBLIC_FILES)
     cmd = rng.choice([["verify", sb.task, sb.root / "output.json", "--json"], ["closure", sb.task, "--json"],

@@ -22,7 +22,7 @@ NAME = "fuzz"
 
 def add_arguments(p) -> None:
     p.add_argument("--cases", type=int, default=200, help="mutated cases per entry point (default 200)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the mutations (default 0)")
     p.add_argument("--bench", type=Path, help="a benchmark folder to fuzz a copy of (default: build a 20-task one)")
     p.add_argument("--entry", choices=list(ENTRY_POINTS), action="append", help="only these entry points")
     p.add_argument("--runs", type=int, default=5, help="repetitions of each time-limit overshoot measurement")

@@ -1,14 +1,17 @@
-"""PDDL files: export a problem (domain.pddl, problem.pddl, groups.json) and read an external planner's plan back."""
+"""PDDL files: export a problem (domain.pddl, problem.pddl, groups.json) and read an external planner's plan back.
+
+`enc` below is an `Encoding` or a `profiles.Export`: anything with the written `problem`, its `groups`
+and a `decode` of that problem's action instances.
+"""
 
 from __future__ import annotations
 
 from ...model.actions import Action
 from ...model.errors import InputError
-from .codec import Encoding
 from .problem import build_problem
 
 
-def pddl_writer(enc: Encoding):
+def pddl_writer(enc):
     """A PDDLWriter that has named every item (its renaming is what `get_item_named` reverses)."""
     from unified_planning.io import PDDLWriter
 
@@ -26,7 +29,7 @@ def domain_text() -> str:
     return pddl_writer(build_problem(make_task(build(next(iter(BUILTIN))), []))).get_domain()
 
 
-def write_pddl(enc: Encoding, out) -> tuple:
+def write_pddl(enc, out) -> tuple:
     """Write domain.pddl and problem.pddl into folder `out`, and groups.json for a group-move export.
 
     groups.json records the candidate groups per move and direction (their counts first); returns
@@ -48,7 +51,7 @@ def write_pddl(enc: Encoding, out) -> tuple:
     return (*paths, groups)
 
 
-def read_plan(enc: Encoding, text: str, file: str = "plan") -> tuple[Action, ...]:
+def read_plan(enc, text: str, file: str = "plan") -> tuple[Action, ...]:
     """An external planner's plan for the export of `enc` -> forgeplan actions.
 
     Reads the common format (one `(action arg ...)` per line, `;` comments, as Fast Downward's sas_plan);

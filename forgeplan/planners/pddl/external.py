@@ -1,0 +1,96 @@
+"""Run an installed PDDL planner (Fast Downward, pyperplan) on a task's export and read its plan back.
+
+The planner sees exactly the files `forgeplan export-pddl --profile P` writes; its plan file goes through
+`files.read_plan`, so a planner's answer is judged like any imported plan. The default profile and
+configuration of each planner are ones it handles (domains/README.md has the table):
+
+| planner | default profile | default configuration | optimal for |
+|---|---|---|---|
+| `fd` | `strips-costs` | `astar(lmcut())` | the profile's action costs |
+| `pyperplan` | `strips` | `-s astar -H lmcut` | plan length |
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...model.actions import Action
+from ...model.errors import InputError
+from ...semantics.grounded import plan_value
+from ...semantics.task import Task
+from .files import read_plan, write_pddl
+from .profiles import build_export
+
+PLANNERS = {"fd": ("strips-costs", "astar(lmcut())"), "pyperplan": ("strips", "-s astar -H lmcut")}
+
+
+@dataclass
+class ExternalResult:
+    """An external planner's run on one export: its plan in forgeplan actions (None: no plan)."""
+
+    planner: str
+    profile: str
+    config: str
+    returncode: int | None            # None: killed at the time limit
+    plan: tuple[Action, ...] | None
+    cost: int | None                  # the plan's cost under the export's objective
+    seconds: float
+
+
+def fast_downward_script() -> Path:
+    """The Fast Downward driver that up-fast-downward ships."""
+    import up_fast_downward
+
+    return Path(up_fast_downward.__file__).parent / "downward" / "fast-downward.py"
+
+
+def _command(planner: str, config: str, domain: Path, problem: Path, plan_file: Path) -> list[str]:
+    if planner == "fd":
+        return [sys.executable, str(fast_downward_script()), "--plan-file", str(plan_file), str(domain), str(problem),
+                "--search", config]
+    return [sys.executable, "-m", "pyperplan", *config.split(), str(domain), str(problem)]
+
+
+def run_planner(command: list[str], cwd: Path, time_limit: float | None) -> int | None:
+    """Run `command` in its own process group; the whole group is killed at the time limit (None then)."""
+    import signal
+
+    with subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                          start_new_session=True) as proc:
+        try:
+            return proc.wait(timeout=time_limit)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            return None
+
+
+def plan_external(task: Task, planner: str = "fd", *, profile: str | None = None, config: str | None = None,
+                  objective: str | None = None, grounded: bool = False, time_limit: float | None = None) -> ExternalResult:
+    """Export `task` under `profile` into a temporary folder, run `planner` there and import its plan.
+
+    A missing plan file (unsolvable, unsupported configuration, time limit) gives `plan=None` with the
+    planner's exit code; a plan file that does not parse or names unknown actions raises InputError.
+    """
+    if planner not in PLANNERS:
+        raise InputError(f"planner {planner!r} must be one of {list(PLANNERS)}", field="--planner")
+    profile = profile or PLANNERS[planner][0]
+    config = config or PLANNERS[planner][1]
+    export = build_export(task, profile, objective, grounded=grounded)
+    with tempfile.TemporaryDirectory(prefix=f"forgeplan-{planner}-") as tmp:
+        folder = Path(tmp)
+        domain, problem, *_ = write_pddl(export, folder)
+        plan_file = folder / ("sas_plan" if planner == "fd" else "problem.pddl.soln")
+        t0 = time.perf_counter()
+        code = run_planner(_command(planner, config, domain, problem, plan_file), folder, time_limit)
+        seconds = time.perf_counter() - t0
+        text = plan_file.read_text(encoding="utf-8") if plan_file.exists() and code is not None else None
+    plan = None if text is None else read_plan(export, text, f"{planner} plan")
+    cost = None if plan is None else plan_value(export.objective, plan, export.enc.weight)
+    return ExternalResult(planner, profile, config, code, plan, cost, seconds)

@@ -39,12 +39,15 @@ def register(sub) -> None:
     s.add_argument("bench", type=Path, metavar="DIR", help="benchmark folder")
     s.add_argument("--json", action="store_true", help="machine-readable output")
     s.set_defaults(func=run_stats)
-    e = bsub.add_parser("export", help="write train/test JSONL (prompt + target) for SFT",
+    e = bsub.add_parser("export", help="write train/test JSONL (prompt + target) for SFT, or a PDDL suite",
                         description="Write each split of a benchmark as JSONL for supervised fine-tuning: one line "
-                                    "per task with the prompt and the reference output as the target.")
+                                    "per task with the prompt and the reference output as the target; or, with "
+                                    "--format pddl, every task as an IPC-style planning suite with a costs.csv of "
+                                    "clingo-proven optimal costs.")
     e.add_argument("bench", type=Path, metavar="DIR", help="benchmark folder")
-    e.add_argument("--format", choices=["jsonl"], default="jsonl", help="file format")
-    e.add_argument("--out", type=Path, help="folder for train.jsonl/test.jsonl (default DIR/export)")
+    e.add_argument("--format", choices=["jsonl", "pddl"], default="jsonl",
+                   help="jsonl: train/test JSONL; pddl: an IPC-style suite with proven optimal costs (costs.csv)")
+    e.add_argument("--out", type=Path, help="folder to write into (default DIR/export, or DIR/pddl for --format pddl)")
     e.set_defaults(func=run_export)
 
 
@@ -83,11 +86,25 @@ def run_export(args) -> int:
     from ..io.guarded import output_folder
     from ..bench.store import load_manifest
 
-    out = output_folder(args.out or args.bench / "export")
     total = sum(len(v) for v in load_manifest(args.bench)["splits"].values())
+    if args.format == "pddl":
+        return _export_pddl(args, total)
+    out = output_folder(args.out or args.bench / "export")
     with tqdm(total=total, desc="export", unit="task", file=sys.stderr) as bar:
         counts = export_jsonl(args.bench, out, progress=bar.update)
     print(f"wrote {', '.join(f'{out / k}.jsonl ({v})' for k, v in counts.items())}")
+    return 0
+
+
+def _export_pddl(args, total: int) -> int:
+    from tqdm import tqdm
+
+    from ..bench.pddl_suite import export_pddl_suite
+
+    out = args.out or args.bench / "pddl"
+    with tqdm(total=total, desc="export pddl", unit="task", file=sys.stderr, delay=1e-6) as bar:
+        rows = export_pddl_suite(args.bench, out, progress=bar.update)
+    print(f"wrote {len(rows)} problems to {out} (folders lifted, grounded, strips-costs, strips; costs.csv, README.md)")
     return 0
 
 

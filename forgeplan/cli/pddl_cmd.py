@@ -14,10 +14,14 @@ FD_SEARCH = "astar(lmcut())"   # optimal for action costs
 
 def _add_mode(p) -> None:
     from ..planners.pddl.problem import OBJECTIVES
+    from ..planners.pddl.profiles import PROFILES
 
     p.add_argument("--grounded", action="store_true",
                    help="plain STRIPS with action costs (no quantifiers, no conditional effects)")
-    p.add_argument("--objective", choices=OBJECTIVES, default=OBJECTIVES[0], metavar="OBJECTIVE", help=OBJECTIVE_HELP)
+    p.add_argument("--objective", choices=OBJECTIVES, default=None, metavar="OBJECTIVE", help=OBJECTIVE_HELP)
+    p.add_argument("--profile", choices=PROFILES, default=PROFILES[0],
+                   help="full: as built; strips-costs: grounded, no negative preconditions, :action-costs; "
+                        "strips: the same without costs (objective actions), for pyperplan and other STRIPS planners")
 
 
 def register(sub) -> None:
@@ -55,14 +59,14 @@ def register(sub) -> None:
 def run_export(args) -> int:
     from ..io.guarded import output_folder
     from ..planners.pddl.files import write_pddl
-    from ..planners.pddl.problem import build_problem
+    from ..planners.pddl.profiles import build_export
     from ..io.task_files import load_task
 
     output_folder(args.out)
-    enc = build_problem(load_task(args.task_dir), args.objective, grounded=args.grounded)
+    enc = build_export(load_task(args.task_dir), args.profile, args.objective, grounded=args.grounded)
     domain, problem, *groups = write_pddl(enc, args.out)
-    print(f"wrote {domain} and {problem} ({'grounded' if args.grounded else 'lifted'}, "
-          f"{len(enc.problem.actions)} actions, objective {args.objective})")
+    print(f"wrote {domain} and {problem} (profile {args.profile}, {'grounded' if enc.grounded else 'lifted'}, "
+          f"{len(enc.problem.actions)} actions, objective {enc.objective})")
     if enc.groups is not None:
         counts = enc.groups.counts()
         for what, label in (("candidates", "candidate groups"), ("exported", "group moves kept (dominated directions dropped)")):
@@ -77,12 +81,12 @@ def run_import(args) -> int:
     from ..semantics.diagnosis import diagnose
     from ..io.guarded import one_line, read_text
     from ..planners.pddl.files import read_plan
-    from ..planners.pddl.problem import build_problem
+    from ..planners.pddl.profiles import build_export
     from ..io.task_files import load_task
 
     task = load_task(args.task_dir)
     text = read_text(args.plan_file, "plan file")
-    enc = build_problem(task, args.objective, grounded=args.grounded)
+    enc = build_export(task, args.profile, args.objective, grounded=args.grounded)
     actions = read_plan(enc, text, str(args.plan_file))
     world = task.world
     emit_json(output_json(task.sample_id, task.assembly.assembly_id, diagnose(world, task.actual, task.target), actions))

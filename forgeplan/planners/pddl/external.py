@@ -71,26 +71,45 @@ def run_planner(command: list[str], cwd: Path, time_limit: float | None) -> int 
             return None
 
 
+def solve_files(planner: str, domain: Path, problem: Path, config: str | None = None,
+                time_limit: float | None = None) -> tuple[int | None, str | None]:
+    """Run `planner` on PDDL files in a scratch folder: (exit code, None at the time limit; plan text or None).
+
+    The files are copied there first, since Fast Downward writes output.sas into its working folder
+    and pyperplan writes its plan next to the problem file.
+    """
+    import shutil
+
+    if planner not in PLANNERS:
+        raise InputError(f"planner {planner!r} must be one of {list(PLANNERS)}", field="--planner")
+    with tempfile.TemporaryDirectory(prefix=f"forgeplan-{planner}-") as tmp:
+        folder = Path(tmp)
+        d, p = folder / "domain.pddl", folder / "problem.pddl"
+        shutil.copyfile(domain, d)
+        shutil.copyfile(problem, p)
+        plan_file = folder / ("sas_plan" if planner == "fd" else "problem.pddl.soln")
+        code = run_planner(_command(planner, config or PLANNERS[planner][1], d, p, plan_file), folder, time_limit)
+        text = plan_file.read_text(encoding="utf-8") if code is not None and plan_file.exists() else None
+    return code, text
+
+
 def plan_external(task: Task, planner: str = "fd", *, profile: str | None = None, config: str | None = None,
                   objective: str | None = None, grounded: bool = False, time_limit: float | None = None) -> ExternalResult:
-    """Export `task` under `profile` into a temporary folder, run `planner` there and import its plan.
+    """Export `task` under `profile` (default: the planner's), run `planner` on it and import its plan.
 
-    A missing plan file (unsolvable, unsupported configuration, time limit) gives `plan=None` with the
-    planner's exit code; a plan file that does not parse or names unknown actions raises InputError.
+    No plan (unsolvable, unsupported configuration, time limit) gives `plan=None` with the planner's
+    exit code; a plan file that does not parse or names unknown actions raises InputError.
     """
     if planner not in PLANNERS:
         raise InputError(f"planner {planner!r} must be one of {list(PLANNERS)}", field="--planner")
     profile = profile or PLANNERS[planner][0]
     config = config or PLANNERS[planner][1]
     export = build_export(task, profile, objective, grounded=grounded)
-    with tempfile.TemporaryDirectory(prefix=f"forgeplan-{planner}-") as tmp:
-        folder = Path(tmp)
-        domain, problem, *_ = write_pddl(export, folder)
-        plan_file = folder / ("sas_plan" if planner == "fd" else "problem.pddl.soln")
+    with tempfile.TemporaryDirectory(prefix="forgeplan-export-") as tmp:
+        domain, problem, *_ = write_pddl(export, tmp)
         t0 = time.perf_counter()
-        code = run_planner(_command(planner, config, domain, problem, plan_file), folder, time_limit)
+        code, text = solve_files(planner, domain, problem, config, time_limit)
         seconds = time.perf_counter() - t0
-        text = plan_file.read_text(encoding="utf-8") if plan_file.exists() and code is not None else None
     plan = None if text is None else read_plan(export, text, f"{planner} plan")
     cost = None if plan is None else plan_value(export.objective, plan, export.enc.weight)
     return ExternalResult(planner, profile, config, code, plan, cost, seconds)

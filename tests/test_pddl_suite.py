@@ -178,6 +178,16 @@ def test_suite_export_is_deterministic_and_refuses_a_used_folder(suite, tiny_ben
     assert main(["bench", "export", str(tiny_bench), "--format", "pddl", "--out", str(again)]) == 2
 
 
+def test_perf_pddl_suite_counts_solved_and_agreeing_problems(suite, capsys, tmp_path):
+    assert main(["perf", "pddl-suite", str(suite), "--limit", "2", "--configs", "fd-lmcut-strips-costs", "fd-lmcut-lifted"]) == 0
+    out = json.loads(capsys.readouterr().out)["configs"]
+    assert out["fd-lmcut-strips-costs"]["problems"] == out["fd-lmcut-strips-costs"]["agree_with_costs_csv"] == 2
+    lifted = out["fd-lmcut-lifted"]
+    assert lifted["solved"] == 0 and lifted["exit_codes"] == {"34": lifted["problems"]}
+    assert main(["perf", "pddl-suite", str(tmp_path)]) == 2
+    assert "costs.csv" in capsys.readouterr().err
+
+
 def test_export_pddl_profile_round_trip_through_the_cli(tmp_path, capsys):
     """export-pddl --profile strips, pyperplan on the files, import-plan --profile strips: exit 0."""
     from forgeplan.io.task_files import write_task

@@ -39,7 +39,7 @@ def register(sub) -> None:
         "import-plan", help="map a PDDL planner's plan for an export back to the output contract",
         description="Read a plan a PDDL planner wrote for `export-pddl`'s problem (such as the sas_plan of "
                     "`plan-external`), print it as the output contract (JSON) and replay it in the engine. Give "
-                    "the same --grounded and --objective as the export. Exit 0 when the plan restores the target, "
+                    "the same --profile, --grounded and --objective as the export. Exit 0 when the plan restores the target, "
                     "1 when it is illegal or incomplete, 2 on bad input.")
     q.add_argument("task_dir", type=Path, metavar="TASK_DIR", help="task folder the export was written from")
     q.add_argument("plan_file", type=Path, metavar="PLAN_FILE", help="one '(action args)' per line, ';' comments")

@@ -22,8 +22,9 @@ CONFIGS = {
 def add_arguments(p) -> None:
     p.add_argument("suite", type=Path, metavar="SUITE", help="a folder written by `bench export --format pddl`")
     p.add_argument("--time-limit", type=float, default=60.0, help="seconds per planner run")
-    p.add_argument("--configs", nargs="+", choices=list(CONFIGS), default=list(CONFIGS))
-    p.add_argument("--limit", type=int, help="only the first N problems")
+    p.add_argument("--configs", nargs="+", choices=list(CONFIGS), default=list(CONFIGS), metavar="CONFIG",
+                   help=f"planner configurations to run, of {', '.join(CONFIGS)} (default: all)")
+    p.add_argument("--limit", type=int, help="only the first N problems (default: every problem)")
 
 
 def plan_cost(planner: str, text: str) -> int:

@@ -1,28 +1,40 @@
-"""Export a benchmark split as JSONL for SFT: chat prompt (public task) + target answer."""
+"""Export a benchmark's splits as JSONL for supervised fine-tuning.
+
+`prompt-completion` (default) writes TRL's conversational prompt/completion rows, which
+`datasets.load_dataset("json", ...)` and `trl.SFTTrainer` read as they are (loss on the completion);
+`messages` writes the older {sample_id, messages, target} rows.
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from .store import load_manifest, load_sample_task, read_sample_file
+from .store import load_manifest
+
+FORMATS = ("prompt-completion", "messages")
 
 
-def export_jsonl(bench: Path, out: Path, splits=("train", "test"), progress=None) -> dict[str, int]:
-    from ..llm.prompt import build_prompt, target_text
+def _messages_row(row: dict) -> dict:
+    return {"sample_id": row["sample_id"], "messages": row["prompt"], "target": row["completion"][0]["content"]}
 
+
+def export_jsonl(bench: Path, out: Path, splits=None, progress=None, *, fmt: str = "prompt-completion",
+                 prompt: str = "json") -> dict[str, int]:
+    """Write OUT/<split>.jsonl for each split (default: every split of the manifest); returns row counts."""
+    from ..llm.bench import prompt_completion_rows
+
+    if fmt not in FORMATS:
+        raise ValueError(f"format {fmt!r} must be one of {FORMATS}")
     manifest = load_manifest(bench)
     out.mkdir(parents=True, exist_ok=True)
     counts = {}
-    for split in splits:
-        ids = manifest["splits"][split]
+    for split in splits or manifest["splits"]:
+        rows = prompt_completion_rows(bench, split, prompt, with_ids=True)
         with (out / f"{split}.jsonl").open("w", encoding="utf-8") as fh:
-            for sid in ids:
-                task = load_sample_task(bench, sid)
-                ref = read_sample_file(bench, sid, "reference.json")
-                row = {"sample_id": sid, "messages": build_prompt(task), "target": target_text(ref)}
-                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+            for row in rows:
+                fh.write(json.dumps(row if fmt == "prompt-completion" else _messages_row(row), ensure_ascii=False) + "\n")
                 if progress:
                     progress(1)
-        counts[split] = len(ids)
+        counts[split] = len(rows)
     return counts

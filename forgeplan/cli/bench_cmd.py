@@ -39,14 +39,18 @@ def register(sub) -> None:
     s.add_argument("bench", type=Path, metavar="DIR", help="benchmark folder")
     s.add_argument("--json", action="store_true", help="machine-readable output")
     s.set_defaults(func=run_stats)
-    e = bsub.add_parser("export", help="write train/test JSONL (prompt + target) for SFT, or a PDDL suite",
+    e = bsub.add_parser("export", help="write each split as JSONL for SFT (TRL's prompt/completion rows), or a PDDL suite",
                         description="Write each split of a benchmark as JSONL for supervised fine-tuning: one line "
-                                    "per task with the prompt and the reference output as the target; or, with "
+                                    "per task with the prompt and the reference output as the completion; or, with "
                                     "--format pddl, every task as an IPC-style planning suite with a costs.csv of "
                                     "clingo-proven optimal costs.")
     e.add_argument("bench", type=Path, metavar="DIR", help="benchmark folder")
-    e.add_argument("--format", choices=["jsonl", "pddl"], default="jsonl",
-                   help="jsonl: train/test JSONL; pddl: an IPC-style suite with proven optimal costs (costs.csv)")
+    e.add_argument("--format", choices=["prompt-completion", "messages", "pddl"], default="prompt-completion",
+                   help="prompt-completion: TRL's conversational {prompt, completion} rows (datasets/SFTTrainer read "
+                        "them as they are); messages: {sample_id, messages, target}; pddl: an IPC-style suite with "
+                        "proven optimal costs (costs.csv)")
+    e.add_argument("--prompt", choices=["json", "compact"], default="json",
+                   help="json: FORGE's JSON task prompt; compact: the task's state as short lines (see README)")
     e.add_argument("--out", type=Path, help="folder to write into (default DIR/export, or DIR/pddl for --format pddl)")
     e.set_defaults(func=run_export)
 
@@ -91,7 +95,7 @@ def run_export(args) -> int:
         return _export_pddl(args, total)
     out = output_folder(args.out or args.bench / "export")
     with tqdm(total=total, desc="export", unit="task", file=sys.stderr) as bar:
-        counts = export_jsonl(args.bench, out, progress=bar.update)
+        counts = export_jsonl(args.bench, out, progress=bar.update, fmt=args.format, prompt=args.prompt)
     print(f"wrote {', '.join(f'{out / k}.jsonl ({v})' for k, v in counts.items())}")
     return 0
 

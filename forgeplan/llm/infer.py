@@ -28,10 +28,11 @@ def eos_ids(model, tokenizer) -> tuple[int, ...]:
 
 
 def generate(model, tokenizer, tasks, mode: str, *, device: str = "cpu", max_new_tokens: int = MAX_NEW_TOKENS,
-             vocab=None, sample_seed: int | None = None) -> list[dict]:
+             vocab=None, sample_seed: int | None = None, prompt: str = "json") -> list[dict]:
     """Greedy outputs for a batch of tasks: raw text, new token count, seconds, mask time per step.
 
-    `sample_seed` switches to ancestral sampling (tests use it to walk many paths of the masks).
+    `sample_seed` switches to ancestral sampling (tests use it to walk many paths of the masks); `prompt`
+    is the rendering the model was trained with (json | compact).
     """
     import torch  # noqa: PLC0415
     from transformers import LogitsProcessorList  # noqa: PLC0415
@@ -41,7 +42,7 @@ def generate(model, tokenizer, tasks, mode: str, *, device: str = "cpu", max_new
     tokenizer.padding_side = "left"
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
-    prompts = [prompt_text(tokenizer, build_prompt(t)) for t in tasks]
+    prompts = [prompt_text(tokenizer, build_prompt(t, prompt)) for t in tasks]
     enc = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(device)
     eos = eos_ids(model, tokenizer)
     processors = LogitsProcessorList()
@@ -84,7 +85,7 @@ def generate_all(model, tokenizer, tasks, mode: str, *, batch_size: int = 8, **k
 
 
 def run_infer(model, tokenizer, bench: Path, split: str, out: Path, *, mode: str, device: str, batch_size: int = 1,
-              limit: int = 0, max_new_tokens: int = MAX_NEW_TOKENS, progress: bool = True) -> dict:
+              limit: int = 0, max_new_tokens: int = MAX_NEW_TOKENS, progress: bool = True, prompt: str = "json") -> dict:
     """Write one {"sample_id", "raw_output", ...} line per sample of the split; returns a summary."""
     from tqdm import tqdm  # noqa: PLC0415
 
@@ -98,7 +99,8 @@ def run_infer(model, tokenizer, bench: Path, split: str, out: Path, *, mode: str
         for k in range(0, len(ids), batch_size):
             chunk = ids[k:k + batch_size]
             tasks = [load_sample(bench, sid)[0] for sid in chunk]
-            rows = generate(model, tokenizer, tasks, mode, device=device, max_new_tokens=max_new_tokens, vocab=vocab)
+            rows = generate(model, tokenizer, tasks, mode, device=device, max_new_tokens=max_new_tokens, vocab=vocab,
+                            prompt=prompt)
             for sid, row in zip(chunk, rows):
                 fh.write(json.dumps({"sample_id": sid, "raw_output": row["raw_output"], "constrained": mode,
                                      "new_tokens": row["new_tokens"], "stopped": row["stopped"]}, ensure_ascii=False) + "\n")
@@ -108,5 +110,5 @@ def run_infer(model, tokenizer, bench: Path, split: str, out: Path, *, mode: str
             bar.update(len(chunk))
     seconds = time.perf_counter() - start
     return {"predictions": str(out), "samples": len(ids), "split": split, "constrained": mode,
-            "new_tokens": tokens, "stopped_at_eos": stopped_eos, "seconds": round(seconds, 2),
+            "prompt": prompt, "new_tokens": tokens, "stopped_at_eos": stopped_eos, "seconds": round(seconds, 2),
             "tokens_per_second": round(tokens / seconds, 2) if seconds else None}

@@ -18,6 +18,7 @@ from .grammar import compact
 
 SYSTEM = ("You repair faulty interlocking assemblies. Reply with exactly one JSON object with the keys "
           "\"annotation\" and \"rework_plan\" (compact JSON, no prose).")
+SYSTEM_COMPACT = "Repair the assembly: one JSON object, annotation then rework_plan."
 # added for assemblies that come apart only with group moves (SEMANTICS §5; elsewhere they are illegal)
 SYSTEM_GROUPS = (" This assembly comes apart only when groups of parts slide out together: besides the nine "
                  "single-part actions, {\"action\":\"separate\",\"part_ids\":[...],\"direction\":\"+x\"} slides "
@@ -58,10 +59,46 @@ def task_json(task: Task) -> dict:
     }
 
 
-def build_prompt(task: Task) -> list[dict]:
-    """Chat messages: the system line and the task as the user turn."""
-    system = SYSTEM + (SYSTEM_GROUPS if task.world.needs_groups else "")
-    return [{"role": "system", "content": system}, {"role": "user", "content": compact(task_json(task))}]
+def _value(v) -> str:
+    return ",".join(_value(x) for x in v) if isinstance(v, list) else compact(v).strip('"')
+
+
+def compact_text(task: Task) -> str:
+    """The task's state as short lines: ids, the actual state where it differs from the target state (field by
+    field), and the parts present initially.
+
+    It leaves out the assembly's structure (parts, blocking, supports, contacts, locks, spares), which is
+    the same for every task of an assembly: a model prompted this way must have trained on the assembly.
+    It exists to train small models in distribution fast (the CPU reference model); the JSON prompt
+    carries everything.
+    """
+    files = public_files(task)
+    j = task_json(task)
+    lines = [f"sample {j['sample_id']}", f"assembly {j['assembly_id']}"]
+    target = files["target_state.json"]["slots"]
+    for pid, slot in j["actual_state"].items():
+        diff = [f"{k}={_value(v)}" for k, v in slot.items() if target.get(pid, {}).get(k) != v]
+        if diff:
+            lines.append(f"actual {pid} " + " ".join(diff))
+    lines.append("initially_present " + (",".join(j["initial_state_present"]) or "-"))
+    return "\n".join(lines)
+
+
+PROMPT_STYLES = ("json", "compact")
+
+
+def build_prompt(task: Task, style: str = "json") -> list[dict]:
+    """Chat messages: the system line and the task as the user turn (FORGE's JSON, or `compact_text`)."""
+    if style not in PROMPT_STYLES:
+        raise ValueError(f"prompt style {style!r} must be one of {PROMPT_STYLES}")
+    system = (SYSTEM if style == "json" else SYSTEM_COMPACT) + (SYSTEM_GROUPS if task.world.needs_groups else "")
+    user = compact(task_json(task)) if style == "json" else compact_text(task)
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def completion(reference: dict) -> list[dict]:
+    """The assistant turn of a conversational prompt/completion example."""
+    return [{"role": "assistant", "content": target_text(reference)}]
 
 
 def target_text(reference: dict) -> str:

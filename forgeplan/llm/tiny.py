@@ -91,7 +91,7 @@ def build_model(tokenizer, *, arch: str = "qwen2", hidden: int = 64, layers: int
     return AutoModelForCausalLM.from_config(config)
 
 
-def corpus(bench: Path | None, limit: int = 400) -> list[str]:
+def corpus(bench: Path | None, limit: int = 400, prompt: str = "json") -> list[str]:
     """Tokenizer training text: prompts and answers of a benchmark's train split (or built-in tasks)."""
     from .bench import load_sample, split_ids  # noqa: PLC0415
     from .prompt import build_prompt, target_text  # noqa: PLC0415
@@ -100,7 +100,7 @@ def corpus(bench: Path | None, limit: int = 400) -> list[str]:
     if bench is not None:
         for sid in split_ids(bench, "train")[:limit]:
             task, ref = load_sample(bench, sid)
-            texts += [m["content"] for m in build_prompt(task)]
+            texts += [m["content"] for m in build_prompt(task, prompt)]
             if ref is not None:
                 texts.append(target_text(ref))
         return texts
@@ -120,16 +120,16 @@ def corpus(bench: Path | None, limit: int = 400) -> list[str]:
                 continue
             task = make_task(asm, [FaultSpec(ftype)] if ftype else [], seed=0)
             ref = simple_reference(task)
-            texts += [m["content"] for m in build_prompt(task)]
+            texts += [m["content"] for m in build_prompt(task, prompt)]
             if ref is not None:
                 texts.append(target_text(ref))
     return texts
 
 
 def make_tiny(out: Path, *, bench: Path | None = None, vocab_size: int = 2048, kind: str = "byte-level",
-              arch: str = "qwen2", hidden: int = 64, layers: int = 2, seed: int = 0) -> dict:
+              arch: str = "qwen2", hidden: int = 64, layers: int = 2, seed: int = 0, prompt: str = "json") -> dict:
     """Train the tokenizer, build the model, save both with save_pretrained; returns a summary."""
-    tok = train_tokenizer(corpus(bench), vocab_size, kind)
+    tok = train_tokenizer(corpus(bench, prompt=prompt), vocab_size, kind)
     model = build_model(tok, arch=arch, hidden=hidden, layers=layers, seed=seed)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -138,4 +138,4 @@ def make_tiny(out: Path, *, bench: Path | None = None, vocab_size: int = 2048, k
     model.generation_config.pad_token_id = tok.pad_token_id
     model.save_pretrained(out)
     return {"out": str(out), "tokenizer": kind, "tokenizer_size": len(tok), "model_vocab": model.config.vocab_size,
-            "arch": arch, "parameters": sum(p.numel() for p in model.parameters())}
+            "arch": arch, "prompt": prompt, "parameters": sum(p.numel() for p in model.parameters())}

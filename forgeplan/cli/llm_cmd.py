@@ -1,4 +1,4 @@
-"""`forgeplan grammar | tiny-model | train | infer`: the model side (torch only where a model runs)."""
+"""`forgeplan grammar | tiny-model | train | merge-adapter | reference-model | infer`: the model side (torch only where a model runs)."""
 
 from __future__ import annotations
 
@@ -29,23 +29,59 @@ def register(sub) -> None:
     t.add_argument("--hidden", type=int, default=64, help="hidden size")
     t.add_argument("--layers", type=int, default=2, help="transformer layers")
     t.add_argument("--seed", type=int, default=0, help="seed of the weights and the tokenizer corpus")
+    t.add_argument("--prompt", choices=("json", "compact"), default="json",
+                   help="prompt rendering whose text trains the tokenizer")
     t.set_defaults(func=run_tiny)
 
-    tr = sub.add_parser("train", help="LoRA SFT on a benchmark's train split",
-                        description="Fine-tune a local Hugging Face causal LM with LoRA on the prompt/target pairs of "
-                                    "a benchmark's train split, with the settings of a models/NAME.toml configuration, "
-                                    "and save the adapter. No downloads: the model folder must be local.")
+    tr = sub.add_parser("train", help="LoRA SFT on a benchmark split (TRL SFTTrainer + peft LoRA)",
+                        description="Fine-tune a local Hugging Face causal LM with LoRA on the prompt/completion pairs "
+                                    "of a benchmark split with TRL's SFTTrainer, with the settings of a TOML "
+                                    "configuration ([run], [lora] = peft.LoraConfig, [trainer] = trl.SFTConfig), and "
+                                    "save checkpoints, then the adapter. Runs on CPU, one GPU, or several through "
+                                    "`accelerate launch -m forgeplan train ...`. No downloads: the model folder must "
+                                    "be local.")
     tr.add_argument("--model", type=Path, required=True, help="local Hugging Face causal LM folder")
     tr.add_argument("--bench", type=Path, required=True, help="benchmark folder (manifest.json, tasks/)")
-    tr.add_argument("--out", type=Path, required=True, help="adapter folder to write")
+    tr.add_argument("--out", type=Path, required=True, help="output folder: checkpoints, then the adapter")
     tr.add_argument("--config", type=Path, metavar="FILE|NAME",
                     help="a TOML training configuration, or the name of a bundled one: tiny-cpu, forge-qwen3.5-9b "
                          "(default: forge-qwen3.5-9b, the paper's recipe)")
-    tr.add_argument("--limit", type=int, default=0, help="use only the first N training samples")
-    tr.add_argument("--max-steps", type=int, help="override the config's max_steps")
-    tr.add_argument("--max-seconds", type=float, help="override the config's max_seconds")
+    tr.add_argument("--limit", type=int, default=0, help="use only the first N samples of the split")
+    tr.add_argument("--max-steps", type=int, help="override trainer.max_steps")
+    tr.add_argument("--resume", nargs="?", const=True, default=False, metavar="CHECKPOINT",
+                    help="resume from the last checkpoint in --out (or from CHECKPOINT)")
+    tr.add_argument("--report-to", choices=("none", "tensorboard"), default="none",
+                    help="tensorboard: event files under OUT/runs")
+    tr.add_argument("--device", choices=("auto", "cpu", "cuda"), help="override run.device")
+    tr.add_argument("--load-in-4bit", action="store_true", help="QLoRA: 4-bit NF4 base weights (CUDA + bitsandbytes)")
+    tr.add_argument("--prompt", choices=("json", "compact"), help="override run.prompt")
     tr.add_argument("--threads", type=int, default=0, help="CPU threads for torch (0 = torch's default)")
     tr.set_defaults(func=run_train)
+
+    m = sub.add_parser("merge-adapter", help="merge a LoRA adapter into its base model and save plain weights",
+                       description="Merge a LoRA adapter from `forgeplan train` into its base model and save the merged "
+                                   "weights and tokenizer, which AutoModelForCausalLM.from_pretrained and vLLM load.")
+    m.add_argument("--model", type=Path, required=True, help="base model folder")
+    m.add_argument("--adapter", type=Path, required=True, help="adapter folder from `forgeplan train`")
+    m.add_argument("--out", type=Path, required=True, help="folder for the merged model and tokenizer")
+    m.add_argument("--dtype", choices=("float32", "bfloat16", "float16"), default="float32", help="saved weight precision")
+    m.set_defaults(func=run_merge)
+
+    r = sub.add_parser("reference-model", help="train and score the CPU reference model (in-distribution check)",
+                       description="bench build -> in-distribution split -> tiny-model -> train -> legal-mode infer -> "
+                                   "Overall-Core and DGTR beside the no-op baseline's, in distribution and on "
+                                   "held-out assemblies")
+    r.add_argument("--out", type=Path, required=True,
+                   help="working folder (an existing OUT/bench, OUT/tiny-model, OUT/adapter is reused)")
+    r.add_argument("--tasks", type=int, default=1000, help="benchmark size")
+    r.add_argument("--seed", type=int, default=42, help="seed of the benchmark, the split and the model")
+    r.add_argument("--jobs", type=int, default=2, help="processes for bench build")
+    r.add_argument("--config", type=Path, help="training config (default models/tiny-cpu.toml)")
+    r.add_argument("--max-steps", type=int, help="override trainer.max_steps")
+    r.add_argument("--test-fraction", type=float, default=0.1, help="share of the train split held out as `test`")
+    r.add_argument("--heldout", type=int, default=40, help="held-out-assembly tasks to score (0 = all)")
+    r.add_argument("--threads", type=int, default=0, help="CPU threads for torch (0 = torch's default)")
+    r.set_defaults(func=run_reference)
 
     i = sub.add_parser("infer", help="greedy inference over a benchmark split -> predictions JSONL",
                        description="Generate an output for every task of a split with greedy decoding, optionally "
@@ -64,6 +100,8 @@ def register(sub) -> None:
     i.add_argument("--batch-size", type=int, default=1, help="prompts decoded together")
     i.add_argument("--limit", type=int, default=0, help="only the first N samples of the split")
     i.add_argument("--max-new-tokens", type=int, default=4096, help="generation length limit per task")
+    i.add_argument("--prompt", choices=("json", "compact"),
+                   help="prompt rendering (default: the one the adapter was trained with, else json)")
     i.add_argument("--threads", type=int, default=0, help="CPU threads for torch (0 = torch's default)")
     i.set_defaults(func=run_infer)
 
@@ -108,7 +146,7 @@ def run_tiny(args) -> int:
     from ..llm.tiny import make_tiny
 
     emit_json(make_tiny(args.out, bench=args.bench, vocab_size=args.vocab_size, kind=args.tokenizer,
-                        arch=args.arch, hidden=args.hidden, layers=args.layers, seed=args.seed))
+                        arch=args.arch, hidden=args.hidden, layers=args.layers, seed=args.seed, prompt=args.prompt))
     return 0
 
 
@@ -120,23 +158,47 @@ def run_train(args) -> int:
     from ..llm.train import train
 
     config = load_config(args.config)
-    if args.max_steps is not None:
-        config = replace(config, max_steps=args.max_steps)
-    if args.max_seconds is not None:
-        config = replace(config, max_seconds=args.max_seconds)
-    emit_json(train(args.model, args.bench, args.out, config, limit=args.limit))
+    run = replace(config.run, **{k: v for k, v in (("device", args.device), ("prompt", args.prompt)) if v},
+                  load_in_4bit=config.run.load_in_4bit or args.load_in_4bit)
+    trainer = {**config.trainer, **({"max_steps": args.max_steps} if args.max_steps is not None else {})}
+    config = replace(config, run=run, trainer=trainer)
+    emit_json(train(args.model, args.bench, args.out, config, limit=args.limit, resume=args.resume,
+                    report_to=args.report_to))
+    return 0
+
+
+def run_merge(args) -> int:
+    _need_llm()
+    from ..llm.train import merge_adapter
+
+    emit_json(merge_adapter(args.model, args.adapter, args.out, args.dtype))
+    return 0
+
+
+def run_reference(args) -> int:
+    _need_llm(args.threads)
+    from ..llm.reference import reference_model, table
+
+    report = reference_model(args.out, tasks=args.tasks, seed=args.seed, jobs=args.jobs, config=args.config,
+                             test_fraction=args.test_fraction, heldout=args.heldout, max_steps=args.max_steps)
+    print(table(report))
+    t = report["training"]
+    print(f"training: {t['steps']} steps, {t['seconds']} s wall, {t.get('cpu_seconds')} s CPU; loss {t['first_loss']} -> "
+          f"{t['last_loss']}, held-out loss {t['eval_loss']}; curve {report['loss_curve']}")
     return 0
 
 
 def run_infer(args) -> int:
     _need_llm(args.threads)
     from ..model.errors import InputError
+    from ..llm.config import saved_prompt_style
     from ..llm.infer import run_infer as infer
     from ..llm.train import load_for_inference
 
     if args.batch_size < 1 or args.max_new_tokens < 1:
         raise InputError("--batch-size and --max-new-tokens must be at least 1")
+    prompt = args.prompt or saved_prompt_style(args.adapter) or "json"
     model, tokenizer, device = load_for_inference(args.model, args.adapter, args.device, args.dtype)
     emit_json(infer(model, tokenizer, args.bench, args.split, args.out, mode=args.constrained, device=device,
-                    batch_size=args.batch_size, limit=args.limit, max_new_tokens=args.max_new_tokens))
+                    batch_size=args.batch_size, limit=args.limit, max_new_tokens=args.max_new_tokens, prompt=prompt))
     return 0

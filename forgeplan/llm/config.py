@@ -1,10 +1,16 @@
-"""Training configuration: a dataclass read from models/NAME.toml and saved beside the adapter."""
+"""Training configuration: models/NAME.toml with three tables, each mapping one-to-one to its consumer.
+
+[run] holds forgeplan's own settings (`RunSettings`), [lora] the keyword arguments of
+`peft.LoraConfig` and [trainer] those of `trl.SFTConfig` (itself a `transformers.TrainingArguments`).
+A key the consumer does not know is an error naming the file, table and key, so a typo never trains
+silently with a default. The resolved configuration is saved beside the adapter.
+"""
 
 from __future__ import annotations
 
 import json
 import tomllib
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from ..io.guarded import read_text
@@ -14,39 +20,61 @@ from ..model.errors import InputError
 MODELS_DIR = models_dir()
 DEFAULT_CONFIG = MODELS_DIR / "forge-qwen3.5-9b.toml"
 SAVED_NAME = "forgeplan_train.json"
+TABLES = ("run", "lora", "trainer")
+# set from the command line, never from a file: where to write, and whether to resume
+OWNED_BY_CLI = ("output_dir", "resume_from_checkpoint")
+
+
+@dataclass
+class RunSettings:
+    """forgeplan's side of a run: data, prompt rendering, model loading."""
+
+    name: str = "unnamed"
+    split: str = "train"             # benchmark split to train on
+    eval_fraction: float = 0.05      # held-out slice of that split for the evaluation loss (0 = none)
+    prompt: str = "json"             # json (FORGE's prompt) | compact
+    dtype: str = "bfloat16"          # dtype the base model is loaded in: float32 | bfloat16 | float16
+    device: str = "auto"             # auto | cpu | cuda
+    load_in_4bit: bool = False       # QLoRA: 4-bit NF4 base weights via bitsandbytes (CUDA only)
+    max_minutes: float = 0.0         # stop training after this wall time (0 = no limit); the adapter is saved
 
 
 @dataclass
 class TrainConfig:
-    """LoRA SFT recipe; defaults are the paper's (FORGE C.2)."""
-
-    name: str = "forge-qwen3.5-9b"
-    lora_r: int = 8
-    lora_alpha: int = 32
-    lora_dropout: float = 0.05
-    target_modules: str = "all-linear"
-    learning_rate: float = 1e-4
-    epochs: float = 2.0
-    scheduler: str = "cosine"
-    warmup_ratio: float = 0.03
-    batch_size: int = 1
-    grad_accum: int = 4
-    seed: int = 42
-    max_input_tokens: int = 12288
-    dtype: str = "bfloat16"          # float32 | bfloat16 | float16
-    device: str = "auto"             # auto | cpu | cuda
-    max_steps: int = 0               # exactly this many optimizer steps (data cycled); 0 = from epochs
-    max_seconds: float = 0.0         # stop after this wall time; 0 = no limit
-    max_grad_norm: float = 1.0
-    split: str = "train"
+    run: RunSettings = field(default_factory=RunSettings)
+    lora: dict = field(default_factory=dict)
+    trainer: dict = field(default_factory=dict)
 
     def to_json(self) -> dict:
-        return asdict(self)
+        return {"run": asdict(self.run), "lora": dict(self.lora), "trainer": dict(self.trainer)}
+
+
+def _known(table: str) -> set[str]:
+    if table == "run":
+        return {f.name for f in fields(RunSettings)}
+    if table == "lora":
+        from peft import LoraConfig  # noqa: PLC0415
+
+        return {f.name for f in fields(LoraConfig)}
+    from trl import SFTConfig  # noqa: PLC0415
+
+    return {f.name for f in fields(SFTConfig)} - set(OWNED_BY_CLI)
+
+
+def _run_settings(data: dict, path: Path) -> RunSettings:
+    defaults = RunSettings()
+    for key, value in data.items():
+        want = type(getattr(defaults, key))
+        if want is float and isinstance(value, int) and not isinstance(value, bool):
+            data[key] = float(value)
+        elif not isinstance(value, want) or isinstance(value, bool) != (want is bool):
+            raise InputError(f"must be {want.__name__}, got {value!r}", file=str(path), field=f"run.{key}")
+    return RunSettings(**data)
 
 
 def load_config(path: Path | None) -> TrainConfig:
     """A TrainConfig from a TOML file, or from the name of a bundled one (`tiny-cpu`, `forge-qwen3.5-9b`: the
-    models/NAME.toml that ships with forgeplan); unknown keys are an error, naming the file and key."""
+    models/NAME.toml that ships with forgeplan); unknown tables and keys are errors naming the file and key."""
     path = Path(path) if path else DEFAULT_CONFIG
     if not path.exists() and path.parent == Path(".") and (MODELS_DIR / f"{path.stem}.toml").is_file():
         path = MODELS_DIR / f"{path.stem}.toml"
@@ -54,18 +82,29 @@ def load_config(path: Path | None) -> TrainConfig:
         data = tomllib.loads(read_text(path, "config file"))
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"malformed TOML: {exc}", file=str(path)) from None
-    known = {f.name: f for f in fields(TrainConfig)}
-    for key, value in data.items():
-        if key not in known:
-            raise InputError(f"unknown setting (known: {sorted(known)})", file=str(path), field=key)
-        want = type(getattr(TrainConfig(), key))
-        if want is float and isinstance(value, int) and not isinstance(value, bool):
-            data[key] = float(value)
-        elif not isinstance(value, want) or isinstance(value, bool) != (want is bool):
-            raise InputError(f"must be {want.__name__}, got {value!r}", file=str(path), field=key)
-    return TrainConfig(**data)
+    for table, body in data.items():
+        if table not in TABLES or not isinstance(body, dict):
+            raise InputError(f"expected only the tables {list(TABLES)}", file=str(path), field=table)
+        known = _known(table)
+        for key in body:
+            if key not in known:
+                hint = " (set on the command line)" if key in OWNED_BY_CLI else ""
+                raise InputError(f"unknown key for {_CONSUMER[table]}{hint}", file=str(path), field=f"{table}.{key}")
+    return TrainConfig(_run_settings(dict(data.get("run", {})), path), dict(data.get("lora", {})),
+                       dict(data.get("trainer", {})))
+
+
+_CONSUMER = {"run": "forgeplan's [run] settings", "lora": "peft.LoraConfig", "trainer": "trl.SFTConfig"}
 
 
 def save_config(config: TrainConfig, folder: Path, extra: dict | None = None) -> None:
     (Path(folder) / SAVED_NAME).write_text(json.dumps({**config.to_json(), **(extra or {})}, indent=1) + "\n",
                                            encoding="utf-8")
+
+
+def saved_prompt_style(adapter: Path | None) -> str | None:
+    """The prompt rendering an adapter was trained with (None without an adapter or a saved config)."""
+    saved = Path(adapter) / SAVED_NAME if adapter else None
+    if saved is None or not saved.is_file():
+        return None
+    return json.loads(saved.read_text(encoding="utf-8")).get("run", {}).get("prompt")

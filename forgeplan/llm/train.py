@@ -1,33 +1,38 @@
-"""LoRA supervised fine-tuning on a benchmark's train split (FORGE's recipe), top to bottom.
+"""LoRA supervised fine-tuning on a benchmark split with TRL's SFTTrainer and a peft LoraConfig.
 
-Each example is the chat prompt of `prompt.build_prompt` followed by the answer `prompt.target_text`
-and EOS. Prompt and answer are tokenised separately, exactly as inference sees them (the model
-continues after the prompt's last token), and the loss covers the answer tokens only.
+The data are conversational prompt/completion rows (`bench.prompt_completion_rows`, the same rows
+`bench export --format prompt-completion` writes), so the trainer applies the model's chat template and
+takes the loss on the completion only. A deterministic slice of the split is held out for the
+evaluation loss. Everything distributed (several GPUs, DeepSpeed/FSDP) comes from `accelerate launch`;
+nothing here is hand-rolled.
 """
 
 from __future__ import annotations
 
-import math
+import contextlib
+import json
+import random
+import sys
 import time
 from pathlib import Path
 
 from ..model.errors import InputError
-from .bench import load_sample, split_ids
+from .bench import prompt_completion_rows
 from .config import TrainConfig, save_config
-from .prompt import build_prompt, prompt_text, target_text
 
 DTYPES = ("float32", "bfloat16", "float16")
+REPORT_TO = ("none", "tensorboard")
 
 
 def resolve_device(device: str) -> str:
     import torch  # noqa: PLC0415
 
+    if device not in ("auto", "cpu", "cuda"):
+        raise InputError(f"device must be auto, cpu or cuda, got {device!r}", field="--device")
     if device == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if device == "cuda" and not torch.cuda.is_available():
         raise InputError("CUDA is not available on this machine", field="--device")
-    if device not in ("cpu", "cuda"):
-        raise InputError(f"device must be auto, cpu or cuda, got {device!r}", field="--device")
     return device
 
 
@@ -41,128 +46,174 @@ def torch_dtype(name: str, device: str):
     return getattr(torch, name)
 
 
-def encode_example(tokenizer, task, reference: dict, max_input_tokens: int) -> tuple[list[int], list[int]] | None:
-    """(input ids, labels) with the prompt masked out, or None when the prompt is over the limit."""
-    prompt = tokenizer(prompt_text(tokenizer, build_prompt(task)), add_special_tokens=False)["input_ids"]
-    if len(prompt) > max_input_tokens:
+def split_eval(rows: list[dict], fraction: float, seed: int) -> tuple[list[dict], list[dict]]:
+    """(train rows, held-out rows): a seeded shuffle, the first `fraction` held out (at least one row)."""
+    if not 0 <= fraction < 1:
+        raise InputError(f"must be in [0, 1), got {fraction}", field="run.eval_fraction")
+    if fraction == 0:
+        return rows, []
+    order = list(range(len(rows)))
+    random.Random(seed).shuffle(order)
+    n = max(1, round(fraction * len(rows)))
+    held = set(order[:n])
+    return [r for k, r in enumerate(rows) if k not in held], [rows[k] for k in sorted(held)]
+
+
+def fit_rows(tokenizer, rows: list[dict], max_length: int | None) -> tuple[list[dict], int]:
+    """Rows whose chat-rendered prompt + completion fit `max_length` tokens (none is ever truncated)."""
+    if not max_length:
+        return rows, 0
+    kept = [r for r in rows if len(tokenizer.apply_chat_template(r["prompt"] + r["completion"], tokenize=True,
+                                                                  return_dict=False)) <= max_length]
+    return kept, len(rows) - len(kept)
+
+
+def quantization(config: TrainConfig, device: str):
+    """The bitsandbytes 4-bit (NF4) config for QLoRA, or None; refuses where it cannot run."""
+    if not config.run.load_in_4bit:
         return None
-    answer = tokenizer(target_text(reference), add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
-    return prompt + answer, [-100] * len(prompt) + answer
-
-
-def load_examples(tokenizer, bench: Path, split: str, max_input_tokens: int, limit: int = 0):
-    examples, skipped = [], 0
-    for sid in split_ids(bench, split)[: limit or None]:
-        task, ref = load_sample(bench, sid)
-        if ref is None:
-            raise InputError("reference.json is missing (needed for training)", file=str(Path(bench) / "tasks" / sid))
-        ex = encode_example(tokenizer, task, ref, max_input_tokens)
-        if ex is None:
-            skipped += 1
-        else:
-            examples.append(ex)
-    if not examples:
-        raise InputError(f"no usable training examples in split {split!r} (skipped {skipped} over the input limit)",
-                         file=str(bench))
-    return examples, skipped
-
-
-def collate(batch, pad_id: int):
+    if device != "cuda":
+        raise InputError("4-bit loading (QLoRA) needs a CUDA GPU; bitsandbytes 4-bit kernels do not run on CPU",
+                         field="--load-in-4bit")
+    try:
+        import bitsandbytes  # noqa: F401, PLC0415
+    except ImportError:
+        raise InputError("4-bit loading needs bitsandbytes (pip install bitsandbytes)", field="--load-in-4bit") from None
     import torch  # noqa: PLC0415
+    from transformers import BitsAndBytesConfig  # noqa: PLC0415
 
-    width = max(len(ids) for ids, _ in batch)
-    ids = torch.full((len(batch), width), pad_id, dtype=torch.long)
-    labels = torch.full((len(batch), width), -100, dtype=torch.long)
-    mask = torch.zeros((len(batch), width), dtype=torch.long)
-    for r, (x, y) in enumerate(batch):
-        ids[r, : len(x)] = torch.tensor(x)
-        labels[r, : len(y)] = torch.tensor(y)
-        mask[r, : len(x)] = 1
-    return ids, mask, labels
+    return BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True,
+                              bnb_4bit_compute_dtype=torch.bfloat16)
 
 
-def lora_model(model, config: TrainConfig):
-    from peft import LoraConfig, get_peft_model  # noqa: PLC0415
+def load_base(model_path: Path, config: TrainConfig, device: str, quant):
+    from transformers import AutoModelForCausalLM  # noqa: PLC0415
 
-    modules = config.target_modules if config.target_modules == "all-linear" else [
-        m.strip() for m in config.target_modules.split(",")]
-    lc = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, lora_dropout=config.lora_dropout,
-                    target_modules=modules, task_type="CAUSAL_LM", bias="none")
-    return get_peft_model(model, lc)
+    kwargs = {"dtype": torch_dtype(config.run.dtype, device)}
+    if quant is not None:
+        from accelerate import PartialState  # noqa: PLC0415
+        from peft import prepare_model_for_kbit_training  # noqa: PLC0415
 
-
-def mean_loss(model, examples, pad_id: int, device: str) -> float:
-    """Average answer-token loss over `examples` (no gradient), for before/after comparisons."""
-    import torch  # noqa: PLC0415
-
-    model.eval()
-    total = 0.0
-    with torch.no_grad():
-        for ex in examples:
-            ids, mask, labels = (t.to(device) for t in collate([ex], pad_id))
-            total += float(model(input_ids=ids, attention_mask=mask, labels=labels).loss)
-    return total / max(1, len(examples))
+        # one full copy per process under `accelerate launch` (QLoRA + DDP)
+        kwargs.update(quantization_config=quant, device_map={"": PartialState().local_process_index})
+        model = AutoModelForCausalLM.from_pretrained(model_path, **kwargs)
+        return prepare_model_for_kbit_training(
+            model, use_gradient_checkpointing=bool(config.trainer.get("activation_checkpointing")))
+    return AutoModelForCausalLM.from_pretrained(model_path, **kwargs)
 
 
-def train(model_path: Path, bench: Path, out: Path, config: TrainConfig, *, limit: int = 0, progress: bool = True) -> dict:
-    """Fine-tune a LoRA adapter; saves adapter, tokenizer and config in `out`; returns a summary."""
-    import torch  # noqa: PLC0415
-    from tqdm import tqdm  # noqa: PLC0415
-    from transformers import AutoModelForCausalLM, AutoTokenizer, get_scheduler  # noqa: PLC0415
+def sft_config(config: TrainConfig, out: Path, device: str, report_to: str):
+    """trl.SFTConfig from the [trainer] table, plus the run's output folder, device and logger."""
+    from trl import SFTConfig  # noqa: PLC0415
 
-    device = resolve_device(config.device)
-    dtype = torch_dtype(config.dtype if device == "cuda" or config.dtype != "bfloat16" else "float32", device)
-    torch.manual_seed(config.seed)
+    if report_to not in REPORT_TO:
+        raise InputError(f"must be one of {list(REPORT_TO)}, got {report_to!r}", field="--report-to")
+    args = dict(config.trainer)
+    args.update(output_dir=str(out), report_to=report_to, use_cpu=device == "cpu")
+    if config.run.eval_fraction == 0:
+        args["eval_strategy"] = "no"
+    try:
+        return SFTConfig(**args)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"trl.SFTConfig refused the [trainer] table: {exc}", field="trainer") from None
+
+
+def lora_config(config: TrainConfig):
+    from peft import LoraConfig  # noqa: PLC0415
+
+    try:
+        return LoraConfig(task_type="CAUSAL_LM", **config.lora)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"peft.LoraConfig refused the [lora] table: {exc}", field="lora") from None
+
+
+def run_clock(max_minutes: float):
+    """A TrainerCallback: note the step training starts from (0, or a resumed checkpoint's), and stop after
+    `max_minutes` of wall time (0 = never) as if max_steps had been reached."""
+    from transformers import TrainerCallback  # noqa: PLC0415
+
+    class RunClock(TrainerCallback):
+        start_step = 0
+        stopped_early = False
+
+        def on_train_begin(self, args, state, control, **kwargs):
+            self.start_step, self.t0 = state.global_step, time.perf_counter()
+
+        def on_step_end(self, args, state, control, **kwargs):
+            if max_minutes and time.perf_counter() - self.t0 > 60 * max_minutes:
+                self.stopped_early = control.should_training_stop = True
+
+    return RunClock()
+
+
+def train(model_path: Path, bench: Path, out: Path, config: TrainConfig, *, limit: int = 0,
+          resume: bool | str = False, report_to: str = "none") -> dict:
+    """Fine-tune a LoRA adapter; `out` gets checkpoints, the adapter, tokenizer, config and loss curve."""
+    from datasets import Dataset  # noqa: PLC0415
+    from transformers import AutoTokenizer  # noqa: PLC0415
+    from trl import SFTTrainer  # noqa: PLC0415
+
+    device = resolve_device(config.run.device)
+    quant = quantization(config, device)
+    out = Path(out)
+    args = sft_config(config, out, device, report_to)
+    peft_config = lora_config(config)
     tokenizer = AutoTokenizer.from_pretrained(model_path)
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
-    examples, skipped = load_examples(tokenizer, bench, config.split, config.max_input_tokens, limit)
-    model = AutoModelForCausalLM.from_pretrained(model_path, dtype=dtype).to(device)
-    model = lora_model(model, config)
-
-    per_step = config.batch_size * config.grad_accum
-    steps = math.ceil(len(examples) * config.epochs / per_step)
-    if config.max_steps:
-        steps = config.max_steps  # exactly this many (the data is cycled), e.g. smoke tests
-    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=config.learning_rate)
-    scheduler = get_scheduler(config.scheduler, optimizer, num_warmup_steps=math.ceil(config.warmup_ratio * steps),
-                              num_training_steps=steps)
-    g = torch.Generator().manual_seed(config.seed)
-    order: list[int] = []
-    losses: list[float] = []
+    rows = prompt_completion_rows(bench, config.run.split, config.run.prompt, limit=limit)
+    rows, skipped = fit_rows(tokenizer, rows, args.max_length)
+    train_rows, eval_rows = split_eval(rows, config.run.eval_fraction, args.seed)
+    if not train_rows:
+        raise InputError(f"no training examples fit max_length={args.max_length} (skipped {skipped})", file=str(bench))
+    clock = run_clock(config.run.max_minutes)
+    trainer = SFTTrainer(model=load_base(model_path, config, device, quant), args=args, processing_class=tokenizer,
+                         train_dataset=Dataset.from_list(train_rows), callbacks=[clock],
+                         eval_dataset=Dataset.from_list(eval_rows) if eval_rows else None, peft_config=peft_config)
     start = time.perf_counter()
-    model.train()
-    bar = tqdm(total=steps, desc="train", unit="step", disable=not progress)
-    for step in range(steps):
-        step_loss = 0.0
-        for _ in range(config.grad_accum):
-            if len(order) < config.batch_size:
-                order += torch.randperm(len(examples), generator=g).tolist()
-            batch = [examples[i] for i in order[: config.batch_size]]
-            del order[: config.batch_size]
-            ids, mask, labels = (t.to(device) for t in collate(batch, tokenizer.pad_token_id))
-            loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss / config.grad_accum
-            loss.backward()
-            step_loss += loss.detach().item()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm)
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad(set_to_none=True)
-        losses.append(step_loss)
-        bar.update(1)
-        bar.set_postfix(loss=f"{step_loss:.4f}", lr=f"{scheduler.get_last_lr()[0]:.2e}")
-        if config.max_seconds and time.perf_counter() - start > config.max_seconds:
-            break
-    bar.close()
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out)
+    with contextlib.redirect_stdout(sys.stderr):  # the trainer prints its logs; stdout is the JSON summary's
+        result = trainer.train(resume_from_checkpoint=resume or None)
+        seconds = time.perf_counter() - start
+        metrics = trainer.evaluate() if eval_rows else {}
+    trainer.save_model(str(out))
     tokenizer.save_pretrained(out)
-    summary = {"examples": len(examples), "skipped_over_limit": skipped, "steps": len(losses), "planned_steps": steps,
-               "first_loss": losses[0], "last_loss": losses[-1], "seconds": round(time.perf_counter() - start, 2),
-               "device": device, "dtype": str(dtype).removeprefix("torch."), "base_model": str(model_path)}
+    history = trainer.state.log_history
+    summary = {"train_examples": len(train_rows), "eval_examples": len(eval_rows), "skipped_over_max_length": skipped,
+               "steps": trainer.state.global_step, "resumed_at_step": clock.start_step,
+               "stopped_at_time_limit": clock.stopped_early, "train_loss": round(result.training_loss, 4),
+               "first_loss": next((h["loss"] for h in history if "loss" in h), None),
+               "last_loss": next((h["loss"] for h in reversed(history) if "loss" in h), None),
+               "eval_loss": metrics.get("eval_loss"), "seconds": round(seconds, 2),
+               "train_tokens": next((h["num_tokens"] for h in reversed(history) if "num_tokens" in h), None),
+               "device": device,
+               "prompt": config.run.prompt, "base_model": str(model_path),
+               "trainable_parameters": sum(p.numel() for p in trainer.model.parameters() if p.requires_grad)}
     save_config(config, out, {"summary": summary})
+    (out / "log_history.json").write_text(json.dumps(history, indent=1) + "\n", encoding="utf-8")
+    plot_losses(history, out / "loss_curve.png")
     return summary
+
+
+def plot_losses(history: list[dict], path: Path) -> None:
+    """Training and evaluation loss against the optimizer step (PNG)."""
+    import matplotlib  # noqa: PLC0415
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt  # noqa: PLC0415
+
+    fig, ax = plt.subplots(figsize=(6, 3.6), dpi=100)
+    for key, label in (("loss", "train"), ("eval_loss", "held-out")):
+        pts = [(h["step"], h[key]) for h in history if key in h]
+        if pts:
+            ax.plot(*zip(*pts), marker="o" if key == "eval_loss" else None, label=label)
+    ax.set_xlabel("optimizer step")
+    ax.set_ylabel("completion loss (nats/token)")
+    ax.set_yscale("log")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, metadata={"Software": None})
+    plt.close(fig)
 
 
 def load_for_inference(model_path: Path, adapter: Path | None, device: str, dtype_name: str):
@@ -180,3 +231,31 @@ def load_for_inference(model_path: Path, adapter: Path | None, device: str, dtyp
         model = PeftModel.from_pretrained(model, adapter).merge_and_unload()
     model.to(device).eval()
     return model, tokenizer, device
+
+
+def merge_adapter(model_path: Path, adapter: Path, out: Path, dtype_name: str = "float32") -> dict:
+    """Base + LoRA adapter merged into plain weights (safetensors) with the tokenizer, loadable anywhere."""
+    model, tokenizer, _ = load_for_inference(model_path, adapter, "cpu", dtype_name)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return {"out": str(out), "base_model": str(model_path), "adapter": str(adapter),
+            "parameters": sum(p.numel() for p in model.parameters()), "dtype": dtype_name}
+
+
+def completion_loss(model, tokenizer, samples, prompt: str = "json") -> float:
+    """Mean loss on the answer tokens of (task, reference) pairs, prompted exactly as inference prompts."""
+    import torch  # noqa: PLC0415
+
+    from .prompt import build_prompt, prompt_text, target_text  # noqa: PLC0415
+
+    total = 0.0
+    with torch.no_grad():
+        for task, ref in samples:
+            head = tokenizer(prompt_text(tokenizer, build_prompt(task, prompt)), add_special_tokens=False)["input_ids"]
+            answer = tokenizer(target_text(ref), add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+            ids = torch.tensor([head + answer])
+            labels = torch.tensor([[-100] * len(head) + answer])
+            total += float(model(input_ids=ids, labels=labels).loss)
+    return total / max(1, len(samples))

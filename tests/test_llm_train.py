@@ -1,0 +1,251 @@
+"""Training on TRL's SFTTrainer with the tiny local model: config mapping, checkpoints, resume, eval loss,
+the GPU-only options refusing on CPU, merge-adapter, and the trainer-format export read by `datasets`.
+
+A small benchmark is written from the shared case registry; the tiny model and its tokenizer are built
+with `forgeplan tiny-model` (no downloads).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="the [llm] extra (torch, transformers, peft, trl) is required")
+pytest.importorskip("trl", reason="the [llm] extra (trl) is required")
+
+from cases import all_cases  # noqa: E402
+from forgeplan.cli import main  # noqa: E402
+from forgeplan.contract import parse_output  # noqa: E402
+from forgeplan.llm.bench import load_sample, split_ids  # noqa: E402
+from forgeplan.llm.config import DEFAULT_CONFIG, MODELS_DIR, SAVED_NAME, load_config  # noqa: E402
+from forgeplan.llm.prompt import build_prompt, prompt_text, target_text  # noqa: E402
+from forgeplan.reference import simple_reference  # noqa: E402
+from forgeplan.task import write_json, write_task  # noqa: E402
+
+N_TRAIN, N_TEST = 10, 3
+SMALL = """
+[run]
+name = "test"
+eval_fraction = 0.2
+prompt = "{prompt}"
+dtype = "float32"
+device = "cpu"
+
+[lora]
+r = 4
+lora_alpha = 8
+target_modules = "all-linear"
+
+[trainer]
+learning_rate = 5e-3
+max_steps = 4
+per_device_train_batch_size = 2
+per_device_eval_batch_size = 2
+max_length = 4096
+logging_steps = 1
+eval_strategy = "steps"
+eval_steps = 2
+save_steps = 2
+save_total_limit = 5
+disable_tqdm = true
+{extra}
+"""
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory):
+    from dataclasses import replace
+
+    root = tmp_path_factory.mktemp("bench")
+    chosen = [c for c in all_cases() if simple_reference(c[1]) is not None][: N_TRAIN + N_TEST]
+    ids = []
+    for k, (name, task) in enumerate(chosen):
+        sid = f"s{k:03d}_" + name.replace("/", "_")
+        task = replace(task, sample_id=sid)
+        write_task(task, root / "tasks" / sid)
+        write_json(root / "tasks" / sid / "reference.json", simple_reference(task))
+        ids.append(sid)
+    write_json(root / "manifest.json", {"splits": {"train": ids[:N_TRAIN], "test": ids[N_TRAIN:]}, "records": []})
+    return root
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory, bench):
+    out = tmp_path_factory.mktemp("tiny")
+    assert main(["tiny-model", "--out", str(out), "--bench", str(bench), "--vocab-size", "1024",
+                 "--prompt", "compact"]) == 0
+    return out
+
+
+def small_config(tmp_path: Path, prompt: str = "compact", extra: str = "") -> Path:
+    path = tmp_path / "small.toml"
+    path.write_text(SMALL.format(prompt=prompt, extra=extra), encoding="utf-8")
+    return path
+
+
+def train_cli(tiny, bench, out, config, *more) -> int:
+    return main(["train", "--model", str(tiny), "--bench", str(bench), "--out", str(out), "--config", str(config),
+                 *more])
+
+
+def test_train_checkpoints_logs_eval_loss_and_resumes(tiny, bench, tmp_path, capsys):
+    out = tmp_path / "run"
+    assert train_cli(tiny, bench, out, small_config(tmp_path)) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["steps"] == 4 and summary["resumed_at_step"] == 0
+    assert summary["train_examples"] == 8 and summary["eval_examples"] == 2
+    assert sorted(p.name for p in out.glob("checkpoint-*")) == ["checkpoint-2", "checkpoint-4"]
+    assert (out / "adapter_model.safetensors").is_file() and (out / "loss_curve.png").is_file()
+    history = json.loads((out / "log_history.json").read_text())
+    evals = [h for h in history if "eval_loss" in h]
+    assert [h["step"] for h in evals][:2] == [2, 4] and all(math.isfinite(h["eval_loss"]) for h in evals)
+    assert [h["step"] for h in history if "loss" in h] == [1, 2, 3, 4]
+    saved = json.loads((out / SAVED_NAME).read_text())
+    assert saved["lora"]["r"] == 4 and saved["trainer"]["learning_rate"] == 5e-3 and saved["run"]["prompt"] == "compact"
+
+    # resume from the last checkpoint: training continues at step 4 and stops at the new max_steps
+    assert train_cli(tiny, bench, out, small_config(tmp_path), "--max-steps", "6", "--resume") == 0
+    resumed = json.loads(capsys.readouterr().out)
+    assert resumed["resumed_at_step"] == 4 and resumed["steps"] == 6
+    history = json.loads((out / "log_history.json").read_text())
+    assert [h["step"] for h in history if "loss" in h] == [1, 2, 3, 4, 5, 6]
+
+
+def test_training_lowers_the_completion_loss(tiny, bench, tmp_path, capsys):
+    """Loss on the training examples' completions (prompt masked) falls after a few steps."""
+    from forgeplan.llm.train import completion_loss, load_for_inference
+
+    config = small_config(tmp_path, extra="warmup_steps = 0")
+    assert train_cli(tiny, bench, tmp_path / "run", config, "--max-steps", "12") == 0
+    capsys.readouterr()
+    rows = [(load_sample(bench, sid)) for sid in split_ids(bench, "train")[:4]]
+    base, tok, _ = load_for_inference(tiny, None, "cpu", "float32")
+    tuned, _, _ = load_for_inference(tiny, tmp_path / "run", "cpu", "float32")
+    before = completion_loss(base, tok, rows, "compact")
+    after = completion_loss(tuned, tok, rows, "compact")
+    assert after < before - 0.05, (before, after)
+
+
+def test_unknown_or_cli_owned_config_keys_are_errors(tiny, bench, tmp_path, capsys):
+    for extra, named in (("learning_rat = 1e-4", "trainer.learning_rat"), ("output_dir = 'x'", "trainer.output_dir")):
+        assert train_cli(tiny, bench, tmp_path / "o", small_config(tmp_path, extra=extra)) == 2
+        err = capsys.readouterr().err
+        assert named in err and "small.toml" in err and "Traceback" not in err
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[lora]\nrank = 8\n")
+    assert train_cli(tiny, bench, tmp_path / "o", bad) == 2
+    assert "lora.rank" in capsys.readouterr().err
+    bad.write_text("[optimizer]\nlr = 1\n")
+    assert train_cli(tiny, bench, tmp_path / "o", bad) == 2
+    assert "optimizer" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the refusal on a machine without CUDA")
+def test_gpu_only_options_refuse_clearly_on_cpu(tiny, bench, tmp_path, capsys):
+    assert train_cli(tiny, bench, tmp_path / "o", small_config(tmp_path), "--load-in-4bit") == 2
+    assert "CUDA" in capsys.readouterr().err
+    assert train_cli(tiny, bench, tmp_path / "o", small_config(tmp_path), "--device", "cuda") == 2
+    assert "CUDA is not available" in capsys.readouterr().err
+
+
+def test_forge_recipe_maps_one_to_one_onto_trainer_and_lora(tmp_path):
+    from forgeplan.llm.train import lora_config, sft_config
+
+    config = load_config(DEFAULT_CONFIG)
+    args = sft_config(config, tmp_path, "cpu", "tensorboard")
+    assert (args.learning_rate, args.num_train_epochs, args.lr_scheduler_type.value) == (1e-4, 2, "cosine")
+    assert args.bf16 and args.activation_checkpointing and args.completion_only_loss
+    assert (args.per_device_train_batch_size, args.gradient_accumulation_steps) == (1, 4)
+    assert args.report_to == ["tensorboard"] and args.output_dir == str(tmp_path)
+    lora = lora_config(config)
+    assert (lora.r, lora.lora_alpha, lora.lora_dropout, lora.target_modules) == (8, 32, 0.05, "all-linear")
+
+
+def test_bf16_and_gradient_checkpointing_train_on_cpu_with_tensorboard(tiny, bench, tmp_path, capsys):
+    """The GPU recipe's switches (bf16 autocast, gradient checkpointing, TensorBoard) on the CPU path."""
+    extra = "bf16 = true\nactivation_checkpointing = true\nsave_strategy = \"no\""
+    out = tmp_path / "run"
+    assert train_cli(tiny, bench, out, small_config(tmp_path, extra=extra), "--max-steps", "2",
+                     "--report-to", "tensorboard") == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["steps"] == 2 and math.isfinite(summary["eval_loss"])
+    assert list(out.rglob("events.out.tfevents.*")), "no TensorBoard event file"
+
+
+def test_merge_adapter_loads_with_from_pretrained(tiny, bench, tmp_path, capsys):
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    assert train_cli(tiny, bench, tmp_path / "run", small_config(tmp_path, extra="save_strategy = \"no\""),
+                     "--max-steps", "2") == 0
+    capsys.readouterr()
+    assert main(["merge-adapter", "--model", str(tiny), "--adapter", str(tmp_path / "run"),
+                 "--out", str(tmp_path / "merged")]) == 0
+    merged = AutoModelForCausalLM.from_pretrained(tmp_path / "merged").eval()
+    assert not any("lora" in name for name, _ in merged.named_parameters())
+    peft_model = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(tiny), tmp_path / "run").eval()
+    ids = torch.tensor([[5, 17, 42, 99, 7]])
+    with torch.no_grad():
+        assert torch.allclose(merged(ids).logits, peft_model(ids).logits, atol=1e-4)
+
+
+@pytest.mark.parametrize("prompt", ["json", "compact"])
+def test_prompt_completion_export_loads_with_datasets(bench, tmp_path, prompt):
+    from datasets import load_dataset
+
+    out = tmp_path / "export"
+    assert main(["bench", "export", str(bench), "--out", str(out), "--prompt", prompt]) == 0
+    data = load_dataset("json", data_files={s: str(out / f"{s}.jsonl") for s in ("train", "test")})
+    assert (data["train"].num_rows, data["test"].num_rows) == (N_TRAIN, N_TEST)
+    row = data["train"][0]
+    task, ref = load_sample(bench, row["sample_id"])
+    assert row["prompt"] == build_prompt(task, prompt)
+    assert row["completion"] == [{"role": "assistant", "content": target_text(ref)}]
+    parse_output(row["completion"][0]["content"])
+
+
+def test_messages_export_keeps_the_older_rows(bench, tmp_path):
+    assert main(["bench", "export", str(bench), "--out", str(tmp_path), "--format", "messages"]) == 0
+    row = json.loads((tmp_path / "train.jsonl").read_text().splitlines()[0])
+    assert sorted(row) == ["messages", "sample_id", "target"]
+    task, ref = load_sample(bench, row["sample_id"])
+    assert row["messages"] == build_prompt(task) and row["target"] == target_text(ref)
+
+
+def test_plain_trl_trains_from_the_exported_file(tiny, bench, tmp_path):
+    """The README's recipe: the exported JSONL straight into trl.SFTTrainer, no forgeplan code."""
+    from datasets import load_dataset
+    from peft import LoraConfig
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from trl import SFTConfig, SFTTrainer
+
+    assert main(["bench", "export", str(bench), "--out", str(tmp_path / "e"), "--prompt", "compact"]) == 0
+    data = load_dataset("json", data_files=str(tmp_path / "e" / "train.jsonl"), split="train")
+    trainer = SFTTrainer(model=AutoModelForCausalLM.from_pretrained(tiny),
+                         processing_class=AutoTokenizer.from_pretrained(tiny), train_dataset=data,
+                         args=SFTConfig(output_dir=str(tmp_path / "o"), max_steps=2, per_device_train_batch_size=2,
+                                        report_to="none", use_cpu=True, save_strategy="no", disable_tqdm=True),
+                         peft_config=LoraConfig(r=4, target_modules="all-linear", task_type="CAUSAL_LM"))
+    tok = trainer.processing_class
+    head = tok(prompt_text(tok, data[0]["prompt"]), add_special_tokens=False)["input_ids"]
+    first = trainer.train_dataset[0]
+    # the model is trained on exactly the tokens inference prompts with, and the loss covers the answer only
+    assert first["input_ids"][: len(head)] == head
+    assert [label == -100 for label in first["labels"]] == [True] * len(head) + [False] * (len(first["labels"]) - len(head))
+    assert trainer.train().global_step == 2
+
+
+def test_tiny_reference_config_parses():
+    config = load_config(MODELS_DIR / "tiny-cpu.toml")
+    assert config.run.prompt == "compact" and config.run.device == "cpu"

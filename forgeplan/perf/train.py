@@ -1,0 +1,102 @@
+"""LoRA training: tokens/s and peak memory of the tiny model on CPU; trainable parameters of a large config.
+
+Throughput is the SFTTrainer's own count of trained tokens (prompt + completion, padding excluded)
+over the wall time of `trainer.train`, median over runs; peak memory is the process's peak resident
+set. For a large model (`--config-json`, a local config.json such as Qwen3.5-9B's) the number of LoRA
+parameters of the training recipe is computed by building the architecture on PyTorch's meta device:
+no weights are loaded or allocated.
+"""
+
+from __future__ import annotations
+
+import resource
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+from . import machine
+
+NAME = "train"
+
+
+def add_arguments(p) -> None:
+    p.add_argument("--steps", type=int, default=8, help="optimizer steps per run")
+    p.add_argument("--runs", type=int, default=3, help="training runs (median tokens/s)")
+    p.add_argument("--tasks", type=int, default=12, help="built-in tasks to train on")
+    p.add_argument("--config", type=Path, help="training config for the tiny model (default models/tiny-cpu.toml)")
+    p.add_argument("--config-json", type=Path, help="a large model's config.json: count its LoRA parameters")
+    p.add_argument("--recipe", type=Path, help="the recipe for --config-json (default models/forge-qwen3.5-9b.toml)")
+
+
+def lora_parameters(config_json: Path, recipe: Path | None = None) -> dict:
+    """Trainable and total parameters of the recipe's LoRA on an architecture, built without weights."""
+    import torch  # noqa: PLC0415
+    from peft import get_peft_model  # noqa: PLC0415
+    from transformers import AutoConfig, AutoModelForCausalLM  # noqa: PLC0415
+
+    from ..errors import InputError  # noqa: PLC0415
+    from ..llm.config import DEFAULT_CONFIG, load_config  # noqa: PLC0415
+    from ..llm.train import lora_config  # noqa: PLC0415
+
+    if not Path(config_json).is_file():
+        raise InputError("no such file (expected a model's config.json)", file=str(config_json))
+    try:
+        arch = AutoConfig.from_pretrained(Path(config_json).parent if Path(config_json).name == "config.json"
+                                          else config_json)
+    except (OSError, ValueError, KeyError) as exc:
+        raise InputError(f"not a transformers config: {exc}", file=str(config_json)) from None
+    recipe_config = load_config(recipe or DEFAULT_CONFIG)
+    with torch.device("meta"):
+        model = get_peft_model(AutoModelForCausalLM.from_config(arch), lora_config(recipe_config))
+    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
+    total = sum(p.numel() for p in model.parameters())
+    return {"config_json": str(config_json), "model_type": arch.model_type, "recipe": recipe_config.run.name,
+            "lora": recipe_config.lora, "trainable_parameters": trainable, "total_parameters": total,
+            "trainable_percent": round(100 * trainable / total, 4)}
+
+
+def _bench(root: Path, n: int) -> Path:
+    """A benchmark folder of n built-in tasks with references (train split only)."""
+    from .decode import _tasks  # noqa: PLC0415
+    from ..task import write_json, write_task  # noqa: PLC0415
+
+    ids = []
+    for task, ref in _tasks(n):
+        write_task(task, root / "tasks" / task.sample_id)
+        write_json(root / "tasks" / task.sample_id / "reference.json", ref)
+        ids.append(task.sample_id)
+    write_json(root / "manifest.json", {"splits": {"train": ids}, "records": []})
+    return root
+
+
+def run(args) -> dict:
+    from dataclasses import replace  # noqa: PLC0415
+
+    from ..cli.llm_cmd import _need_llm  # noqa: PLC0415
+    from ..llm.config import MODELS_DIR, load_config  # noqa: PLC0415
+    from ..llm.tiny import make_tiny  # noqa: PLC0415
+    from ..llm.train import train  # noqa: PLC0415
+
+    _need_llm()
+    result: dict = {"benchmark": "train", **machine()}
+    config = load_config(args.config or MODELS_DIR / "tiny-cpu.toml")
+    config = replace(config, run=replace(config.run, eval_fraction=0.0, device="cpu"),
+                     trainer={**config.trainer, "max_steps": args.steps, "save_strategy": "no", "logging_steps": 1})
+    with tempfile.TemporaryDirectory() as tmp:
+        bench = _bench(Path(tmp) / "bench", args.tasks)
+        tiny = make_tiny(Path(tmp) / "tiny", bench=bench, vocab_size=2048, hidden=128, layers=4, prompt=config.run.prompt)
+        rates = []
+        for k in range(args.runs):
+            print(f"perf train: run {k + 1}/{args.runs}", file=sys.stderr)
+            s = train(Path(tmp) / "tiny", bench, Path(tmp) / f"run{k}", config)
+            rates.append(s["train_tokens"] / s["seconds"])
+        result["tiny_model"] = {"parameters": tiny["parameters"], "config": config.run.name, "steps": args.steps,
+                                "batch_size": config.trainer.get("per_device_train_batch_size"),
+                                "tokens_per_second_median": round(statistics.median(rates), 1),
+                                "tokens_per_second_runs": [round(r, 1) for r in rates],
+                                "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+    if args.config_json:
+        result["large_model_lora"] = lora_parameters(args.config_json, args.recipe)
+    return result
+

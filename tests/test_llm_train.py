@@ -99,6 +99,7 @@ def train_cli(tiny, bench, out, config, *more) -> int:
                  *more])
 
 
+@pytest.mark.slow
 def test_train_checkpoints_logs_eval_loss_and_resumes(tiny, bench, tmp_path, capsys):
     out = tmp_path / "run"
     assert train_cli(tiny, bench, out, small_config(tmp_path)) == 0
@@ -122,6 +123,7 @@ def test_train_checkpoints_logs_eval_loss_and_resumes(tiny, bench, tmp_path, cap
     assert [h["step"] for h in history if "loss" in h] == [1, 2, 3, 4, 5, 6]
 
 
+@pytest.mark.slow
 def test_training_lowers_the_completion_loss(tiny, bench, tmp_path, capsys):
     """Loss on the training examples' completions (prompt masked) falls after a few steps."""
     from forgeplan.llm.train import completion_loss, load_for_inference
@@ -249,3 +251,66 @@ def test_plain_trl_trains_from_the_exported_file(tiny, bench, tmp_path):
 def test_tiny_reference_config_parses():
     config = load_config(MODELS_DIR / "tiny-cpu.toml")
     assert config.run.prompt == "compact" and config.run.device == "cpu"
+
+
+def test_lora_parameters_of_a_config_json_match_a_built_model(tmp_path):
+    """The meta-device count (no weights) equals the count on a real model, and LoRA's formula r·(in+out)."""
+    from peft import get_peft_model
+    from transformers import AutoModelForCausalLM, Qwen2Config
+
+    from forgeplan.llm.train import lora_config
+    from forgeplan.perf.train import lora_parameters
+
+    arch = Qwen2Config(vocab_size=256, hidden_size=64, intermediate_size=160, num_hidden_layers=3,
+                       num_attention_heads=4, num_key_value_heads=2)
+    arch.save_pretrained(tmp_path)
+    counted = lora_parameters(tmp_path / "config.json")
+    built = get_peft_model(AutoModelForCausalLM.from_config(arch), lora_config(load_config(DEFAULT_CONFIG)))
+    assert counted["trainable_parameters"] == sum(p.numel() for p in built.parameters() if p.requires_grad)
+    kv = 64 // 4 * 2
+    per_layer = 8 * ((64 + 64) * 2 + (64 + kv) * 2 + (64 + 160) * 2 + (160 + 64))  # q o, k v, gate up, down
+    assert counted["trainable_parameters"] == 3 * per_layer
+    assert main(["perf", "train", "--config-json", str(tmp_path / "missing.json")]) == 2
+
+
+def test_iid_split_keeps_assemblies_and_disjoint_ids(tmp_path):
+    from forgeplan.llm.iid import iid_split
+    from forgeplan.task import read_json
+
+    src = tmp_path / "src"
+    ids = [f"a{k % 3}_train_{k:03d}" for k in range(20)]
+    held = [f"b_test_{k:03d}" for k in range(6)]
+    records = [{"sample_id": s, "assembly_id": s[:2], "split": "train"} for s in ids]
+    records += [{"sample_id": s, "assembly_id": "b", "split": "test"} for s in held]
+    (src / "tasks").mkdir(parents=True)
+    write_json(src / "manifest.json", {"splits": {"train": ids, "test": held}, "records": records})
+    counts = iid_split(src, tmp_path / "iid", test_fraction=0.25, seed=1, heldout_limit=4)
+    assert counts == {"train": 15, "test": 5, "heldout": 4}
+    manifest = read_json(tmp_path / "iid" / "manifest.json")
+    train, test = manifest["splits"]["train"], manifest["splits"]["test"]
+    assert not set(train) & set(test) and sorted(train + test) == sorted(ids)
+    assert set(manifest["splits"]["heldout"]) <= set(held)
+    assert {r["split"] for r in manifest["records"] if r["sample_id"] in test} == {"test"}
+    assert (tmp_path / "iid" / "tasks").resolve() == (src / "tasks").resolve()
+    again = tmp_path / "iid2"
+    iid_split(src, again, test_fraction=0.25, seed=1, heldout_limit=4)
+    assert (again / "manifest.json").read_text().replace(str(again), "") == \
+        (tmp_path / "iid" / "manifest.json").read_text().replace(str(tmp_path / "iid"), "")
+
+
+def test_compact_prompt_names_every_deviation_and_nothing_else(bench):
+    from forgeplan.llm.prompt import compact_text, task_json
+    from forgeplan.task import public_files
+
+    faulty = 0
+    for sid in split_ids(bench, "train") + split_ids(bench, "test"):
+        task, _ = load_sample(bench, sid)
+        lines = compact_text(task).splitlines()
+        target = public_files(task)["target_state.json"]["slots"]
+        actual = task_json(task)["actual_state"]
+        differing = {pid for pid, slot in actual.items() if any(target.get(pid, {}).get(k) != v for k, v in slot.items())}
+        assert lines[:2] == [f"sample {sid}", f"assembly {task.assembly.assembly_id}"]
+        assert {line.split()[1] for line in lines if line.startswith("actual ")} == differing
+        assert compact_text(task) == compact_text(load_sample(bench, sid)[0])  # deterministic
+        faulty += bool(differing)
+    assert faulty >= 5

@@ -79,6 +79,7 @@ def run(args) -> dict:
     from ..llm.train import train  # noqa: PLC0415
 
     _need_llm()
+    large = lora_parameters(args.config_json, args.recipe) if args.config_json else None  # bad input fails first
     result: dict = {"benchmark": "train", **machine()}
     config = load_config(args.config or MODELS_DIR / "tiny-cpu.toml")
     config = replace(config, run=replace(config.run, eval_fraction=0.0, device="cpu"),
@@ -96,7 +97,7 @@ def run(args) -> dict:
                                 "tokens_per_second_median": round(statistics.median(rates), 1),
                                 "tokens_per_second_runs": [round(r, 1) for r in rates],
                                 "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
-    if args.config_json:
-        result["large_model_lora"] = lora_parameters(args.config_json, args.recipe)
+    if large:
+        result["large_model_lora"] = large
     return result
 

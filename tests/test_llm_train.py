@@ -194,12 +194,17 @@ def test_merge_adapter_loads_with_from_pretrained(tiny, bench, tmp_path, capsys)
     capsys.readouterr()
     assert main(["merge-adapter", "--model", str(tiny), "--adapter", str(tmp_path / "run"),
                  "--out", str(tmp_path / "merged")]) == 0
+    assert json.loads(capsys.readouterr().out)["adapter"] == str(tmp_path / "run")
     merged = AutoModelForCausalLM.from_pretrained(tmp_path / "merged").eval()
     assert not any("lora" in name for name, _ in merged.named_parameters())
     peft_model = PeftModel.from_pretrained(AutoModelForCausalLM.from_pretrained(tiny), tmp_path / "run").eval()
     ids = torch.tensor([[5, 17, 42, 99, 7]])
     with torch.no_grad():
         assert torch.allclose(merged(ids).logits, peft_model(ids).logits, atol=1e-4)
+    # inference prompts the way the adapter was trained (compact) unless told otherwise
+    assert main(["infer", "--model", str(tiny), "--adapter", str(tmp_path / "run"), "--bench", str(bench),
+                 "--out", str(tmp_path / "p.jsonl"), "--limit", "1", "--max-new-tokens", "8", "--device", "cpu"]) == 0
+    assert json.loads(capsys.readouterr().out)["prompt"] == "compact"
 
 
 @pytest.mark.parametrize("prompt", ["json", "compact"])

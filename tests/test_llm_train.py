@@ -76,7 +76,8 @@ def bench(tmp_path_factory):
         write_task(task, root / "tasks" / sid)
         write_json(root / "tasks" / sid / "reference.json", simple_reference(task))
         ids.append(sid)
-    write_json(root / "manifest.json", {"splits": {"train": ids[:N_TRAIN], "test": ids[N_TRAIN:]}, "records": []})
+    write_json(root / "manifest.json", {"schema_version": "1.0", "splits": {"train": ids[:N_TRAIN], "test": ids[N_TRAIN:]},
+                                        "records": []})
     return root
 
 
@@ -287,16 +288,26 @@ def test_iid_split_keeps_assemblies_and_disjoint_ids(tmp_path):
     held = [f"b_test_{k:03d}" for k in range(6)]
     records = [{"sample_id": s, "assembly_id": s[:2], "split": "train"} for s in ids]
     records += [{"sample_id": s, "assembly_id": "b", "split": "test"} for s in held]
-    (src / "tasks").mkdir(parents=True)
-    write_json(src / "manifest.json", {"splits": {"train": ids, "test": held}, "records": records})
+    for sid in ids + held:
+        (src / "tasks" / sid).mkdir(parents=True)
+        (src / "tasks" / sid / "task.json").write_text(sid)
+    records = [{**r, "condition": "nofault", "fault_types": [], "difficulty": "easy", "family": "f", "hidden": False}
+               for r in records]
+    write_json(src / "manifest.json", {"schema_version": "1.0", "splits": {"train": ids, "test": held},
+                                       "records": records})
     counts = iid_split(src, tmp_path / "iid", test_fraction=0.25, seed=1, heldout_limit=4)
     assert counts == {"train": 15, "test": 5, "heldout": 4}
-    manifest = read_json(tmp_path / "iid" / "manifest.json")
+    from forgeplan.bench.store import load_manifest
+
+    manifest = load_manifest(tmp_path / "iid")  # valid for every benchmark reader
     train, test = manifest["splits"]["train"], manifest["splits"]["test"]
     assert not set(train) & set(test) and sorted(train + test) == sorted(ids)
     assert set(manifest["splits"]["heldout"]) <= set(held)
     assert {r["split"] for r in manifest["records"] if r["sample_id"] in test} == {"test"}
-    assert (tmp_path / "iid" / "tasks").resolve() == (src / "tasks").resolve()
+    assert {r["split"] for r in manifest["records"] if r["sample_id"] in train} == {"train"}
+    copied = {p.name for p in (tmp_path / "iid" / "tasks").iterdir()}
+    assert copied == set(train + test + manifest["splits"]["heldout"])
+    assert all((tmp_path / "iid" / "tasks" / s / "task.json").read_text() == s for s in copied)
     again = tmp_path / "iid2"
     iid_split(src, again, test_fraction=0.25, seed=1, heldout_limit=4)
     assert (again / "manifest.json").read_text().replace(str(again), "") == \

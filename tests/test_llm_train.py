@@ -18,12 +18,12 @@ pytest.importorskip("trl", reason="the [llm] extra (trl) is required")
 
 from cases import all_cases  # noqa: E402
 from forgeplan.cli import main  # noqa: E402
-from forgeplan.contract import parse_output  # noqa: E402
+from forgeplan.io.contract import parse_output  # noqa: E402
 from forgeplan.llm.bench import load_sample, split_ids  # noqa: E402
 from forgeplan.llm.config import DEFAULT_CONFIG, MODELS_DIR, SAVED_NAME, load_config  # noqa: E402
 from forgeplan.llm.prompt import build_prompt, prompt_text, target_text  # noqa: E402
-from forgeplan.reference import simple_reference  # noqa: E402
-from forgeplan.task import write_json, write_task  # noqa: E402
+from forgeplan.planners.reference import simple_reference  # noqa: E402
+from forgeplan.io.task_files import write_json, write_task  # noqa: E402
 
 N_TRAIN, N_TEST = 10, 3
 SMALL = """
@@ -281,7 +281,6 @@ def test_lora_parameters_of_a_config_json_match_a_built_model(tmp_path):
 
 def test_iid_split_keeps_assemblies_and_disjoint_ids(tmp_path):
     from forgeplan.llm.iid import iid_split
-    from forgeplan.task import read_json
 
     src = tmp_path / "src"
     ids = [f"a{k % 3}_train_{k:03d}" for k in range(20)]
@@ -316,7 +315,7 @@ def test_iid_split_keeps_assemblies_and_disjoint_ids(tmp_path):
 
 def test_compact_prompt_names_every_deviation_and_nothing_else(bench):
     from forgeplan.llm.prompt import compact_text, task_json
-    from forgeplan.task import public_files
+    from forgeplan.io.task_files import public_files
 
     faulty = 0
     for sid in split_ids(bench, "train") + split_ids(bench, "test"):

@@ -17,7 +17,7 @@ import shutil
 from pathlib import Path
 
 from ..bench.store import MANIFEST, load_manifest
-from ..errors import InputError
+from ..model.errors import InputError
 
 
 def iid_split(source: Path, out: Path, test_fraction: float = 0.2, seed: int = 0, heldout_limit: int = 0) -> dict:

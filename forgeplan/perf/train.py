@@ -35,7 +35,7 @@ def lora_parameters(config_json: Path, recipe: Path | None = None) -> dict:
     from peft import get_peft_model  # noqa: PLC0415
     from transformers import AutoConfig, AutoModelForCausalLM  # noqa: PLC0415
 
-    from ..errors import InputError  # noqa: PLC0415
+    from ..model.errors import InputError  # noqa: PLC0415
     from ..llm.config import DEFAULT_CONFIG, load_config  # noqa: PLC0415
     from ..llm.train import lora_config  # noqa: PLC0415
 
@@ -59,7 +59,7 @@ def lora_parameters(config_json: Path, recipe: Path | None = None) -> dict:
 def _bench(root: Path, n: int) -> Path:
     """A benchmark folder of n built-in tasks with references (train split only)."""
     from .decode import _tasks  # noqa: PLC0415
-    from ..task import write_json, write_task  # noqa: PLC0415
+    from ..io.task_files import write_json, write_task  # noqa: PLC0415
 
     ids = []
     for task, ref in _tasks(n):

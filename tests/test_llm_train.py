@@ -265,7 +265,7 @@ def test_lora_parameters_of_a_config_json_match_a_built_model(tmp_path):
     from transformers import AutoModelForCausalLM, Qwen2Config
 
     from forgeplan.llm.train import lora_config
-    from forgeplan.perf.train import lora_parameters
+    from forgeplan.llm.lora_size import lora_parameters
 
     arch = Qwen2Config(vocab_size=256, hidden_size=64, intermediate_size=160, num_hidden_layers=3,
                        num_attention_heads=4, num_key_value_heads=2)

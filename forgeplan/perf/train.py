@@ -29,33 +29,6 @@ def add_arguments(p) -> None:
     p.add_argument("--recipe", type=Path, help="the recipe for --config-json (default models/forge-qwen3.5-9b.toml)")
 
 
-def lora_parameters(config_json: Path, recipe: Path | None = None) -> dict:
-    """Trainable and total parameters of the recipe's LoRA on an architecture, built without weights."""
-    import torch  # noqa: PLC0415
-    from peft import get_peft_model  # noqa: PLC0415
-    from transformers import AutoConfig, AutoModelForCausalLM  # noqa: PLC0415
-
-    from ..model.errors import InputError  # noqa: PLC0415
-    from ..llm.config import DEFAULT_CONFIG, load_config  # noqa: PLC0415
-    from ..llm.train import lora_config  # noqa: PLC0415
-
-    if not Path(config_json).is_file():
-        raise InputError("no such file (expected a model's config.json)", file=str(config_json))
-    try:
-        arch = AutoConfig.from_pretrained(Path(config_json).parent if Path(config_json).name == "config.json"
-                                          else config_json)
-    except (OSError, ValueError, KeyError) as exc:
-        raise InputError(f"not a transformers config: {exc}", file=str(config_json)) from None
-    recipe_config = load_config(recipe or DEFAULT_CONFIG)
-    with torch.device("meta"):
-        model = get_peft_model(AutoModelForCausalLM.from_config(arch), lora_config(recipe_config))
-    trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
-    total = sum(p.numel() for p in model.parameters())
-    return {"config_json": str(config_json), "model_type": arch.model_type, "recipe": recipe_config.run.name,
-            "lora": recipe_config.lora, "trainable_parameters": trainable, "total_parameters": total,
-            "trainable_percent": round(100 * trainable / total, 4)}
-
-
 def _bench(root: Path, n: int) -> Path:
     """A benchmark folder of n built-in tasks with references (train split only)."""
     from .decode import _tasks  # noqa: PLC0415
@@ -79,6 +52,8 @@ def run(args) -> dict:
     from ..llm.train import train  # noqa: PLC0415
 
     _need_llm()
+    from ..llm.lora_size import lora_parameters  # noqa: PLC0415
+
     large = lora_parameters(args.config_json, args.recipe) if args.config_json else None  # bad input fails first
     result: dict = {"benchmark": "train", **machine()}
     config = load_config(args.config or MODELS_DIR / "tiny-cpu.toml")

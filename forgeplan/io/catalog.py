@@ -15,14 +15,20 @@ from .schema import AssemblyFileModel, parse_model
 ASSEMBLY_SCHEMA_VERSION = "1.0"
 
 
+def mechanism_json(lk: LockMechanism) -> dict:
+    """A lock's kind, the parts it holds and, for a rotate lock, its turn (shared by assembly and task files)."""
+    d: dict = {"kind": lk.kind, "holds": list(lk.holds)}
+    if lk.kind == "rotate":
+        d.update(axis=lk.axis, angle_deg=lk.angle_deg)
+    return d
+
+
 def assembly_to_json(asm: Assembly) -> dict:
     def lock_json(lk: LockMechanism | None):
         if lk is None:
             return None
-        d: dict = {"kind": lk.kind, "holds": list(lk.holds)}
-        if lk.kind == "rotate":
-            d.update(axis=lk.axis, angle_deg=lk.angle_deg)
-        else:
+        d = mechanism_json(lk)
+        if lk.kind == "coupled":
             d["unlocked_offset"] = lk.unlocked_offset.to_json()  # type: ignore[union-attr]
         return d
 

@@ -17,6 +17,7 @@ from ..semantics.engine import World
 from ..semantics.grounded import action_space
 from ..semantics.task import Task, world_for
 from . import guarded
+from .catalog import mechanism_json
 from .schema import (TASK_SCHEMA_VERSION, ActionSpaceFile, AssemblyGraphFile, BlockingGraphFile, ContactGraphFile,
                      PartCatalog, StateFile, parse_model)
 
@@ -34,10 +35,8 @@ def _lock_json(p: Part) -> dict | None:
     lk = p.lock
     if lk is None:
         return None
-    d: dict = {"kind": lk.kind, "holds": list(lk.holds)}
-    if lk.kind == "rotate":
-        d.update(axis=lk.axis, angle_deg=lk.angle_deg)
-    else:
+    d = mechanism_json(lk)
+    if lk.kind == "coupled":
         d["unlocked_pose"] = unlocked_pose(p).to_json()
     return d
 

@@ -206,3 +206,16 @@ def test_export_pddl_profile_round_trip_through_the_cli(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["rework_plan"]
     assert main(["export-pddl", str(tmp_path / "task"), "--out", str(tmp_path / "y"), "--profile", "strips",
                  "--objective", "moved-parts"]) == 2
+
+
+def test_plan_external_runs_pyperplan_on_the_strips_export(tmp_path):
+    """`plan-external --planner pyperplan` writes sas_plan; import-plan turns it into a valid repair."""
+    task_dir, pddl = tmp_path / "t", tmp_path / "s"
+    assert main(["task", "make", "luban_lock_3", "--out", str(task_dir), "--fault", "missing_part", "--no-proof"]) == 0
+    assert main(["export-pddl", str(task_dir), "--out", str(pddl), "--profile", "strips"]) == 0
+    assert main(["plan-external", str(pddl), "--planner", "pyperplan", "--time-limit", "120"]) == 0
+    assert (pddl / "sas_plan").is_file()
+    assert main(["import-plan", str(task_dir), str(pddl / "sas_plan"), "--profile", "strips"]) == 0
+    full = tmp_path / "f"
+    assert main(["export-pddl", str(task_dir), "--out", str(full)]) == 0
+    assert main(["plan-external", str(full), "--planner", "pyperplan", "--time-limit", "120"]) == 1

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from . import EXIT_NEGATIVE, emit_json
 
+PLANNER_NAMES = {"fd": "Fast Downward", "pyperplan": "pyperplan"}
 OBJECTIVE_HELP = ("what the action costs minimise, one of: moved-parts,actions (distinct moved parts, then "
                   "actions; the default) | actions | moved-parts")
-FD_SEARCH = "astar(lmcut())"   # optimal for action costs
 
 
 def _add_mode(p) -> None:
@@ -25,6 +25,8 @@ def _add_mode(p) -> None:
 
 
 def register(sub) -> None:
+    from ..planners.pddl.external import PLANNERS
+
     p = sub.add_parser(
         "export-pddl", help="write a task as PDDL (domain.pddl + problem.pddl)",
         description="Write a task as a PDDL domain and problem for any external planner. The lifted form uses the "
@@ -46,12 +48,19 @@ def register(sub) -> None:
     _add_mode(q)
     q.set_defaults(func=run_import)
     r = sub.add_parser(
-        "plan-external", help="run the bundled Fast Downward on an export and write DIR/sas_plan",
-        description="Run the Fast Downward planner shipped in the up-fast-downward package on DIR/domain.pddl and "
-                    "DIR/problem.pddl (written by `export-pddl`) and write its plan to DIR/sas_plan, ready for "
-                    "`import-plan`. Any other planner that writes one '(action args)' per line works the same way.")
+        "plan-external", help="run Fast Downward or pyperplan on an export and write DIR/sas_plan",
+        description="Run a planner on DIR/domain.pddl and DIR/problem.pddl (written by `export-pddl`) and write its "
+                    "plan to DIR/sas_plan, ready for `import-plan`: the Fast Downward shipped in the up-fast-downward "
+                    "package (`--planner fd`, any profile), or pyperplan (`--planner pyperplan`, which reads the "
+                    "`--profile strips` export only). The planner runs in a scratch folder and is stopped, with every "
+                    "process it started, at the time limit. Any other planner that writes one '(action args)' per "
+                    "line works the same way. Exit 0 with a plan, 1 without one.")
     r.add_argument("pddl_dir", type=Path, metavar="DIR", help="folder written by `export-pddl`")
-    r.add_argument("--search", default=FD_SEARCH, help=f"Fast Downward search option (default {FD_SEARCH}, optimal)")
+    r.add_argument("--planner", choices=sorted(PLANNERS), default="fd", help="the planner to run (default fd)")
+    r.add_argument("--config", "--search", dest="config", default=None,
+                   help="the planner's options: Fast Downward's --search (default "
+                        f"{PLANNERS['fd'][1]}, optimal for action costs), pyperplan's flags (default "
+                        f"'{PLANNERS['pyperplan'][1]}', optimal in plan length)")
     r.add_argument("--time-limit", type=float, default=300.0, metavar="S", help="seconds (default 300)")
     r.set_defaults(func=run_external)
 
@@ -102,36 +111,33 @@ def run_import(args) -> int:
 
 
 def run_external(args) -> int:
-    """Fast Downward's own driver, run in DIR so that its intermediate output.sas stays there."""
-    import subprocess
-    from importlib.util import find_spec
-
+    """Run the chosen planner on the export's two files and keep its plan as DIR/sas_plan."""
     from ..model.errors import InputError
+    from ..planners.pddl.external import PLANNERS, solve_files
     from ..planners.pddl.fd import FD_MAX_TIMEOUT
 
     if not args.time_limit > 0:
         raise InputError("must be a positive number of seconds", field="--time-limit")
     timeout = args.time_limit if args.time_limit <= FD_MAX_TIMEOUT else None  # larger: no limit
-    files = [args.pddl_dir / "domain.pddl", args.pddl_dir / "problem.pddl"]
-    for f in files:
+    domain, problem = args.pddl_dir / "domain.pddl", args.pddl_dir / "problem.pddl"
+    for f in (domain, problem):
         if not f.is_file():
             raise InputError("not found; expected the folder written by `forgeplan export-pddl`", file=str(f))
-    spec = find_spec("up_fast_downward")
-    driver = Path(spec.origin).parent / "downward" / "fast-downward.py" if spec and spec.origin else None
-    if driver is None or not driver.is_file():
-        raise InputError("the up-fast-downward package has no Fast Downward driver", field="plan-external")
+    config = args.config or PLANNERS[args.planner][1]
     plan = args.pddl_dir / "sas_plan"
     plan.unlink(missing_ok=True)
-    cmd = [sys.executable, str(driver), "--plan-file", "sas_plan", "domain.pddl", "problem.pddl", "--search", args.search]
-    try:
-        proc = subprocess.run(cmd, cwd=args.pddl_dir, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        print(f"forgeplan: Fast Downward found no plan within {args.time_limit:g} s", file=sys.stderr)
+    code, text = solve_files(args.planner, domain, problem, config, timeout)
+    name = PLANNER_NAMES[args.planner]
+    if code is None:
+        print(f"forgeplan: {name} found no plan within {args.time_limit:g} s", file=sys.stderr)
         return EXIT_NEGATIVE
-    if not plan.is_file():
-        tail = (proc.stdout + proc.stderr).strip().splitlines()[-1:] or ["no output"]
-        print(f"forgeplan: Fast Downward wrote no plan (exit {proc.returncode}): {tail[0]}", file=sys.stderr)
+    if text is None:
+        hint = {"pyperplan": " (pyperplan reads the `export-pddl --profile strips` export only)",
+                "fd": " (the lifted export has axioms, which lmcut does not support: export with --grounded, "
+                      "or give --config 'astar(blind())')" if code == 34 else ""}[args.planner]
+        print(f"forgeplan: {name} wrote no plan (exit {code}){hint}", file=sys.stderr)
         return EXIT_NEGATIVE
-    steps = [x for x in plan.read_text(encoding="utf-8").splitlines() if x.startswith("(")]
-    print(f"wrote {plan} ({len(steps)} actions; Fast Downward, search {args.search})")
+    plan.write_text(text, encoding="utf-8")
+    steps = [x for x in text.splitlines() if x.startswith("(")]
+    print(f"wrote {plan} ({len(steps)} actions; {name}, {config})")
     return 0

@@ -298,9 +298,7 @@ def _horizons(task: Task, closure: list[str], bound: _Bound, minimize_moved: boo
     return sorted(out)
 
 
-def solve_task(task: Task, objective: str = "moved-parts,actions", time_limit: float | None = None,
-               all_optimal: bool = False, max_plans: int = 100) -> SolveResult:
-    """A minimal recovery plan for `task`, proved optimal over all plan lengths when `optimal` is true."""
+def _check_arguments(objective: str, all_optimal: bool, time_limit: float | None) -> None:
     if objective not in OBJECTIVES:
         raise InputError(f"objective {objective!r} must be one of {list(OBJECTIVES)}", field="--objective")
     if all_optimal and objective == "moved-parts":
@@ -308,9 +306,41 @@ def solve_task(task: Task, objective: str = "moved-parts,actions", time_limit: f
                          "use 'moved-parts,actions' or 'actions'", field="--all-optimal")
     if time_limit is not None and not time_limit > 0:
         raise InputError("the time limit must be a positive number of seconds", field="--time-limit")
+
+
+def _deepen(planner: _Planner, schedule: list[int], lb: int | None, minimize_moved: bool, clock: _Clock):
+    """Optimise at growing horizons until a proof closes: (best plan or None, proof or "").
+
+    A proof without a plan ("loop-free-paths", None) says the task is unsolvable.
+    """
+    best = None
+    while not clock.over():
+        planner.extend(schedule.pop(0) if schedule else planner.horizon + 1)
+        plan, _, interrupted = planner.optimize()
+        best = plan if plan is not None else best
+        if interrupted:
+            break
+        if plan is not None and not minimize_moved:
+            return best, "horizon-contains-shorter"
+        if plan is not None and len(moved_parts(plan)) == lb:
+            return best, "relaxation-bound"
+        if schedule:
+            continue
+        # beyond the refill horizon: ask whether deeper horizons can still hold a better plan
+        exists = planner.loop_free_path_exists(len(moved_parts(plan)) - 1 if plan is not None else None)
+        if exists is None:
+            break
+        if not exists:
+            return plan, "loop-free-paths"
+    return best, ""
+
+
+def solve_task(task: Task, objective: str = "moved-parts,actions", time_limit: float | None = None,
+               all_optimal: bool = False, max_plans: int = 100) -> SolveResult:
+    """A minimal recovery plan for `task`, proved optimal over all plan lengths when `optimal` is true."""
+    _check_arguments(objective, all_optimal, time_limit)
     clock = _Clock(time_limit)
     world = task.world
-    facts = task_facts(task)
     closure = [world.ids[i] for i in dependency_closure(world, task.actual, faulty_slots(world, task.actual, task.target))]
     minimize_moved = objective != "actions"
 
@@ -326,38 +356,15 @@ def solve_task(task: Task, objective: str = "moved-parts,actions", time_limit: f
 
     # every optimal plan is enumerated with the direction variants of group moves and every order of
     # independent actions; one reference needs neither (encodings/README.md, "Pruning")
-    planner = _Planner(facts, world, minimize_moved, clock, reduce=not all_optimal)
+    planner = _Planner(task_facts(task), world, minimize_moved, clock, reduce=not all_optimal)
     bound = planner.lower_bound(task)
     lb = bound.moved
     if bound.status == "unsolvable":
         return result(Status.UNSOLVABLE, proof="relaxation-infeasible")
-    schedule = _horizons(task, closure, bound, minimize_moved)
-    best, proof = None, ""
-    while not clock.over():
-        planner.extend(schedule.pop(0) if schedule else planner.horizon + 1)
-        plan, proved, interrupted = planner.optimize()
-        best = plan if plan is not None else best
-        if interrupted:
-            break
-        if plan is not None and not minimize_moved:
-            proof = "horizon-contains-shorter"
-            break
-        if plan is not None and len(moved_parts(plan)) == lb:
-            proof = "relaxation-bound"
-            break
-        if schedule:
-            continue
-        # beyond the refill horizon: ask whether deeper horizons can still hold a better plan
-        exists = planner.loop_free_path_exists(len(moved_parts(plan)) - 1 if plan is not None else None)
-        if exists is None:
-            break
-        if not exists and plan is None:
-            return result(Status.UNSOLVABLE, horizon=planner.horizon, proof="loop-free-paths", lb=lb)
-        if not exists:
-            proof = "loop-free-paths"
-            break
+    best, proof = _deepen(planner, _horizons(task, closure, bound, minimize_moved), lb, minimize_moved, clock)
     if best is None:
-        return result(Status.TIMEOUT, horizon=planner.horizon, lb=lb)
+        status = Status.UNSOLVABLE if proof else Status.TIMEOUT
+        return result(status, horizon=planner.horizon, proof=proof, lb=lb)
     if not proof:
         return result(Status.FEASIBLE, best, planner.horizon, lb=lb)
     length, moved = len(best), len(moved_parts(best))

@@ -8,6 +8,15 @@ from . import EXIT_NEGATIVE, emit_json
 
 
 def register(sub) -> None:
+    _register_grammar(sub)
+    _register_tiny_model(sub)
+    _register_train(sub)
+    _register_merge_adapter(sub)
+    _register_reference_model(sub)
+    _register_infer(sub)
+
+
+def _register_grammar(sub) -> None:
     g = sub.add_parser("grammar", help="print the output-contract grammar specialised to a task",
                        description="Print the Lark grammar of the output contract; given a task folder, specialised "
                                    "to its assembly (only its part ids, axes and directions), as constrained decoding uses it.")
@@ -16,6 +25,8 @@ def register(sub) -> None:
     g.add_argument("--check", action="store_true", help="also validate the grammar with llguidance (if installed)")
     g.set_defaults(func=run_grammar)
 
+
+def _register_tiny_model(sub) -> None:
     t = sub.add_parser("tiny-model", help="build a tiny causal LM and a locally trained tokenizer (no downloads)",
                        description="Build a randomly initialised, very small causal language model and a tokenizer "
                                    "trained on task prompts, saved as a Hugging Face folder for `train` and `infer`: "
@@ -33,6 +44,8 @@ def register(sub) -> None:
                    help="prompt rendering whose text trains the tokenizer")
     t.set_defaults(func=run_tiny)
 
+
+def _register_train(sub) -> None:
     tr = sub.add_parser("train", help="LoRA SFT on a benchmark split (TRL SFTTrainer + peft LoRA)",
                         description="Fine-tune a local Hugging Face causal LM with LoRA on the prompt/completion pairs "
                                     "of a benchmark split with TRL's SFTTrainer, with the settings of a TOML "
@@ -58,6 +71,8 @@ def register(sub) -> None:
     tr.add_argument("--threads", type=int, default=0, help="CPU threads for torch (0 = torch's default)")
     tr.set_defaults(func=run_train)
 
+
+def _register_merge_adapter(sub) -> None:
     m = sub.add_parser("merge-adapter", help="merge a LoRA adapter into its base model and save plain weights",
                        description="Merge a LoRA adapter from `forgeplan train` into its base model and save the merged "
                                    "weights and tokenizer, which AutoModelForCausalLM.from_pretrained and vLLM load.")
@@ -67,6 +82,8 @@ def register(sub) -> None:
     m.add_argument("--dtype", choices=("float32", "bfloat16", "float16"), default="float32", help="saved weight precision")
     m.set_defaults(func=run_merge)
 
+
+def _register_reference_model(sub) -> None:
     r = sub.add_parser("reference-model", help="train and score the CPU reference model (in-distribution check)",
                        description="bench build -> in-distribution split -> tiny-model -> train -> legal-mode infer -> "
                                    "Overall-Core and DGTR beside the no-op baseline's, in distribution and on "
@@ -83,6 +100,8 @@ def register(sub) -> None:
     r.add_argument("--threads", type=int, default=0, help="CPU threads for torch (0 = torch's default)")
     r.set_defaults(func=run_reference)
 
+
+def _register_infer(sub) -> None:
     i = sub.add_parser("infer", help="greedy inference over a benchmark split -> predictions JSONL",
                        description="Generate an output for every task of a split with greedy decoding, optionally "
                                    "constrained by the task's grammar (always well-formed) or also by the engine "

@@ -82,8 +82,18 @@ def _major_version(v: str) -> str:
     return v
 
 
-class AssemblyFileModel(Open):
+class Versioned(Open):
+    """A file with a `schema_version` whose major number must be forgeplan's."""
+
     schema_version: str
+
+    @field_validator("schema_version")
+    @classmethod
+    def _version(cls, v: str) -> str:
+        return _major_version(v)
+
+
+class AssemblyFileModel(Versioned):
     assembly_id: Name
     family: str
     description: str = ""
@@ -91,22 +101,11 @@ class AssemblyFileModel(Open):
     parts: list[AssemblyPartModel] = Field(min_length=1, max_length=MAX_PARTS)
     spares: list[SpareModel] = Field(default=[], max_length=MAX_PARTS)
 
-    @field_validator("schema_version")
-    @classmethod
-    def _version(cls, v: str) -> str:
-        return _major_version(v)
-
 
 # ----------------------------------------------------------------------------- task files
 
-class TaskFile(Open):
-    schema_version: str
+class TaskFile(Versioned):
     assembly_id: Name
-
-    @field_validator("schema_version")
-    @classmethod
-    def _version(cls, v: str) -> str:
-        return _major_version(v)
 
 
 class CatalogPart(Strict):
@@ -267,16 +266,10 @@ class SplitsFile(Open):
     splits: dict[Name, list[SampleId]]
 
 
-class ManifestFile(SplitsFile):
-    schema_version: str
+class ManifestFile(SplitsFile, Versioned):
     records: list[ManifestRecord]
     composition: dict[str, Any] = {}
     sources: dict[str, Any] = {}
-
-    @field_validator("schema_version")
-    @classmethod
-    def _version(cls, v: str) -> str:
-        return _major_version(v)
 
 
 class MetaFile(_SampleLabels):

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import os
 import statistics
-import time
 from pathlib import Path
 
 from tqdm import tqdm
 
 from . import machine
+from .solve import builtin_tasks, timed_solve
 
 NAME = "proofs"
 TARGETS = {"proved_rate": 1.0, "max_s": 1.0, "median_s": 0.010, "reproducer_s": 0.100}
@@ -30,17 +30,6 @@ def add_arguments(p) -> None:
     p.add_argument("--no-builtin", action="store_true", help="skip the built-in assemblies")
     p.add_argument("--task", type=Path, action="append", default=[], metavar="DIR",
                    help="also time this task folder (repeatable)")
-
-
-def _timed(task, runs: int, time_limit: float) -> tuple[float, object]:
-    from ..planners.asp.solve import solve_task
-
-    walls, res = [], None
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        res = solve_task(task, time_limit=time_limit)
-        walls.append(time.perf_counter() - t0)
-    return statistics.median(walls), res
 
 
 def _summary(rows: list[dict]) -> dict:
@@ -59,7 +48,7 @@ def _summary(rows: list[dict]) -> dict:
 def _rows(named_tasks, runs: int, time_limit: float, label: str) -> list[dict]:
     rows = []
     for name, task in tqdm(named_tasks, desc=label, unit="task", leave=False):
-        wall, res = _timed(task, runs, time_limit)
+        wall, _, res = timed_solve(task, runs, time_limit)
         rows.append({"task": name, "wall_s": round(wall, 4), "optimal": res.optimal, "status": res.status.value,
                      "proof": res.proof, "moved_parts": res.moved_parts, "actions": res.actions,
                      "lower_bound": res.lower_bound})
@@ -76,7 +65,6 @@ def _random_tasks(count: int):
 
 def run(args) -> dict:
     from ..io.task_files import load_task
-    from .solve import builtin_tasks
 
     out: dict = {"benchmark": "proofs", "runs": args.runs, "statistic": "median wall time over runs per task",
                  "targets": TARGETS, **machine()}

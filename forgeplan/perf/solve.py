@@ -24,7 +24,7 @@ def add_arguments(p) -> None:
     p.add_argument("--no-grid", action="store_true", help="skip the synthetic scaling grid")
 
 
-def _timed(task, runs: int, time_limit: float) -> tuple[float, float, object]:
+def timed_solve(task, runs: int, time_limit: float) -> tuple[float, float, object]:
     """Median wall and CPU seconds of `solve_task(task)` over `runs` runs, and the last result."""
     from ..planners.asp.solve import solve_task
 
@@ -62,7 +62,7 @@ def builtin_tasks(seeds: int, assemblies=None):
 def _builtin(args) -> dict:
     rows = []
     for name, task in builtin_tasks(args.seeds, args.assemblies):
-        wall, cpu, res = _timed(task, args.runs, args.time_limit)
+        wall, cpu, res = timed_solve(task, args.runs, args.time_limit)
         rows.append({"task": name, "wall_s": wall, "cpu_s": cpu, "optimal": res.optimal, "proof": res.proof,
                      "moved_parts": res.moved_parts, "actions": res.actions,
                      "assembly": task.assembly.assembly_id, "groups": task.world.needs_groups})
@@ -102,7 +102,7 @@ def _cell(parts: int, depth: int, runs: int, time_limit: float, out) -> None:
 
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     task = chain_task(parts, depth, "missing_part")
-    wall, cpu, res = _timed(task, runs, time_limit)
+    wall, cpu, res = timed_solve(task, runs, time_limit)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     out.put({"parts": parts, "depth": depth, "wall_s": round(wall, 4), "cpu_s": round(cpu, 4),
              "optimal": res.optimal, "status": res.status.value, "moved_parts": res.moved_parts,

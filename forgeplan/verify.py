@@ -119,7 +119,7 @@ def verify_output(task: Task, out: Output) -> Verdict:
         missed = parameter_misses(task, out.actions, rp.final)
         diffs = world.differences(rp.final, task.target)
         v.category = "parameter_error" if missed else "incomplete_restoration"
-        v.reason = ((f"the parameters of {missed[0]} leave {missed[0].part_id} off target: " if missed else "")
+        v.reason = ((f"the parameters of {missed[0]} leave {missed[0].touched[0]} off target: " if missed else "")
                     + "final state differs: " + "; ".join(diffs[:5]))
         return v
     v.valid = True

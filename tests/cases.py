@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from forgeplan.io.catalog import load_assembly
 from forgeplan.library import BUILTIN
-from forgeplan.model.actions import Action, lock_action
+from forgeplan.model.actions import Action, Insert, Join, Remove, Replace, Rotate, Separate, lock_action
 from forgeplan.model.state import Tolerances
 from forgeplan.semantics.diagnosis import MISTAKE_TYPES
 from forgeplan.semantics.faults import FaultSpec, candidates, make_task
@@ -66,12 +66,12 @@ def plan_cases() -> tuple[PlanCase, ...]:
     fx = fixture_assembly()
     unlatch, relatch = lock_action(fx.part(LATCH), False), lock_action(fx.part(LATCH), True)
     unclip, reclip = lock_action(fx.part(CLIP), False), lock_action(fx.part(CLIP), True)
-    out_cover, in_cover, in_pin = Action("remove", COVER), Action("insert", COVER), Action("insert", PIN)
-    swap = Action("replace", BENT, target_part_id=PIN)
-    turn_key = Action("rotate", KEY, axis="z", angle_deg=-180.0)
+    out_cover, in_cover, in_pin = Remove(COVER), Insert(COVER), Insert(PIN)
+    swap = Replace(BENT, target_part_id=PIN)
+    turn_key = Rotate(KEY, axis="z", angle_deg=-180.0)
     burr = load_assembly("burr_6_split")
     trio = ("Burr6Split_Part01_Stick", "Burr6Split_Part04_Stick", "Burr6Split_Part06_Stick")
-    lift, drop = Action.group("separate", trio, "+y"), Action.group("join", trio, "+y")
+    lift, drop = Separate(trio, "+y"), Join(trio, "+y")
 
     def task(asm, spec: str) -> Task:
         return make_task(asm, [FaultSpec.parse(spec)], seed=0)
@@ -95,11 +95,11 @@ def plan_cases() -> tuple[PlanCase, ...]:
                  (((), "final_state"), ((unlatch,), "already_unlocked"), ((relatch, relatch), "already_locked"))),
         PlanCase("fixture/key_turned", task(fx, f"wrong_orientation:{KEY}"), (1, 1),
                  ((turn_key,),),
-                 (((), "final_state"), ((Action("remove", KEY),), "final_state"))),
+                 (((), "final_state"), ((Remove(KEY),), "final_state"))),
         PlanCase("burr_6_split/misplaced", task(burr, "misplacement:Burr6Split_Part04_Stick"), (3, 2),
                  ((lift, drop),),
                  (((lift,), "final_state"), ((drop,), "already_present"),
-                  ((Action.group("separate", trio, "-y"), drop), "blocked"))),
+                  ((Separate(trio, "-y"), drop), "blocked"))),
     )
 
 

@@ -16,7 +16,7 @@ from forgeplan.cli import main
 from forgeplan.io.importers import import_puzzle
 from forgeplan.io.task_files import write_task
 from forgeplan.library.voxels import box, part
-from forgeplan.model.actions import Action, moved_parts
+from forgeplan.model.actions import Action, Rotate, moved_parts
 from forgeplan.model.assembly import Assembly
 from forgeplan.model.errors import InputError
 from forgeplan.model.state import Tolerances
@@ -112,7 +112,7 @@ def test_checker_legality_equals_engine(name, task, seed):
 def test_checker_rejects_actions_outside_the_grounded_set():
     task = chain_task(4, 2, "wrong_orientation")
     with pytest.raises(InputError, match="grounded action set"):
-        check_plan(task, [Action("rotate", "Chain_Bar001", axis="x", angle_deg=33.0)])
+        check_plan(task, [Rotate("Chain_Bar001", axis="x", angle_deg=33.0)])
 
 
 # ----------------------------------------------------------------------------- proofs and statuses

@@ -107,8 +107,8 @@ def brute_plans(task, moved_cap: int | None, length: int) -> set[tuple]:
 def tie_break_key(plan, world) -> tuple:
     """SEMANTICS §4, written out again here: (action rank, part rank, parameters) per step."""
     ranks = {pid: k for k, pid in enumerate(list(world.ids) + [w.part_id for w in world.assembly.spares])}
-    return tuple((ACTION_NAMES.index(a.name), ranks[a.part_id], a.axis or "", a.angle_deg or 0.0,
-                  ranks.get(a.target_part_id or "", -1)) for a in plan)
+    return tuple((ACTION_NAMES.index(a.name), ranks[a.part_id], getattr(a, "axis", ""), getattr(a, "angle_deg", 0.0),
+                  ranks.get(getattr(a, "target_part_id", ""), -1)) for a in plan)
 
 
 def _tasks():

@@ -38,7 +38,7 @@ def test_grounded_group_moves_are_exactly_the_engines_legal_ones(name):
     import itertools
     import random
 
-    from forgeplan.model.actions import Action
+    from forgeplan.model.actions import KIND, GroupMove
     from forgeplan.model.assembly import DIRECTIONS
     from forgeplan.semantics.legal import legal_actions
 
@@ -47,7 +47,7 @@ def test_grounded_group_moves_are_exactly_the_engines_legal_ones(name):
     rng = random.Random(0)
     state = make_task(asm, [FaultSpec("missing_part")], seed=1).actual
     for _ in range(12):
-        grounded = {(a.name, frozenset(a.part_ids), a.direction) for a in legal_actions(world, state) if a.part_ids}
+        grounded = {(a.name, frozenset(a.part_ids), a.direction) for a in legal_actions(world, state) if isinstance(a, GroupMove)}
         engine = set()
         for k in range(2, len(world.ids) + 1):
             for combo in itertools.combinations(range(len(world.ids)), k):
@@ -55,7 +55,7 @@ def test_grounded_group_moves_are_exactly_the_engines_legal_ones(name):
                     ids = [state.slots[j].occupant if name_ == "separate" else world.ids[j] for j in combo]
                     if None in ids:
                         continue
-                    if world.check(state, Action.group(name_, ids, d)) is None:
+                    if world.check(state, KIND[name_](ids, d)) is None:
                         engine.add((name_, frozenset(ids), d))
         assert grounded == engine
         state = world.apply(state, rng.choice(legal_actions(world, state)))

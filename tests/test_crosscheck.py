@@ -15,7 +15,7 @@ from forgeplan.bench.burr_faults import fault_task
 from forgeplan.cli import main
 from forgeplan.io.importers import import_puzzle
 from forgeplan.library import BUILTIN
-from forgeplan.model.actions import Action
+from forgeplan.model.actions import Insert
 from forgeplan.planners import crosscheck as cc
 from forgeplan.semantics.diagnosis import MISTAKE_TYPES
 from burrdata import burr
@@ -79,7 +79,7 @@ def side(planner="clingo", status="optimal", optimal=True, plan=(), j=None, c=No
     return cc.Side(planner, status, optimal, unsolvable, plan, j, c, 0.1, valid if plan is not None else None)
 
 
-A, B = Action("insert", "a"), Action("insert", "b")
+A, B = Insert("a"), Insert("b")
 
 
 @pytest.mark.parametrize("clingo, fd, verdict", [

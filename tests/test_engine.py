@@ -7,7 +7,8 @@ from hypothesis import given, settings, strategies as st
 
 from cases import all_cases
 from fixtures import BASE, BENT, CLIP, COVER, KEY, LATCH, PIN, fixture_assembly
-from forgeplan.model.actions import Action
+from forgeplan.model.actions import (Insert, Join, Remove, Replace, ResetPose, Rotate, RotateToLock, RotateToUnlock,
+                                     RotateTranslateToUnlock, Separate, TranslateRotateToLock)
 from forgeplan.model.assembly import Pose
 from forgeplan.model.rotations import axis_matrix, matrix_to_euler
 from forgeplan.semantics.engine import World
@@ -31,51 +32,51 @@ def run(state, *actions, world=W):
     return state
 
 
-UNLATCH = Action("rotate_to_unlock", LATCH, axis="x", angle_deg=90)
-RELATCH = Action("rotate_to_lock", LATCH, axis="x", angle_deg=-90)
-UNCLIP = Action("rotate_translate_to_unlock", CLIP, after_pose=W.unlocked[I[CLIP]])
-RECLIP = Action("translate_rotate_to_lock", CLIP, after_pose=Pose(W.target_position[I[CLIP]]))
+UNLATCH = RotateToUnlock(LATCH, axis="x", angle_deg=90)
+RELATCH = RotateToLock(LATCH, axis="x", angle_deg=-90)
+UNCLIP = RotateTranslateToUnlock(CLIP, after_pose=W.unlocked[I[CLIP]])
+RECLIP = TranslateRotateToLock(CLIP, after_pose=Pose(W.target_position[I[CLIP]]))
 
 
 def test_remove_needs_lock_release_and_clearance():
-    assert code(T, Action("remove", COVER)) == "held"
-    assert code(T, Action("remove", LATCH)) == "locked"
+    assert code(T, Remove(COVER)) == "held"
+    assert code(T, Remove(LATCH)) == "locked"
     s = run(T, UNLATCH)
-    assert code(s, Action("remove", COVER)) is None
-    assert code(s, Action("remove", PIN)) == "held"          # the clip still holds it
+    assert code(s, Remove(COVER)) is None
+    assert code(s, Remove(PIN)) == "held"          # the clip still holds it
     s = run(s, UNCLIP)
-    assert code(s, Action("remove", PIN)) == "blocked"       # the cover is above it
-    s = run(s, Action("remove", COVER))
-    assert code(s, Action("remove", PIN)) is None
-    assert code(s, Action("remove", "Nope")) == "unknown_part"
+    assert code(s, Remove(PIN)) == "blocked"       # the cover is above it
+    s = run(s, Remove(COVER))
+    assert code(s, Remove(PIN)) is None
+    assert code(s, Remove("Nope")) == "unknown_part"
 
 
 def test_insert_needs_empty_slot_supports_and_a_free_path():
-    assert code(T, Action("insert", PIN)) == "already_present"
-    s = run(T, UNLATCH, UNCLIP, Action("remove", COVER), Action("remove", PIN), Action("remove", BASE))
-    assert code(s, Action("insert", PIN)) == "supports_missing"
-    s = run(s, Action("insert", BASE))
-    assert code(s, Action("insert", PIN)) is None
-    s2 = run(s, Action("insert", COVER))
-    assert code(s2, Action("insert", PIN)) == "blocked"
+    assert code(T, Insert(PIN)) == "already_present"
+    s = run(T, UNLATCH, UNCLIP, Remove(COVER), Remove(PIN), Remove(BASE))
+    assert code(s, Insert(PIN)) == "supports_missing"
+    s = run(s, Insert(BASE))
+    assert code(s, Insert(PIN)) is None
+    s2 = run(s, Insert(COVER))
+    assert code(s2, Insert(PIN)) == "blocked"
     assert code(s, RECLIP) == "holds_not_restored"      # cannot lock over a missing pin
     c = I[CLIP]
     s3 = s.replace(c, W.target_slot(c))                 # ...but an actual state may have it engaged
-    assert code(s3, Action("insert", PIN)) == "held"
-    assert code(s, Action("insert", BENT)) == "not_applicable"
-    assert code(T, Action("remove", BENT)) == "not_present"
+    assert code(s3, Insert(PIN)) == "held"
+    assert code(s, Insert(BENT)) == "not_applicable"
+    assert code(T, Remove(BENT)) == "not_present"
 
 
 def test_rotate_lock_parameters_are_checked():
-    assert code(T, Action("rotate_to_unlock", LATCH, axis="y", angle_deg=90)) == "bad_axis"
-    assert code(T, Action("rotate_to_unlock", LATCH, axis="x", angle_deg=45)) == "bad_angle"
-    assert code(T, Action("rotate_to_unlock", LATCH, axis="x", angle_deg=91.5)) is None  # within rot_tol
-    assert code(T, Action("rotate_to_unlock", LATCH, axis="x", angle_deg=-270)) is None  # same angle mod 360
+    assert code(T, RotateToUnlock(LATCH, axis="y", angle_deg=90)) == "bad_axis"
+    assert code(T, RotateToUnlock(LATCH, axis="x", angle_deg=45)) == "bad_angle"
+    assert code(T, RotateToUnlock(LATCH, axis="x", angle_deg=91.5)) is None  # within rot_tol
+    assert code(T, RotateToUnlock(LATCH, axis="x", angle_deg=-270)) is None  # same angle mod 360
     assert code(T, RELATCH) == "already_locked"
-    assert code(T, Action("rotate_to_unlock", COVER, axis="x", angle_deg=90)) == "not_applicable"
+    assert code(T, RotateToUnlock(COVER, axis="x", angle_deg=90)) == "not_applicable"
     s = run(T, UNLATCH)
     assert code(s, UNLATCH) == "already_unlocked"
-    assert code(s, Action("rotate_to_lock", LATCH, axis="x", angle_deg=90)) == "bad_angle"
+    assert code(s, RotateToLock(LATCH, axis="x", angle_deg=90)) == "bad_angle"
     assert run(s, RELATCH) == T
 
 
@@ -84,9 +85,9 @@ def test_locking_needs_every_held_part_restored():
     i = I[COVER]
     moved = s.replace(i, s.slots[i]._replace(position=(1.5, 2.9, 0.5)))
     assert code(moved, RELATCH) == "holds_not_restored"
-    fixed = run(moved, Action("reset_pose", COVER))
+    fixed = run(moved, ResetPose(COVER))
     assert code(fixed, RELATCH) is None
-    gone = run(s, Action("remove", COVER))
+    gone = run(s, Remove(COVER))
     assert code(gone, RELATCH) == "holds_not_restored"
 
 
@@ -94,19 +95,19 @@ def test_coupled_lock_moves_to_its_unlocked_pose_and_back():
     s = run(T, UNCLIP)
     slot = s.slots[I[CLIP]]
     assert slot.locked is False and slot.position == W.unlocked[I[CLIP]].position
-    assert code(s, Action("translate_rotate_to_lock", CLIP, after_pose=W.unlocked[I[CLIP]])) == "bad_after_pose"
-    assert code(T, Action("rotate_translate_to_unlock", CLIP, after_pose=Pose((0.0, 0.0, 0.0)))) == "bad_after_pose"
+    assert code(s, TranslateRotateToLock(CLIP, after_pose=W.unlocked[I[CLIP]])) == "bad_after_pose"
+    assert code(T, RotateTranslateToUnlock(CLIP, after_pose=Pose((0.0, 0.0, 0.0)))) == "bad_after_pose"
     assert run(s, RECLIP) == T
 
 
 def test_replace_swaps_a_wrong_part_when_the_slot_is_clear():
     i = I[PIN]
     wrong = T.replace(i, T.slots[i]._replace(occupant=BENT))
-    act = Action("replace", BENT, target_part_id=PIN)
+    act = Replace(BENT, target_part_id=PIN)
     assert code(wrong, act) == "held"
-    s = run(wrong, UNLATCH, UNCLIP, Action("remove", COVER))
-    assert code(s, Action("remove", PIN)) == "not_present"   # the part there is the spare
-    assert code(s, Action("replace", BENT, target_part_id=COVER)) == "not_applicable"
+    s = run(wrong, UNLATCH, UNCLIP, Remove(COVER))
+    assert code(s, Remove(PIN)) == "not_present"   # the part there is the spare
+    assert code(s, Replace(BENT, target_part_id=COVER)) == "not_applicable"
     s = run(s, act)
     assert s.slots[i].occupant == PIN
     assert code(s, act) == "not_present"
@@ -114,11 +115,11 @@ def test_replace_swaps_a_wrong_part_when_the_slot_is_clear():
 
 def test_rotate_changes_orientation_and_symmetric_turns_are_equivalent():
     k = I[KEY]
-    assert code(T, Action("rotate", KEY, axis="w", angle_deg=90)) == "bad_axis"
-    assert code(T, Action("rotate", KEY, axis="x", angle_deg=math.nan)) == "bad_angle"
-    s = run(T, Action("rotate", KEY, axis="y", angle_deg=90))
+    assert code(T, Rotate(KEY, axis="w", angle_deg=90)) == "bad_axis"
+    assert code(T, Rotate(KEY, axis="x", angle_deg=math.nan)) == "bad_angle"
+    s = run(T, Rotate(KEY, axis="y", angle_deg=90))
     assert W.rot_off(k, s.slots[k])
-    assert W.equivalent(run(s, Action("rotate", KEY, axis="y", angle_deg=-90)), T)
+    assert W.equivalent(run(s, Rotate(KEY, axis="y", angle_deg=-90)), T)
     base = I[BASE]
     flipped = T.replace(base, T.slots[base]._replace(rotation=(0.0, 180.0, 0.0)))
     assert W.equivalent(flipped, T)                      # a bar turned end for end is the same bar
@@ -158,7 +159,7 @@ def test_random_legal_walks_never_crash_and_replay_agrees(case, picks, angle):
         present = [x for x in s.slots if x.present]
         if n % 7 == 0 and present:  # sometimes an arbitrary turn: any angle is legal when clear
             occ = present[n % len(present)].occupant
-            a = Action("rotate", occ, axis="xyz"[n % 3], angle_deg=angle)
+            a = Rotate(occ, axis="xyz"[n % 3], angle_deg=angle)
             if w.check(s, a) is not None:
                 continue
         elif not acts:
@@ -187,8 +188,8 @@ def test_remove_then_insert_restores_the_slot(case, picks, which):
     a = removable[which % len(removable)]
     i = w.index[a.part_id]
     after = w.apply(s, a)
-    if w.check(after, Action("insert", a.part_id)) is None:
-        back = w.apply(after, Action("insert", a.part_id))
+    if w.check(after, Insert(a.part_id)) is None:
+        back = w.apply(after, Insert(a.part_id))
         t = w.target_slot(i)
         assert back.slots[i] == t._replace(locked=False if t.locked is not None else None)
         assert all(back.slots[j] == s.slots[j] for j in range(len(w.ids)) if j != i)
@@ -212,8 +213,8 @@ def test_equivalence_respects_symmetry_and_tolerance(case, pick, frac, axis):
     assert not w.equivalent(t.replace(i, t.slots[i]._replace(rotation=outside)), t)
 
 
-SEP = Action.group("separate", [COVER, PIN], "+y")
-JOIN = Action.group("join", [COVER, PIN], "+y")
+SEP = Separate([COVER, PIN], "+y")
+JOIN = Join([COVER, PIN], "+y")
 
 
 def gcode(state, action):
@@ -233,11 +234,11 @@ def test_group_moves_are_illegal_where_the_assembly_needs_none():
 def test_group_moves_need_released_locks_and_a_clear_direction():
     assert gcode(T, SEP) == "held"
     s = grun(T, UNLATCH, UNCLIP)
-    assert gcode(s, Action.group("separate", [COVER, PIN], "+x")) == "bad_direction"
-    assert gcode(s, Action.group("separate", [PIN, BASE], "+y")) == "blocked"       # the cover is above them
-    assert gcode(s, Action.group("separate", [COVER], "+y")) == "not_applicable"   # one part: use remove
-    assert gcode(s, Action.group("separate", [COVER, "Nope"], "+y")) == "unknown_part"
-    assert gcode(s, Action.group("separate", [COVER, PIN], "up")) == "bad_direction"
+    assert gcode(s, Separate([COVER, PIN], "+x")) == "bad_direction"
+    assert gcode(s, Separate([PIN, BASE], "+y")) == "blocked"       # the cover is above them
+    assert gcode(s, Separate([COVER], "+y")) == "not_applicable"   # one part: use remove
+    assert gcode(s, Separate([COVER, "Nope"], "+y")) == "unknown_part"
+    assert gcode(s, Separate([COVER, PIN], "up")) == "bad_direction"
     out = grun(s, SEP)
     assert not out.slots[I[COVER]].present and not out.slots[I[PIN]].present
     assert gcode(out, SEP) == "not_present"
@@ -247,10 +248,10 @@ def test_group_moves_need_released_locks_and_a_clear_direction():
 
 def test_join_checks_supports_locks_and_paths():
     s = grun(T, UNLATCH, UNCLIP, SEP)
-    assert gcode(s, Action.group("join", [COVER, BENT], "+y")) == "not_applicable"
+    assert gcode(s, Join([COVER, BENT], "+y")) == "not_applicable"
     c = I[CLIP]
     held = s.replace(c, WG.target_slot(c))
     assert gcode(held, JOIN) == "held"
-    gone = grun(s, Action("remove", BASE))
+    gone = grun(s, Remove(BASE))
     assert gcode(gone, JOIN) == "supports_missing"
-    assert gcode(s, Action.group("join", [BASE, PIN], "+y")) == "already_present"
+    assert gcode(s, Join([BASE, PIN], "+y")) == "already_present"

@@ -233,7 +233,7 @@ def test_candidate_groups_of_the_packing_box():
 def test_engine_separate_agrees_with_group_moves(name):
     """The engine's `separate` legality (SEMANTICS §5) is exactly `group_moves` for groups of 2+ parts
     (plus the whole present set, which `group_moves` leaves out), in the target state and after a move."""
-    from forgeplan.model.actions import Action
+    from forgeplan.model.actions import Separate
     from forgeplan.semantics.engine import World
 
     asm = load(name)[0].assembly
@@ -241,7 +241,7 @@ def test_engine_separate_agrees_with_group_moves(name):
     states = [world.target_state()]
     first = next((s for s in disassemble(asm).steps if len(s.move) > 1), None)
     if first is not None:
-        states.append(world.apply(states[0], Action.group("separate", first.move, first.direction)))
+        states.append(world.apply(states[0], Separate(first.move, first.direction)))
     for state in states:
         present = [p for p, s in zip(world.ids, state.slots) if s.present]
         legal = {(frozenset(s.move), s.direction) for s in group_moves(asm, present) if len(s.move) > 1}
@@ -249,7 +249,7 @@ def test_engine_separate_agrees_with_group_moves(name):
         for r in range(2, len(present) + 1):
             for g in itertools.combinations(present, r):
                 for d in DIRECTIONS:
-                    ok = world.check(state, Action.group("separate", g, d)) is None
+                    ok = world.check(state, Separate(g, d)) is None
                     expect = (frozenset(g), d) in legal or (frozenset(g) == whole and is_separable(asm, g))
                     assert ok == expect, (g, d)
 

@@ -24,7 +24,7 @@ from forgeplan.llm.grammar import base_grammar, compact, group_limit, lark_parse
 from forgeplan.llm.masking import GrammarMask, LegalMask, task_dfa
 from forgeplan.llm.prompt import target_text
 from forgeplan.llm.vocab import Vocab
-from forgeplan.model.actions import Action
+from forgeplan.model.actions import KIND, GroupMove, Join, Separate
 from forgeplan.model.assembly import DIRECTIONS
 from forgeplan.planners.asp.solve import reference_output, solve_task
 from forgeplan.semantics.faults import FaultSpec, make_task
@@ -91,7 +91,7 @@ def _greedy(vocab: Vocab, raw: bytes) -> list[int]:
 
 
 def _group_text(name: str, ids, direction: str) -> str:
-    return compact(Action.group(name, ids, direction).to_json())
+    return compact(KIND[name](ids, direction).to_json())
 
 
 def _with_action(text: str, action_json: str) -> str:
@@ -126,7 +126,7 @@ def test_the_whole_assembly_is_a_legal_group(burr):
     tasks, _ = burr
     task = tasks[1]  # wrong orientation: every part present
     everything = [a for a in legal_actions(task.world, task.actual)
-                  if a.part_ids is not None and len(a.part_ids) == len(task.assembly.part_ids)]
+                  if isinstance(a, GroupMove) and len(a.part_ids) == len(task.assembly.part_ids)]
     assert everything and all(a.name == "separate" for a in everything)
 
 
@@ -198,8 +198,8 @@ def _candidates(task, state):
             continue
         for d in DIRECTIONS:
             occ = [state.slots[j].occupant or world.ids[j] for j in members]
-            out.append(Action.group("separate", occ, d))
-            out.append(Action.group("join", [world.ids[j] for j in members], d))
+            out.append(Separate(occ, d))
+            out.append(Join([world.ids[j] for j in members], d))
     return out
 
 
@@ -255,7 +255,7 @@ def test_blocked_separate_is_masked_by_legal_only(burr, vocab, masks):
     gm, lm = masks[0]
     first = parse_output(text).actions[0]
     assert first.name == "separate"
-    blocked = [Action.group("separate", first.part_ids, d) for d in DIRECTIONS]
+    blocked = [Separate(first.part_ids, d) for d in DIRECTIONS]
     blocked = [a for a in blocked if (v := task.world.check(task.actual, a)) is not None and v.code == "blocked"]
     assert blocked
     for action in blocked:

@@ -21,7 +21,7 @@ from forgeplan.cli import main
 from forgeplan.geometry.checks import check_geometry
 from forgeplan.io.importers import import_puzzle
 from forgeplan.library import BUILTIN, build
-from forgeplan.model.actions import GROUP_ACTIONS, Action
+from forgeplan.model.actions import KIND, Action, GroupMove, Rotate
 from forgeplan.model.assembly import DIRECTIONS, Assembly, validate_assembly
 from forgeplan.planners.pddl.fd import solve_fd
 from forgeplan.planners.pddl.files import domain_text, pddl_writer, read_plan
@@ -191,16 +191,16 @@ def engine_legal(world, state) -> list[Action]:
     """The engine's legal actions over the grounded parameters: single-part moves as grounded, and for an
     assembly that needs group moves every separate/join of two or more slots along every direction that
     `World.check` accepts (SEMANTICS §5; enumerated here without forgeplan.geometry.separation or forgeplan.planners.pddl)."""
-    out = [a for a in legal_actions(world, state) if a.part_ids is None]
+    out = [a for a in legal_actions(world, state) if not isinstance(a, GroupMove)]
     if not world.needs_groups:
         return out
     occupant = [s.occupant if s.present else pid for pid, s in zip(world.ids, state.slots)]
     for k in range(2, len(world.ids) + 1):
         for group in itertools.combinations(range(len(world.ids)), k):
             for d in DIRECTIONS:
-                for name in GROUP_ACTIONS:
+                for name in ("separate", "join"):
                     ids = [occupant[i] if name == "separate" else world.ids[i] for i in group]
-                    a = Action.group(name, ids, d)
+                    a = KIND[name](ids, d)
                     if world.check(state, a) is None:
                         out.append(a)
     return out
@@ -231,18 +231,18 @@ def walk_expanded_problem(task, seed: str, steps: int = 16, objective: str = "mo
             for act, _params in sim.get_applicable_actions(state):
                 a = enc.steps[act.name]
                 offered.setdefault(a, act)
-                offered.setdefault((a.name, a.part_ids), act)
+                offered.setdefault((a.name, a.touched), act)
             legal = engine_legal(world, es)
             actions = {a for a in offered if isinstance(a, Action)}
             if every_direction:
                 assert actions == set(legal), actions ^ set(legal)
             else:
                 assert actions <= set(legal), actions - set(legal)
-                assert {a for a in legal if a.part_ids is None or (a.name, a.part_ids) in offered} == set(legal)
+                assert {a for a in legal if not isinstance(a, GroupMove) or (a.name, a.touched) in offered} == set(legal)
             assert sim.is_goal(state) == world.equivalent(es, task.target)
             a = rng.choice(legal)
-            groups += a.part_ids is not None
-            state = sim.apply(state, offered[a] if a in offered else offered[(a.name, a.part_ids)])
+            groups += isinstance(a, GroupMove)
+            state = sim.apply(state, offered[a] if a in offered else offered[(a.name, a.touched)])
             es = world.apply(es, a)
     return groups
 
@@ -299,7 +299,7 @@ def plan_variants(task, plan):
                if world.check(task.actual, a) is not None]
     if illegal:
         out.append((illegal[0], *plan))
-    out.append((*plan, Action("rotate", world.ids[-1], axis="x", angle_deg=37.0)))  # outside the grounded set
+    out.append((*plan, Rotate(world.ids[-1], axis="x", angle_deg=37.0)))  # outside the grounded set
     return out
 
 
@@ -324,4 +324,4 @@ def test_group_move_assemblies_are_exported_grounded_and_refused_lifted():
         build_problem(task)
     enc = build_problem(task, grounded=True)
     assert enc.groups is not None and set(enc.touches.values()) == set(task.world.ids)
-    assert {a.name for a in enc.steps.values() if a.part_ids} == set(GROUP_ACTIONS)
+    assert {a.name for a in enc.steps.values() if isinstance(a, GroupMove)} == {"separate", "join"}

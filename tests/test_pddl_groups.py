@@ -18,7 +18,7 @@ from forgeplan.cli import main
 from forgeplan.geometry.checks import check_geometry
 from forgeplan.geometry.separation import is_separable
 from forgeplan.io.importers import import_puzzle
-from forgeplan.model.actions import Action
+from forgeplan.model.actions import KIND, GroupMove, Join
 from forgeplan.model.assembly import DIRECTIONS, LockMechanism, SparePart, validate_assembly
 from forgeplan.planners.pddl.fd import solve_fd
 from forgeplan.planners.pddl.groups import candidate_counts, candidate_groups
@@ -133,7 +133,7 @@ def test_fast_downward_solves_a_fault_inside_every_level1_burr_optimally():
     for args, optimal, valid, same_cost, found, brute, needs_groups, plan in results:
         assert optimal and valid and same_cost, args
         assert found == brute, (args, found, brute)
-        assert any(a.part_ids is not None for a in plan) == needs_groups, args
+        assert any(isinstance(a, GroupMove) for a in plan) == needs_groups, args
     # both faults of each puzzle that needs group moves: 4 of the 7 in ../shared/data/burr, 1 of the 3 shipped
     assert sum(r[6] for r in results) == (8 if HAVE_SHARED else 2)
 
@@ -181,7 +181,7 @@ def test_mechanised_burr_spare_leaves_with_its_group():
     r = solve_fd(task, time_limit=60)
     assert r.optimal and value(r.plan) == brute_optimum(task)
     spare = task.assembly.spares[0].part_id
-    assert any(a.name == "separate" and spare in a.part_ids for a in r.plan)
+    assert any(a.name == "separate" and spare in a.touched for a in r.plan)
 
 
 # ----------------------------------------------------------------------------- second opinion on group plans
@@ -193,15 +193,15 @@ def plan_variants(task, plan):
     direction the default export drops (legal in the engine, so the validator must accept it)."""
     world = task.world
     out = [plan, plan[:-1], (plan[1], plan[0], *plan[2:])]
-    moves = [a for a in plan if a.part_ids is not None]
-    out.append((Action.group("join", moves[-1].part_ids, moves[-1].direction), *plan))
+    moves = [a for a in plan if isinstance(a, GroupMove)]
+    out.append((Join(moves[-1].part_ids, moves[-1].direction), *plan))
     first = moves[0]
     legal = engine_legal(world, task.actual)
-    odd = next(d for d in DIRECTIONS if Action.group(first.name, first.part_ids, d) not in legal)
-    out.append(tuple(Action.group(a.name, a.part_ids, odd) if a == first else a for a in plan))
+    odd = next(d for d in DIRECTIONS if KIND[first.name](first.part_ids, d) not in legal)
+    out.append(tuple(KIND[a.name](a.part_ids, odd) if a == first else a for a in plan))
     slots = slots_of(world, first)
     if slots != list(first.part_ids):
-        out.append(tuple(Action.group(a.name, slots, a.direction) if a == first else a for a in plan))
+        out.append(tuple(KIND[a.name](slots, a.direction) if a == first else a for a in plan))
     return out + [d for d in [_detour(task, plan)] if d is not None]
 
 
@@ -213,16 +213,16 @@ def _detour(task, plan):
     kept = candidate_groups(world).moves
     for k, a in enumerate(plan):
         for b in engine_legal(world, state):
-            if b.part_ids is not None and tuple(slots_of(world, b)) not in kept[b.direction]:
-                if (b.name, b.part_ids) == (a.name, a.part_ids):
+            if isinstance(b, GroupMove) and tuple(slots_of(world, b)) not in kept[b.direction]:
+                if (b.name, b.touched) == (a.name, a.touched):
                     return (*plan[:k], b, *plan[k + 1:])
                 if b.name == "separate":
-                    return (*plan[:k], b, Action.group("join", slots_of(world, b), b.direction), *plan[k:])
+                    return (*plan[:k], b, Join(slots_of(world, b), b.direction), *plan[k:])
         state = world.apply(state, a)
     return None
 
 
-def slots_of(world, a: Action) -> list[str]:
+def slots_of(world, a: GroupMove) -> list[str]:
     return [world.ids[world._slot_of(p)] for p in a.part_ids]
 
 

@@ -97,12 +97,12 @@ def test_no_fault_tasks_need_the_empty_plan():
 
 def test_group_moves_are_illegal_grounding_where_the_assembly_needs_none():
     """Proven optima cover the nine FORGE actions only there, so a group move never verifies (SEMANTICS §5)."""
-    from forgeplan.model.actions import Action
+    from forgeplan.model.actions import Separate
 
     task = CASES["shaft_stack/missing_part/0"]
     plan = repair_plan(task.world, task.actual, task.target)
     present = [s.occupant for s in task.actual.slots if s.present]
-    group = Action.group("separate", present[-2:], "+y")
+    group = Separate(present[-2:], "+y")
     v = verify(task, json.dumps(expected_output(task, [group, *plan])))
     assert not v.valid and v.category == "illegal_grounding" and v.failing_step == 1
     assert "one part at a time" in v.reason

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from ..io.contract import output_json
-from ..model.actions import Action
+from ..model.actions import Insert
 from ..semantics.diagnosis import diagnose, repair_action
 from ..semantics.legal import legal_actions
 from ..semantics.task import Task
@@ -27,7 +27,7 @@ def local_repair(task: Task, reference: dict) -> str:
     plan = []
     for m in mistakes:
         a = repair_action(w, task.actual, w.index[m["part_id"]], m["type"])
-        plan.append(a if a is not None else Action("insert", m["part_id"]))
+        plan.append(a if a is not None else Insert(m["part_id"]))
     return json.dumps(output_json(task.sample_id, task.assembly.assembly_id, mistakes, plan))
 
 

@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass
 
 from ..io.contract import ContractError, Output, parse_output
-from ..model.actions import Action, moved_parts
+from ..model.actions import Action, GroupMove, moved_parts
 from ..semantics.engine import angle_diff
 from ..semantics.legal import slot_actions
 from ..semantics.task import Task
@@ -55,7 +55,7 @@ def identity(actions) -> list[tuple[str, str]]:
             group = a.get("part_ids")
             out.append((a["action"], "+".join(group) if group is not None else a.get("part_id") or a.get("wrong_part_id")))
         else:
-            out.append((a.name, "+".join(a.part_ids) if a.part_ids is not None else a.part_id))
+            out.append((a.name, "+".join(a.part_ids) if isinstance(a, GroupMove) else a.part_id))
     return out
 
 
@@ -113,13 +113,13 @@ def action_fidelity(reference: list[dict], got: Output | None, pos_tol: float, r
             if match is None:
                 scores.append(0.0)
             elif k == "angle_deg":
-                scores.append(float(match.angle_deg is not None and angle_diff(match.angle_deg, v) <= rot_tol))
+                scores.append(float(angle_diff(getattr(match, k), v) <= rot_tol))
             elif k == "after_pose":
-                mp = match.after_pose
+                mp = getattr(match, k)
                 scores.append(float(mp is not None and _close(list(mp.position), v["position"], pos_tol)
                                     and _close(list(mp.rotation), v["rotation"], rot_tol)))
             else:
-                scores.append(float(getattr(match, k) == v))
+                scores.append(float(getattr(match, k, None) == v))
     return scores
 
 
@@ -265,13 +265,14 @@ def is_optimal_identity(task: Task, actions, ref_cost: tuple[int, ...], referenc
     w = task.world
     state = task.actual
     for a in actions:
-        i = w.index.get(a.part_id, w.spare_slot.get(a.part_id))
-        if a.part_ids is not None:
+        cand: list[Action]
+        if isinstance(a, GroupMove):
             cand = [a]
-        elif i is None:
-            return False
         else:
-            cand = [g for g in slot_actions(w, state, i) if (g.name, g.part_id) == (a.name, a.part_id)]
+            i = w._slot_of(a.part_id)
+            if i is None:
+                return False
+            cand = [g for g in slot_actions(w, state, i) if g.name == a.name and g.touched[0] == a.part_id]
         legal = [g for g in cand if w.check(state, g) is None]
         if not legal:
             return False

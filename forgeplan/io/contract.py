@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from ..model.actions import Action
+from ..model.actions import KIND, Action
 from ..model.assembly import Pose
 from .guarded import LIMITS, Rejected, one_line, parse_json
-from .schema import OutputModel
+from .schema import ActionModel, OutputModel
 
 MAX_OUTPUT_BYTES = LIMITS["output"]
 MAX_ACTIONS = 10_000
@@ -133,25 +133,22 @@ def _to_output(m: OutputModel, ignored: tuple[str, ...]) -> Output:
 
 def _to_action(i: int, a) -> Action:
     where = f"field rework_plan.actions.{i}"
-    allowed = {
-        "replace": {"wrong_part_id", "target_part_id"},
-        "rotate": {"part_id", "axis", "angle_deg"}, "rotate_to_unlock": {"part_id", "axis", "angle_deg"},
-        "rotate_to_lock": {"part_id", "axis", "angle_deg"},
-        "rotate_translate_to_unlock": {"part_id", "after_pose"}, "translate_rotate_to_lock": {"part_id", "after_pose"},
-        "separate": {"part_ids", "direction"}, "join": {"part_ids", "direction"},
-    }.get(a.action, {"part_id"})
-    given = {f for f in ("part_id", "wrong_part_id", "target_part_id", "axis", "angle_deg", "after_pose", "part_ids", "direction")
-             if getattr(a, f) is not None}
+    kind = KIND[a.action]
+    allowed = set(kind.params)
+    given = {f for f in ActionModel.model_fields if f != "action" and getattr(a, f) is not None}
     if given != allowed:
         missing, extra = sorted(allowed - given), sorted(given - allowed)
         detail = "; ".join(x for x in (f"missing {missing}" if missing else "", f"unexpected {extra}" if extra else "") if x)
         raise ContractError(f"{where}: {a.action} takes {sorted(allowed)} ({detail})")
-    if a.action == "replace":
-        return Action("replace", a.wrong_part_id, target_part_id=a.target_part_id)
-    if a.part_ids is not None:
-        return Action.group(a.action, a.part_ids, a.direction)
-    pose = Pose(tuple(a.after_pose.position), tuple(a.after_pose.rotation)) if a.after_pose else None  # type: ignore[arg-type]
-    return Action(a.action, a.part_id, axis=a.axis, angle_deg=a.angle_deg, after_pose=pose)
+    return kind(*(_value(a, f) for f in kind.params))
+
+
+def _value(a, field: str):
+    """One checked contract field as the action class holds it (the parameters in `params` order)."""
+    value = getattr(a, field)
+    if field == "after_pose":
+        return Pose(tuple(value.position), tuple(value.rotation))
+    return tuple(value) if field == "part_ids" else value
 
 
 def output_json(sample_id: str, assembly_id: str, mistakes: list[dict], actions) -> dict:

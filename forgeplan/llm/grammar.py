@@ -18,7 +18,7 @@ import re
 from functools import lru_cache
 
 from ..io.resources import grammars_dir
-from ..model.actions import Action, lock_action
+from ..model.actions import PoseMove, Turn, lock_move, lock_turn
 from ..model.errors import InputError
 from ..semantics.task import Task
 
@@ -53,12 +53,12 @@ def _fields(*pairs) -> str:
     return compact(dict(pairs))[1:-1]
 
 
-def _turn(a: Action) -> str:
+def _turn(a: Turn) -> str:
     return _fields(("part_id", a.part_id), ("axis", a.axis), ("angle_deg", a.angle_deg))
 
 
-def _pose(a: Action) -> str:
-    return _fields(("part_id", a.part_id), ("after_pose", a.after_pose.to_json()))  # type: ignore[union-attr]
+def _pose(a: PoseMove) -> str:
+    return _fields(("part_id", a.part_id), ("after_pose", a.after_pose.to_json()))
 
 
 def vocabulary(task: Task) -> dict[str, list[str]]:
@@ -77,10 +77,10 @@ def vocabulary(task: Task) -> dict[str, list[str]]:
         "spare_slot": [compact(p) for p in spare_slots],
         "spare": [compact(p) for p in spares],
         "lock_slot": [compact(p.part_id) for p in asm.locks],
-        "rotate_unlock": [_turn(lock_action(p, locking=False)) for p in rot],
-        "rotate_lock": [_turn(lock_action(p, locking=True)) for p in rot],
-        "coupled_unlock": [_pose(lock_action(p, locking=False)) for p in coupled],
-        "coupled_lock": [_pose(lock_action(p, locking=True)) for p in coupled],
+        "rotate_unlock": [_turn(lock_turn(p, locking=False)) for p in rot],
+        "rotate_lock": [_turn(lock_turn(p, locking=True)) for p in rot],
+        "coupled_unlock": [_pose(lock_move(p, locking=False)) for p in coupled],
+        "coupled_lock": [_pose(lock_move(p, locking=True)) for p in coupled],
         "replace_pair": [_fields(("wrong_part_id", w.part_id), ("target_part_id", w.variant_of)) for w in asm.spares],
     }
 

@@ -1,103 +1,242 @@
-"""The action type every plan producer returns, and its JSON form in the output contract."""
+"""The plan steps every plan producer returns: one frozen class per action kind, and their JSON form.
+
+A kind's class fixes its name and its parameters. Kinds of the same parameter shape share a base that
+says how the shape is written (`to_json`, `__str__`, `action_id`) and ordered (`sort_key`); every
+shape but a group move acts on one part (`OnePart.part_id`):
+
+- `PartMove` (part_id): remove, insert, reset_pose;
+- `Turn` (part_id, axis, angle_deg): rotate, rotate_to_unlock, rotate_to_lock;
+- `PoseMove` (part_id, after_pose): rotate_translate_to_unlock, translate_rotate_to_lock;
+- `Replace` (part_id = the wrong part, target_part_id);
+- `GroupMove` (part_ids, direction): separate, join (SEMANTICS §5).
+
+`KINDS` lists the kinds in library order, which is the canonical tie-break rank (SEMANTICS §4);
+`KIND[name]` builds an action from its name (the decoders). To add a kind: a class here, appended to
+`KINDS`, then the engine's tables (ARCHITECTURE.md lists the other places).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
-from .assembly import Part, Pose, unlocked_pose
-
-# library order = canonical tie-break rank (encodings/SEMANTICS.md §4)
-ACTION_NAMES = (
-    "remove", "insert", "reset_pose", "rotate", "rotate_to_unlock", "rotate_translate_to_unlock",
-    "rotate_to_lock", "translate_rotate_to_lock", "replace", "separate", "join",
-)
-GROUP_ACTIONS = ("separate", "join")
-# parameters beyond part_id, per action
-ACTION_PARAMS = {
-    "remove": (), "insert": (), "reset_pose": (),
-    "rotate": ("axis", "angle_deg"), "rotate_to_unlock": ("axis", "angle_deg"),
-    "rotate_to_lock": ("axis", "angle_deg"),
-    "rotate_translate_to_unlock": ("after_pose",), "translate_rotate_to_lock": ("after_pose",),
-    "replace": ("target_part_id",),
-    "separate": ("direction",), "join": ("direction",),
-}
+from .assembly import DIRECTIONS, Part, Pose, unlocked_pose
 
 
-@dataclass(frozen=True)
 class Action:
-    """One plan step. `part_id` is the part physically acted on (for replace: the wrong part; for a
-    group move: the first of `part_ids`, which lists the whole group in catalog order)."""
+    """What every action kind offers; the subclasses are frozen dataclasses (hashable, equal by kind and
+    parameters)."""
 
-    name: str
-    part_id: str
-    axis: str | None = None
-    angle_deg: float | None = None
-    after_pose: Pose | None = None
-    target_part_id: str | None = None
-    part_ids: tuple[str, ...] | None = None
-    direction: str | None = None
-
-    @classmethod
-    def group(cls, name: str, part_ids, direction: str) -> "Action":
-        ids = tuple(part_ids)
-        return cls(name, ids[0] if ids else "", part_ids=ids, direction=direction)
-
-    def to_json(self) -> dict:
-        if self.part_ids is not None:
-            return {"action": self.name, "part_ids": list(self.part_ids), "direction": self.direction}
-        if self.name == "replace":
-            return {"action": "replace", "wrong_part_id": self.part_id, "target_part_id": self.target_part_id}
-        d: dict = {"action": self.name, "part_id": self.part_id}
-        if self.axis is not None:
-            d["axis"] = self.axis
-            d["angle_deg"] = self.angle_deg
-        if self.after_pose is not None:
-            d["after_pose"] = self.after_pose.to_json()
-        return d
-
-    @property
-    def action_id(self) -> str:
-        """MAGAR's action id (minimal_rework.json): name and parts, and a group move's direction."""
-        if self.part_ids is not None:
-            return f"{self.name}:{'+'.join(self.part_ids)}:{self.direction}"
-        return f"{self.name}:{self.part_id}" + (f":{self.target_part_id}" if self.target_part_id else "")
+    __slots__ = ()
+    name: ClassVar[str]
+    params: ClassVar[tuple[str, ...]]   # its JSON fields in the output contract (action_space.json)
 
     @property
     def touched(self) -> tuple[str, ...]:
         """Part ids this action moves (J_move counts distinct ones)."""
-        if self.part_ids is not None:
-            return self.part_ids
-        return (self.part_id, self.target_part_id) if self.name == "replace" else (self.part_id,)
+        raise NotImplementedError
+
+    @property
+    def action_id(self) -> str:
+        """MAGAR's action id (minimal_rework.json): name and parts, and a group move's direction."""
+        return f"{self.name}:{':'.join(self.touched)}"
+
+    def to_json(self) -> dict:
+        raise NotImplementedError
+
+    def sort_key(self, ranks: dict[str, int]) -> tuple:
+        """The parameters' part of the canonical key (`rank` and this); `ranks` ranks the part ids."""
+        raise NotImplementedError
+
+    @property
+    def rank(self) -> int:
+        """The kind's canonical tie-break rank (library order)."""
+        return RANKS[self.name]
+
+
+@dataclass(frozen=True)
+class OnePart(Action):
+    """An action on one part (`part_id`), with the shape's parameters after it."""
+
+    part_id: str
+
+    @property
+    def touched(self) -> tuple[str, ...]:
+        return (self.part_id,)
+
+
+@dataclass(frozen=True)
+class PartMove(OnePart):
+    params: ClassVar[tuple[str, ...]] = ("part_id",)
+
+    def to_json(self) -> dict:
+        return {"action": self.name, "part_id": self.part_id}
+
+    def sort_key(self, ranks: dict[str, int]) -> tuple:
+        return (ranks[self.part_id],)
 
     def __str__(self) -> str:
-        if self.part_ids is not None:
-            return f"{self.name}([{', '.join(self.part_ids)}], {self.direction})"
-        extra = []
-        if self.axis is not None:
-            extra.append(f"{self.axis}, {self.angle_deg:g}")
-        if self.after_pose is not None:
-            extra.append(f"pos={list(self.after_pose.position)}, rot={list(self.after_pose.rotation)}")
-        if self.target_part_id is not None:
-            extra.append(self.target_part_id)
-        return f"{self.name}({', '.join([str(self.part_id), *extra])})"
+        return f"{self.name}({self.part_id})"
+
+
+class Remove(PartMove):
+    name = "remove"
+
+
+class Insert(PartMove):
+    name = "insert"
+
+
+class ResetPose(PartMove):
+    name = "reset_pose"
+
+
+@dataclass(frozen=True)
+class Turn(OnePart):
+    """A turn of `angle_deg` degrees about the principal `axis` ("x", "y" or "z")."""
+
+    axis: str
+    angle_deg: float
+    params: ClassVar[tuple[str, ...]] = ("part_id", "axis", "angle_deg")
+
+    def to_json(self) -> dict:
+        return {"action": self.name, "part_id": self.part_id, "axis": self.axis, "angle_deg": self.angle_deg}
+
+    def sort_key(self, ranks: dict[str, int]) -> tuple:
+        return (ranks[self.part_id], self.axis, self.angle_deg)
+
+    def __str__(self) -> str:
+        return f"{self.name}({self.part_id}, {self.axis}, {self.angle_deg:g})"
+
+
+class Rotate(Turn):
+    name = "rotate"
+
+
+class RotateToUnlock(Turn):
+    name = "rotate_to_unlock"
+
+
+class RotateToLock(Turn):
+    name = "rotate_to_lock"
+
+
+@dataclass(frozen=True)
+class PoseMove(OnePart):
+    """A coupled lock's move to `after_pose`."""
+
+    after_pose: Pose
+    params: ClassVar[tuple[str, ...]] = ("part_id", "after_pose")
+
+    def to_json(self) -> dict:
+        return {"action": self.name, "part_id": self.part_id, "after_pose": self.after_pose.to_json()}
+
+    def sort_key(self, ranks: dict[str, int]) -> tuple:
+        return (ranks[self.part_id], (self.after_pose.position, self.after_pose.rotation))
+
+    def __str__(self) -> str:
+        pose = self.after_pose
+        return f"{self.name}({self.part_id}, pos={list(pose.position)}, rot={list(pose.rotation)})"
+
+
+class RotateTranslateToUnlock(PoseMove):
+    name = "rotate_translate_to_unlock"
+
+
+class TranslateRotateToLock(PoseMove):
+    name = "translate_rotate_to_lock"
+
+
+@dataclass(frozen=True)
+class Replace(OnePart):
+    """The spare `part_id` (the wrong part) comes out and `target_part_id` goes into its slot."""
+
+    target_part_id: str
+    name: ClassVar[str] = "replace"
+    params: ClassVar[tuple[str, ...]] = ("wrong_part_id", "target_part_id")
+
+    @property
+    def touched(self) -> tuple[str, ...]:
+        return (self.part_id, self.target_part_id)
+
+    def to_json(self) -> dict:
+        return {"action": "replace", "wrong_part_id": self.part_id, "target_part_id": self.target_part_id}
+
+    def sort_key(self, ranks: dict[str, int]) -> tuple:
+        return (ranks[self.part_id], ranks[self.target_part_id])
+
+    def __str__(self) -> str:
+        return f"replace({self.part_id}, {self.target_part_id})"
+
+
+@dataclass(frozen=True)
+class GroupMove(Action):
+    """A group of parts (catalog order) moving together along one direction (SEMANTICS §5)."""
+
+    part_ids: tuple[str, ...]
+    direction: str
+    params: ClassVar[tuple[str, ...]] = ("part_ids", "direction")
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "part_ids", tuple(self.part_ids))
+
+    @property
+    def touched(self) -> tuple[str, ...]:
+        return self.part_ids
+
+    @property
+    def action_id(self) -> str:
+        return f"{self.name}:{'+'.join(self.part_ids)}:{self.direction}"
+
+    def to_json(self) -> dict:
+        return {"action": self.name, "part_ids": list(self.part_ids), "direction": self.direction}
+
+    def sort_key(self, ranks: dict[str, int]) -> tuple:
+        return (ranks[self.part_ids[0]], DIRECTIONS.index(self.direction), tuple(ranks[x] for x in self.part_ids))
+
+    def __str__(self) -> str:
+        return f"{self.name}([{', '.join(self.part_ids)}], {self.direction})"
+
+
+class Separate(GroupMove):
+    name = "separate"
+
+
+class Join(GroupMove):
+    name = "join"
+
+
+# library order = canonical tie-break rank (encodings/SEMANTICS.md §4)
+KINDS: tuple[type[Action], ...] = (
+    Remove, Insert, ResetPose, Rotate, RotateToUnlock, RotateTranslateToUnlock,
+    RotateToLock, TranslateRotateToLock, Replace, Separate, Join,
+)
+KIND: dict[str, type[Action]] = {k.name: k for k in KINDS}
+ACTION_NAMES = tuple(KIND)
+RANKS = {name: r for r, name in enumerate(ACTION_NAMES)}
 
 
 def moved_parts(actions) -> frozenset[str]:
     return frozenset(p for a in actions for p in a.touched)
 
 
-def lock_action(part: Part, locking: bool) -> Action:
-    """The one lock (`locking`) or unlock action of a lock part, with its mechanism's parameters.
-
-    A rotate lock unlocks by turning `angle_deg` about its axis and locks by turning back (`-angle_deg`);
-    a coupled lock unlocks to its unlocked pose and locks back to its target pose.
-    """
-    lock = part.lock
-    if lock is None:
+def lock_action(part: Part, locking: bool) -> Turn | PoseMove:
+    """The one lock (`locking`) or unlock action of a lock part, with its mechanism's parameters."""
+    if part.lock is None:
         raise ValueError(f"{part.part_id} has no lock")
-    if lock.kind == "rotate":
-        return Action("rotate_to_lock" if locking else "rotate_to_unlock", part.part_id, axis=lock.axis,
-                      angle_deg=-lock.angle_deg if locking else lock.angle_deg)  # type: ignore[operator]
+    return lock_turn(part, locking) if part.lock.kind == "rotate" else lock_move(part, locking)
+
+
+def lock_turn(part: Part, locking: bool) -> Turn:
+    """A rotate lock unlocks by turning `angle_deg` about its axis and locks by turning back (`-angle_deg`)."""
+    lock = part.lock
+    if lock is None or lock.axis is None or lock.angle_deg is None:
+        raise ValueError(f"{part.part_id} has no rotate lock")
+    turn = RotateToLock if locking else RotateToUnlock
+    return turn(part.part_id, lock.axis, -lock.angle_deg if locking else lock.angle_deg)
+
+
+def lock_move(part: Part, locking: bool) -> PoseMove:
+    """A coupled lock unlocks to its unlocked pose and locks back to its target pose."""
     pose = Pose(part.centroid, (0.0, 0.0, 0.0)) if locking else unlocked_pose(part)
-    return Action("translate_rotate_to_lock" if locking else "rotate_translate_to_unlock", part.part_id,
-                  after_pose=pose)
+    return (TranslateRotateToLock if locking else RotateTranslateToUnlock)(part.part_id, pose)

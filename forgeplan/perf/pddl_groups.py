@@ -6,6 +6,7 @@ import statistics
 from pathlib import Path
 
 from ..bench.burr_faults import FAULTS, fault_task, level1_puzzles
+from ..model.actions import GroupMove
 from . import machine
 
 NAME = "pddl-groups"
@@ -38,7 +39,7 @@ def _fault_row(asm, ftype: str, runs: int, time_limit: float, clingo: bool) -> d
     row = {"fault": ftype, "part_id": pid, "status": results[-1].status.name.lower(),
            "moved_parts": None if plan is None else len({p for a in plan for p in a.touched}),
            "actions": None if plan is None else len(plan),
-           "group_moves": None if plan is None else sum(a.part_ids is not None for a in plan),
+           "group_moves": None if plan is None else sum(isinstance(a, GroupMove) for a in plan),
            "valid_in_engine": replay is not None and replay.failure is None and world.equivalent(replay.final, task.target),
            "expanded_actions": len(build_problem(task, grounded=True).problem.actions),
            "fd_seconds": round(statistics.median(r.seconds for r in results), 4),

@@ -13,7 +13,7 @@ import heapq
 import itertools
 
 from ..geometry.graphs import disassembly_layers
-from ..model.actions import Action
+from ..model.actions import Action, Insert, Remove
 from ..model.state import State
 from ..semantics.diagnosis import diagnose, repair_action
 from ..semantics.engine import World
@@ -64,11 +64,11 @@ class _RepairSearch:
         layer = {self.w.index[p]: k for k, ids in enumerate(disassembly_layers(self.w.assembly)) for p in ids}
         while self.w.free_direction(self.state, i) is None:
             free = [j for j in range(len(self.w.ids)) if j != i and self.state.slots[j].present
-                    and self.w.check(self.state, Action("remove", self.state.slots[j].occupant)) is None]  # type: ignore[arg-type]
+                    and self.w.check(self.state, Remove(self.state.slots[j].occupant)) is None]  # type: ignore[arg-type]
             if not free:
                 raise RuntimeError(f"cannot clear {self.w.ids[i]}")
             j = min(free, key=lambda j: (layer.get(j, 0), j))
-            self.do(Action("remove", self.state.slots[j].occupant))  # type: ignore[arg-type]
+            self.do(Remove(self.state.slots[j].occupant))  # type: ignore[arg-type]
             self.removed.append(j)
 
     def take_out(self, j: int, stack: frozenset[int]) -> None:
@@ -78,17 +78,17 @@ class _RepairSearch:
             self.unlocked.append(j)
         self.make_reachable(j, stack)
         if self.state.slots[j].present:  # peeling may already have taken it out
-            self.do(Action("remove", self.state.slots[j].occupant))  # type: ignore[arg-type]
+            self.do(Remove(self.state.slots[j].occupant))  # type: ignore[arg-type]
             self.removed.append(j)
 
     def reinsert(self) -> bool:
         """Put every removed part back, each as soon as it can go in (supports may force the order)."""
         pending = [j for j in reversed(self.removed) if not self.state.slots[j].present]
         while pending:
-            j = next((j for j in pending if self.w.check(self.state, Action("insert", self.w.ids[j])) is None), None)
+            j = next((j for j in pending if self.w.check(self.state, Insert(self.w.ids[j])) is None), None)
             if j is None:
                 return False
-            self.do(Action("insert", self.w.ids[j]))
+            self.do(Insert(self.w.ids[j]))
             pending.remove(j)
         return True
 
@@ -120,8 +120,8 @@ def _structured(world: World, actual: State, target: State) -> list[Action] | No
             p.do(lock_action(world, i, locking=False))
         act = repair_action(world, p.state, i, m["type"])
         if act is None:  # orientation with no single-axis fix: take it out and put it back
-            p.do(Action("remove", p.state.slots[i].occupant))  # type: ignore[arg-type]
-            act = Action("insert", world.ids[i])
+            p.do(Remove(p.state.slots[i].occupant))  # type: ignore[arg-type]
+            act = Insert(world.ids[i])
         p.do(act)
     if not p.reinsert():
         return None

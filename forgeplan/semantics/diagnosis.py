@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..model.actions import Action
+from ..model.actions import Action, Insert, Replace, ResetPose, Rotate
 from ..model.rotations import axis_angle_of, euler_to_matrix
 from ..model.state import State
 from .engine import World
@@ -16,14 +16,14 @@ def repair_action(world: World, state: State, i: int, mtype: str) -> Action | No
     s = state.slots[i]
     pid = world.ids[i]
     if mtype == "missing_part":
-        return Action("insert", pid)
+        return Insert(pid)
     if mtype == "wrong_part":
-        return Action("replace", s.occupant, target_part_id=pid)  # type: ignore[arg-type]
+        return Replace(s.occupant, pid)  # type: ignore[arg-type]
     if mtype == "wrong_orientation":
         fix = rotation_fix(world, i, s.rotation)
-        return None if fix is None else Action("rotate", s.occupant, axis=fix[0], angle_deg=fix[1])  # type: ignore[arg-type]
+        return None if fix is None else Rotate(s.occupant, *fix)  # type: ignore[arg-type]
     if mtype in ("misplacement", "under_insertion"):
-        return Action("reset_pose", s.occupant)  # type: ignore[arg-type]
+        return ResetPose(s.occupant)  # type: ignore[arg-type]
     if mtype == "interference_lock":
         return lock_action(world, i, locking=not s.locked)
     raise ValueError(mtype)

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import NamedTuple, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 from ..geometry.relations import blocking_relation, symmetry_group
-from ..model.actions import GROUP_ACTIONS, Action, lock_action
+from ..model.actions import Action, GroupMove, Insert, PoseMove, Replace, Turn, lock_action
 from ..model.assembly import DIRECTIONS, Assembly, Pose, unlocked_pose
 from ..model.rotations import angle_of, as_float, axis_matrix, euler_to_matrix, matmul, matrix_to_euler, transpose
 from ..model.state import Slot, State, Tolerances
@@ -145,23 +145,16 @@ class World:
         i = self.index.get(part_id)
         return self.spare_slot.get(part_id) if i is None else i
 
+    def slot_index(self, part_id: str) -> int:
+        """The slot of a known part (a spare's: the slot it belongs in); KeyError for an unknown one."""
+        return self.index[part_id] if part_id in self.index else self.spare_slot[part_id]
+
     def check(self, state: State, a: Action) -> Illegal | None:
         """None when `a` is legal in `state`, else the reason (one rule per action kind: CHECKS)."""
-        if a.part_ids is not None or a.name in GROUP_ACTIONS:
-            return self._check_group(state, a)
-        i = self._slot_of(a.part_id)
-        if i is None:
-            return Illegal("unknown_part", f"unknown part id {a.part_id!r}")
-        needs_present, rule = CHECKS.get(a.name, (True, _unknown_action))
-        s = state.slots[i]
-        if needs_present and (not s.present or s.occupant != a.part_id):
-            return Illegal("not_present", f"{a.part_id} is not in the assembly")
-        return rule(self, state, a, i)
+        return CHECKS[a.name](self, state, a)
 
-    def _check_group(self, state: State, a: Action) -> Illegal | None:
+    def _check_group(self, state: State, a: GroupMove) -> Illegal | None:
         """separate / join (SEMANTICS §5): a group of two or more parts moving along one direction."""
-        if a.name not in GROUP_ACTIONS or not a.part_ids:
-            return Illegal("not_applicable", f"{a.name} takes one part_id, not a group")
         if not self.needs_groups:
             return Illegal("not_applicable", f"{self.assembly.assembly_id} comes apart one part at a time: group moves "
                                              "(separate/join) exist only for assemblies that need them")
@@ -249,40 +242,12 @@ class World:
     # ------------------------------------------------------------------ transition
 
     def apply(self, state: State, a: Action) -> State:
-        """The successor of `state` under a legal action `a` (call `check` first)."""
-        if a.part_ids is not None:
-            for x in a.part_ids:
-                j = self.index[x] if x in self.index else self.spare_slot[x]
-                state = state.replace(j, self.empty_slot(j) if a.name == "separate" else
-                                      self.target_slot(j)._replace(locked=False if self.lock[j] else None))
-            return state
-        i = self.index.get(a.part_id)
-        if i is None:
-            i = self.spare_slot[a.part_id]
-        s = state.slots[i]
-        name = a.name
-        if name == "remove":
-            return state.replace(i, self.empty_slot(i))
-        if name == "insert":
-            return state.replace(i, self.target_slot(i)._replace(locked=False if self.lock[i] else None))
-        if name == "reset_pose":
-            return state.replace(i, s._replace(position=self.target_position[i], seated=0.0))
-        if name == "rotate":
-            r = matmul(axis_matrix(a.axis, a.angle_deg), euler_to_matrix(s.rotation))  # type: ignore[arg-type]
-            return state.replace(i, s._replace(rotation=matrix_to_euler(r)))
-        if name == "replace":
-            t = self.index[a.target_part_id]  # type: ignore[index]
-            return state.replace(t, self.target_slot(t)._replace(locked=False if self.lock[t] else None))
-        if name == "rotate_to_unlock":
-            return state.replace(i, s._replace(locked=False))
-        if name == "rotate_to_lock":
-            return state.replace(i, s._replace(locked=True))
-        if name == "rotate_translate_to_unlock":
-            up = self.unlocked[i]
-            return state.replace(i, s._replace(locked=False, position=up.position, rotation=up.rotation, seated=0.0))
-        if name == "translate_rotate_to_lock":
-            return state.replace(i, self.target_slot(i))
-        raise ValueError(name)
+        """The successor of `state` under a legal action `a` (call `check` first; one rule per kind: MOVES)."""
+        return MOVES[a.name](self, state, a)
+
+    def inserted_slot(self, i: int) -> Slot:
+        """Slot i just after its target part goes in: at its target pose, a lock disengaged."""
+        return self.target_slot(i)._replace(locked=False if self.lock[i] else None)
 
     def step(self, state: State, a: Action, step: int = 0) -> State:
         reason = self.check(state, a)
@@ -327,10 +292,10 @@ class World:
 
 
 # ----------------------------------------------------------------------------- legality, one rule per action kind
-# Each rule gets the world, the state, the action and the slot index of its part; `check` has already
-# resolved the part and, where the table says so, checked that it is present.
+# Each single-part rule gets the world, the state, the action and the slot index of its part; `_on_part`
+# has already resolved the part and, where the table says so, checked that it is present.
 
-def _check_insert(w: World, state: State, a: Action, i: int) -> Illegal | None:
+def _check_insert(w: World, state: State, a: Insert, i: int) -> Illegal | None:
     s = state.slots[i]
     if a.part_id not in w.index:
         return Illegal("not_applicable", f"{a.part_id} is a spare part; only target parts are inserted")
@@ -351,16 +316,16 @@ def _check_clear(w: World, state: State, a: Action, i: int) -> Illegal | None:
     return w._clearance(state, i)
 
 
-def _check_rotate(w: World, state: State, a: Action, i: int) -> Illegal | None:
+def _check_rotate(w: World, state: State, a: Turn, i: int) -> Illegal | None:
     if a.axis not in ("x", "y", "z"):
         return Illegal("bad_axis", f"rotate axis must be x, y or z, got {a.axis!r}")
-    if a.angle_deg is None or not math.isfinite(a.angle_deg):
+    if not math.isfinite(a.angle_deg):
         return Illegal("bad_angle", "rotate needs a finite angle_deg")
     return w._clearance(state, i)
 
 
-def _check_replace(w: World, state: State, a: Action, i: int) -> Illegal | None:
-    target = w.index.get(a.target_part_id or "")
+def _check_replace(w: World, state: State, a: Replace, i: int) -> Illegal | None:
+    target = w.index.get(a.target_part_id)
     if a.part_id in w.index or w.spare_slot.get(a.part_id) != target:
         return Illegal("not_applicable", f"{a.part_id} is not a spare variant of {a.target_part_id}")
     return w._clearance(state, i)
@@ -371,7 +336,7 @@ LOCK_ACTIONS = {"rotate_to_unlock": ("rotate", False), "rotate_to_lock": ("rotat
                 "rotate_translate_to_unlock": ("coupled", False), "translate_rotate_to_lock": ("coupled", True)}
 
 
-def _check_lock(w: World, state: State, a: Action, i: int) -> Illegal | None:
+def _check_lock(w: World, state: State, a: Turn | PoseMove, i: int) -> Illegal | None:
     want, locking = LOCK_ACTIONS[a.name]
     lock, s = w.lock[i], state.slots[i]
     if lock is None or lock.kind != want:
@@ -391,31 +356,89 @@ def _check_lock(w: World, state: State, a: Action, i: int) -> Illegal | None:
     return None
 
 
-def _lock_parameters(w: World, a: Action, i: int, locking: bool) -> Illegal | None:
+def _lock_parameters(w: World, a, i: int, locking: bool) -> Illegal | None:
     """The action's axis and angle, or its after_pose, must be the mechanism's (model.actions.lock_action)."""
     expected = lock_action(w.parts[i], locking)
-    if expected.after_pose is not None:
-        if a.after_pose is None or not w.pose_close(a.after_pose, expected.after_pose):
+    if isinstance(expected, PoseMove):
+        if not w.pose_close(a.after_pose, expected.after_pose):
             return Illegal("bad_after_pose", f"{a.part_id} after_pose must be {expected.after_pose.to_json()}")
         return None
     if a.axis != expected.axis:
         return Illegal("bad_axis", f"{a.part_id} turns about {expected.axis}, not {a.axis}")
     expect = expected.angle_deg
-    if a.angle_deg is None or not math.isfinite(a.angle_deg) or angle_diff(a.angle_deg, expect) > w.tol.rot_tol:  # type: ignore[arg-type]
+    if not math.isfinite(a.angle_deg) or angle_diff(a.angle_deg, expect) > w.tol.rot_tol:
         return Illegal("bad_angle", f"{a.part_id} {'locks' if locking else 'unlocks'} with angle {expect:g}, not {a.angle_deg}")
     return None
 
 
-def _unknown_action(w: World, state: State, a: Action, i: int) -> Illegal | None:
-    return Illegal("unknown_action", f"unknown action {a.name!r}")
+def _on_part(rule: Callable, needs_present: bool = True) -> Callable[[World, State, Action], Illegal | None]:
+    """A single-part rule behind the checks every single-part kind shares: the part is known and, where
+    `needs_present`, in its slot; the rule then gets the slot index too."""
+    def check(w: World, state: State, a) -> Illegal | None:
+        i = w._slot_of(a.part_id)
+        if i is None:
+            return Illegal("unknown_part", f"unknown part id {a.part_id!r}")
+        s = state.slots[i]
+        if needs_present and (not s.present or s.occupant != a.part_id):
+            return Illegal("not_present", f"{a.part_id} is not in the assembly")
+        return rule(w, state, a, i)
+    return check
 
 
-# action kind -> (its part must be present in its slot, the rule)
-CHECKS = {
-    "insert": (False, _check_insert),
-    "remove": (True, _check_clear),
-    "reset_pose": (True, _check_clear),
-    "rotate": (True, _check_rotate),
-    "replace": (True, _check_replace),
-    **{name: (True, _check_lock) for name in LOCK_ACTIONS},
+# action kind -> its legality rule (world, state, action)
+CHECKS: dict[str, Callable[[World, State, Any], Illegal | None]] = {
+    "insert": _on_part(_check_insert, needs_present=False),
+    "remove": _on_part(_check_clear),
+    "reset_pose": _on_part(_check_clear),
+    "rotate": _on_part(_check_rotate),
+    "replace": _on_part(_check_replace),
+    **{name: _on_part(_check_lock) for name in LOCK_ACTIONS},
+    "separate": World._check_group,
+    "join": World._check_group,
+}
+
+
+def _at_slot(move: Callable[[World, State, Any, int], Slot]) -> Callable[[World, State, Action], State]:
+    """A single-part transition: `move` gives the new content of the action's slot."""
+    def apply(w: World, state: State, a) -> State:
+        i = w.slot_index(a.part_id)
+        return state.replace(i, move(w, state, a, i))
+    return apply
+
+
+def _turned(w: World, state: State, a: Turn, i: int) -> Slot:
+    s = state.slots[i]
+    return s._replace(rotation=matrix_to_euler(matmul(axis_matrix(a.axis, a.angle_deg), euler_to_matrix(s.rotation))))
+
+
+def _unlocked(w: World, state: State, a: PoseMove, i: int) -> Slot:
+    up = w.unlocked[i]
+    return state.slots[i]._replace(locked=False, position=up.position, rotation=up.rotation, seated=0.0)
+
+
+def _move_group(w: World, state: State, a: GroupMove) -> State:
+    for x in a.part_ids:
+        j = w.slot_index(x)
+        state = state.replace(j, w.empty_slot(j) if a.name == "separate" else w.inserted_slot(j))
+    return state
+
+
+def _replace(w: World, state: State, a: Replace) -> State:
+    t = w.index[a.target_part_id]
+    return state.replace(t, w.inserted_slot(t))
+
+
+# action kind -> its transition (world, state, action) -> successor state
+MOVES: dict[str, Callable[[World, State, Any], State]] = {
+    "remove": _at_slot(lambda w, st, a, i: w.empty_slot(i)),
+    "insert": _at_slot(lambda w, st, a, i: w.inserted_slot(i)),
+    "reset_pose": _at_slot(lambda w, st, a, i: st.slots[i]._replace(position=w.target_position[i], seated=0.0)),
+    "rotate": _at_slot(_turned),
+    "replace": _replace,
+    "rotate_to_unlock": _at_slot(lambda w, st, a, i: st.slots[i]._replace(locked=False)),
+    "rotate_to_lock": _at_slot(lambda w, st, a, i: st.slots[i]._replace(locked=True)),
+    "rotate_translate_to_unlock": _at_slot(_unlocked),
+    "translate_rotate_to_lock": _at_slot(lambda w, st, a, i: w.target_slot(i)),
+    "separate": _move_group,
+    "join": _move_group,
 }

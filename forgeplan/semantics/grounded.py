@@ -27,7 +27,8 @@ from __future__ import annotations
 import weakref
 from typing import Sequence
 
-from ..model.actions import ACTION_NAMES, ACTION_PARAMS, Action, lock_action as part_lock_action, moved_parts
+from ..model.actions import (KINDS, Action, GroupMove, Insert, Join, PoseMove, Remove, Replace, ResetPose, Rotate, Separate, Turn,
+                             lock_action as part_lock_action, moved_parts)
 from ..model.assembly import DIRECTIONS, Assembly
 from ..model.errors import InputError
 from ..model.rotations import axis_angle_of, euler_to_matrix, matmul, transpose
@@ -93,9 +94,14 @@ def action_space(asm: Assembly) -> dict:
         applicable[p.part_id] = acts
     for w in asm.spares:
         applicable[w.part_id] = ["remove", "reset_pose", "rotate", "replace"]
-    return {"actions": [{"action": n, "params": ["wrong_part_id", "target_part_id"] if n == "replace"
-                         else ["part_id", *ACTION_PARAMS[n]]} for n in ACTION_NAMES],
+    return {"actions": [{"action": k.name, "params": _space_params(k)} for k in KINDS],
             "applicable": applicable}
+
+
+def _space_params(kind: type[Action]) -> list[str]:
+    """A kind's parameters as action_space.json lists them: its contract fields, except that the file
+    has always named a group move's members `part_id` (the contract field is `part_ids`)."""
+    return ["part_id", "direction"] if issubclass(kind, GroupMove) else list(kind.params)
 
 
 # ----------------------------------------------------------------------------- single-part parameters
@@ -120,7 +126,7 @@ def rotation_fix(world: World, i: int, rotation) -> tuple[str, float] | None:
     return best[2], best[3]
 
 
-def lock_action(world: World, i: int, locking: bool) -> Action:
+def lock_action(world: World, i: int, locking: bool) -> Turn | PoseMove:
     """The one grounded lock (`locking`) or unlock action of lock slot i."""
     return part_lock_action(world.parts[i], locking)
 
@@ -154,13 +160,7 @@ def canonical_key(action: Action, ranks: dict[str, int]) -> tuple:
 
     A group move (SEMANTICS §5) is keyed by its first member, then its direction and all members' ranks.
     """
-    pose = action.after_pose
-    key = (ACTION_NAMES.index(action.name), ranks[action.part_id], action.axis or "",
-           action.angle_deg if action.angle_deg is not None else 0.0,
-           (pose.position, pose.rotation) if pose else (), ranks.get(action.target_part_id or "", -1))
-    if action.part_ids is not None:
-        key += (DIRECTIONS.index(action.direction), tuple(ranks[x] for x in action.part_ids))  # type: ignore[arg-type]
-    return key
+    return (action.rank, *action.sort_key(ranks))
 
 
 class SlotRotations:
@@ -184,7 +184,7 @@ class SlotRotations:
             slot = base.slots[i]._replace(present=True, occupant=occupant, rotation=r,
                                           locked=False if world.lock[i] else None)
             start = base.replace(i, slot)
-            after = world.apply(start, Action("rotate", occupant, axis=fix[0], angle_deg=fix[1])).slots[i].rotation
+            after = world.apply(start, Rotate(occupant, *fix)).slots[i].rotation
             if world.rotation_error(i, after) > world.tol.rot_tol:
                 raise InputError(f"the repairing turn of {world.ids[i]} leaves it off target", field="rotation")
             self.fixes.append((r, fix[0], fix[1], after))
@@ -206,14 +206,14 @@ def slot_rotations(world: World, actual: State, i: int) -> tuple[SlotRotations, 
 def slot_universe(world: World, i: int, occupants: list[str], fix_params) -> list[Action]:
     """Every single-part action on slot i any reachable state can offer (its target part or the spare in it)."""
     pid = world.ids[i]
-    actions = [Action("insert", pid)]
+    actions: list[Action] = [Insert(pid)]
     for x in occupants:
-        actions += [Action("remove", x), Action("reset_pose", x)]
-        actions += [Action("rotate", x, axis=ax, angle_deg=ang) for ax, ang in fix_params]
+        actions += [Remove(x), ResetPose(x)]
+        actions += [Rotate(x, ax, ang) for ax, ang in fix_params]
     if world.lock[i] is not None:
         actions += [lock_action(world, i, locking=False), lock_action(world, i, locking=True)]
     if len(occupants) > 1:
-        actions.append(Action("replace", occupants[1], target_part_id=pid))
+        actions.append(Replace(occupants[1], pid))
     return actions
 
 
@@ -233,8 +233,8 @@ def group_universe(world: World, actual: State) -> list[Action]:
             occ = [p] + ([s.occupant] if s.present and s.occupant != p else [])  # type: ignore[list-item]
             choices = [c + [x] for c in choices for x in occ]
         for d in dirs:
-            out += [Action.group("separate", c, d) for c in choices]
-            out.append(Action.group("join", g, d))
+            out += [Separate(tuple(c), d) for c in choices]
+            out.append(Join(tuple(g), d))
     return out
 
 

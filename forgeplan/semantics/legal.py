@@ -7,7 +7,7 @@ not (`slot_actions`, `group_actions`), and filters them with the engine (`legal_
 
 from __future__ import annotations
 
-from ..model.actions import Action
+from ..model.actions import Action, Insert, Join, Remove, Replace, ResetPose, Rotate, Separate
 from ..model.assembly import DIRECTIONS
 from ..model.state import State
 from .engine import World
@@ -19,16 +19,16 @@ def slot_actions(world: World, state: State, i: int) -> list[Action]:
     s = state.slots[i]
     pid = world.ids[i]
     if not s.present:
-        return [Action("insert", pid)]
-    out = [Action("remove", s.occupant), Action("reset_pose", s.occupant)]  # type: ignore[arg-type]
+        return [Insert(pid)]
+    out: list[Action] = [Remove(s.occupant), ResetPose(s.occupant)]  # type: ignore[arg-type]
     if world.rot_off(i, s):
         fix = rotation_fix(world, i, s.rotation)
         if fix is not None:
-            out.append(Action("rotate", s.occupant, axis=fix[0], angle_deg=fix[1]))  # type: ignore[arg-type]
+            out.append(Rotate(s.occupant, *fix))  # type: ignore[arg-type]
     if world.lock[i] is not None and s.occupant == pid:
         out.append(lock_action(world, i, locking=not s.locked))
     if s.occupant != pid:
-        out.append(Action("replace", s.occupant, target_part_id=pid))  # type: ignore[arg-type]
+        out.append(Replace(s.occupant, pid))  # type: ignore[arg-type]
     return out
 
 
@@ -42,14 +42,14 @@ def group_actions(world: World, state: State) -> list[Action]:
     if not world.needs_groups:
         return []
     ids = world.ids
-    out = []
+    out: list[Action] = []
     for g in sorted(separable_groups(world), key=lambda m: (bin(m).count("1"), m)):
         members = [j for j in range(len(ids)) if g >> j & 1]
         if g & state.mask == g:
             names = [state.slots[j].occupant for j in members]
-            out.extend(Action.group("separate", names, d) for d in DIRECTIONS)
+            out.extend(Separate(tuple(names), d) for d in DIRECTIONS)
         elif not g & state.mask:
-            out.extend(Action.group("join", [ids[j] for j in members], d) for d in DIRECTIONS)
+            out.extend(Join(tuple(ids[j] for j in members), d) for d in DIRECTIONS)
     return out
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...model.actions import Action
+from ...model.actions import Action, GroupMove, OnePart, Replace, Turn
 from ...model.state import State
 from ...semantics.engine import ZERO3, World
 from ...semantics.grounded import (Rotation, SlotRotations, action_universe, check_canonical_target, part_ranks,
@@ -42,16 +42,16 @@ def quote(text: str) -> str:
 def action_term(action: Action) -> str:
     """The ASP term of a grounded action, as clingo prints it; parameters implied by the part are left out."""
     a = action
-    if a.part_ids is not None:  # separate / join: the members as a tuple, then the direction
+    if isinstance(a, GroupMove):  # separate / join: the members as a tuple, then the direction
         members = ",".join(quote(x) for x in a.part_ids) + ("," if len(a.part_ids) == 1 else "")
-        return f"{a.name}(({members}),{quote(a.direction)})"  # type: ignore[arg-type]
-    if a.name in ("rotate", "rotate_to_unlock", "rotate_to_lock"):
-        args = [a.part_id, a.axis, repr(float(a.angle_deg))]  # type: ignore[arg-type]
-    elif a.name == "replace":
-        args = [a.part_id, a.target_part_id]
-    else:
-        args = [a.part_id]
-    return f"{a.name}({','.join(quote(x) for x in args)})"  # type: ignore[arg-type]
+        return f"{a.name}(({members}),{quote(a.direction)})"
+    assert isinstance(a, OnePart)
+    args = [a.part_id]
+    if isinstance(a, Turn):
+        args += [a.axis, repr(float(a.angle_deg))]
+    elif isinstance(a, Replace):
+        args.append(a.target_part_id)
+    return f"{a.name}({','.join(quote(x) for x in args)})"
 
 
 def task_facts(task: Task) -> Facts:
@@ -125,12 +125,12 @@ def _slot_rotation_lines(world: World, i: int, vals: SlotRotations, unlocked) ->
 
 
 def _group_member_lines(actions: list[Action], ranks: dict[str, int]) -> list[str]:
-    groups = sorted({a.part_ids for a in actions if a.part_ids is not None}, key=lambda g: [ranks[x] for x in g])
+    groups = sorted({a.part_ids for a in actions if isinstance(a, GroupMove)}, key=lambda g: [ranks[x] for x in g])
     if not groups:
         return []
     lines = ["", "% --- group moves (SEMANTICS §5): gmember(G,X), X a member of the group term G; every"
              " G is free-space separable", f"%     ({len(groups)} member tuples, "
-             f"{sum(1 for a in actions if a.part_ids is not None)} group actions)"]
+             f"{sum(1 for a in actions if isinstance(a, GroupMove))} group actions)"]
     for g in groups:
         term = "(" + ",".join(quote(x) for x in g) + ")"
         lines.append(" ".join(f"gmember({term},{quote(x)})." for x in g))

@@ -11,7 +11,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from ...model.actions import Action
+from ...model.actions import Action, Insert, Join, Remove, Replace, ResetPose, Rotate, Separate
 from ...model.state import Slot, State
 from ...semantics.engine import World
 from ...semantics.grounded import (check_canonical_target, group_blockers, group_names, lock_action, removal_paths,
@@ -112,7 +112,7 @@ def abstraction(task: Task, every_direction: bool = False) -> Abstraction:
 def _checked_fix(world: World, i: int, slot: Slot, fix: tuple[str, float]) -> tuple[str, float]:
     """The repairing turn, checked with the engine to clear rot_off (the abstraction relies on it)."""
     turned = world.apply(State([slot if j == i else world.target_slot(j) for j in range(len(world.ids))]),
-                         Action("rotate", slot.occupant, axis=fix[0], angle_deg=fix[1]))  # type: ignore[arg-type]
+                         Rotate(slot.occupant, *fix))  # type: ignore[arg-type]
     if world.rot_off(i, turned.slots[i]):
         raise AssertionError(f"rotation fix {fix} does not restore {world.ids[i]}")
     return fix
@@ -127,7 +127,7 @@ def _slot_steps(ab: Abstraction, i: int, paths) -> list[GroundStep]:
     holders = [world.ids[j] for j in world.holders[i]]
     not_held = tuple(("locked", h, False) for h in holders)
     reset_all = _reset_all(ab, pid)
-    steps = [GroundStep(Action("insert", pid),
+    steps = [GroundStep(Insert(pid),
                   (("present", pid, False), *(("present", q, True) for q in world.parts[i].supports), *not_held),
                   (("present", pid, True), *reset_all), paths)]
     clear = ((("locked", pid, False),) if lock is not None else ()) + not_held
@@ -136,20 +136,20 @@ def _slot_steps(ab: Abstraction, i: int, paths) -> list[GroundStep]:
         occupants.append((ab.spare_in[pid], (("wrong", pid, True),)))
     for x, here in occupants:
         pre = here + clear
-        steps.append(GroundStep(Action("remove", x), pre, (("present", pid, False), *reset_all), paths))
-        steps.append(GroundStep(Action("reset_pose", x), pre, (("pose_off", pid, False),), paths))
+        steps.append(GroundStep(Remove(x), pre, (("present", pid, False), *reset_all), paths))
+        steps.append(GroundStep(ResetPose(x), pre, (("pose_off", pid, False),), paths))
         actual_is_x = (ab.spare_in.get(pid, pid) == x)
         rot_done = (("rot_off", pid, False),) + ((("unlock_turned", pid, False),) if has("unlock_turned") else ())
         if actual_is_x and pid in ab.turn_fix:
             ax, ang = ab.turn_fix[pid]
             src = (("unlock_turned", pid, False),) if has("unlock_turned") else ()
-            steps.append(GroundStep(Action("rotate", x, axis=ax, angle_deg=ang), pre + (("rot_off", pid, True),) + src, rot_done, paths))
+            steps.append(GroundStep(Rotate(x, ax, ang), pre + (("rot_off", pid, True),) + src, rot_done, paths))
         if x == pid and pid in ab.unlock_fix:
             ax, ang = ab.unlock_fix[pid]
-            steps.append(GroundStep(Action("rotate", x, axis=ax, angle_deg=ang),
+            steps.append(GroundStep(Rotate(x, ax, ang),
                               pre + (("rot_off", pid, True), ("unlock_turned", pid, True)), rot_done, paths))
         if x != pid:
-            steps.append(GroundStep(Action("replace", x, target_part_id=pid), pre,
+            steps.append(GroundStep(Replace(x, pid), pre,
                               (("wrong", pid, False), ("pose_off", pid, False), ("rot_off", pid, False)), paths))
     if lock is not None:
         here = (("present", pid, True),)
@@ -210,7 +210,7 @@ def _separate_steps(ab: Abstraction, group: tuple[str, ...], d: str) -> list[Gro
     for p in group:
         mine = [(p, (("present", p, True),) + ((("wrong", p, False),) if p in ab.spare_in else ()))]
         choices.append(mine + ([(ab.spare_in[p], (("wrong", p, True),))] if p in ab.spare_in else []))
-    return [GroundStep(Action.group("separate", [x for x, _ in combo], d),
+    return [GroundStep(Separate(tuple(x for x, _ in combo), d),
                  tuple(dict.fromkeys([lt for _, here in combo for lt in here] + common)), eff)
             for combo in itertools.product(*choices)]
 
@@ -223,4 +223,4 @@ def _join_step(ab: Abstraction, group: tuple[str, ...], d: str) -> GroundStep:
     pre += [("present", q, True) for p in group for q in world.parts[world.index[p]].supports if q not in group]
     pre += _not_held(world, group) + [("present", b, False) for b in group_names(world, group_blockers(world, mask, d))]
     eff = tuple(lit for p in group for lit in (("present", p, True), *_reset_all(ab, p)))
-    return GroundStep(Action.group("join", group, d), tuple(dict.fromkeys(pre)), eff)
+    return GroundStep(Join(group, d), tuple(dict.fromkeys(pre)), eff)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
-from ...model.actions import Action
+from ...model.actions import KIND, Action, GroupMove, OnePart, PartMove, PoseMove, Replace, Rotate, Turn
 from ...model.assembly import Pose
 from ...semantics.task import Task
 from .groups import GroupCandidates
@@ -59,15 +59,12 @@ class Encoding:
             return self.steps[name]
         base = self.bases[name]
         args = [self.values.get(p.object().name, p.object().name) for p in ai.actual_parameters]
-        if base in ("rotate",):
-            return Action(base, args[0], axis=args[2], angle_deg=args[3])  # type: ignore[arg-type]
-        if base in ("rotate_to_unlock", "rotate_to_lock"):
-            return Action(base, args[0], axis=args[1], angle_deg=args[2])  # type: ignore[arg-type]
-        if base in ("rotate_translate_to_unlock", "translate_rotate_to_lock"):
-            return Action(base, args[0], after_pose=args[1])  # type: ignore[arg-type]
-        if base == "replace":
-            return Action(base, args[0], target_part_id=args[1])  # type: ignore[arg-type]
-        return Action(base, args[0])  # type: ignore[arg-type]
+        kind = KIND[base]
+        if issubclass(kind, PartMove):
+            args = args[:1]                   # remove and reset_pose also name the slot
+        elif kind is Rotate:
+            args = [args[0], *args[2:]]       # rotate names the slot between the part and the axis
+        return kind(*args)
 
     def encode(self, actions: Sequence[Action]):
         """A forgeplan plan as a plan of this problem, or None when an action is not expressible.
@@ -82,17 +79,17 @@ class Encoding:
             return self._encode_expanded(actions)
         world, touched, out = self.task.world, set(), []
         for a in actions:
-            if a.part_ids is not None:  # the lifted domain has no group moves (build_problem refuses them)
+            if not isinstance(a, OnePart):  # the lifted domain has no group moves (build_problem refuses them)
                 return None
             slot_of = world.ids[i] if (i := world._slot_of(a.part_id)) is not None else None
             args: list = [a.part_id]
             if a.name in ("remove", "reset_pose", "rotate"):
                 args.append(slot_of)
-            if a.axis is not None:
+            if isinstance(a, Turn):
                 args += [("axis", a.axis), self._angle_key(a.angle_deg)]
-            if a.after_pose is not None:
+            if isinstance(a, PoseMove):
                 args.append(self._pose_key(a.after_pose))
-            if a.name == "replace":
+            if isinstance(a, Replace):
                 args.append(a.target_part_id)
             objs = [self.objects.get(k) for k in args]
             if slot_of is None or any(o is None for o in objs):
@@ -124,7 +121,7 @@ class Encoding:
         touch = {p: self.problem.action(name) for name, p in self.touches.items()}  # type: ignore[attr-defined]
         out, state = [], sim.get_initial_state()
         for a in actions:
-            for p in a.touched if a.part_ids is not None else ():
+            for p in a.touched if isinstance(a, GroupMove) else ():
                 if p in touch and sim.is_applicable(state, touch[p]):
                     state = sim.apply(state, touch[p])
                     out.append(ActionInstance(touch[p]))
@@ -146,7 +143,7 @@ class Encoding:
         from unified_planning.engines import ValidationResultStatus
         from unified_planning.shortcuts import PlanValidator, get_environment
 
-        dropped = any(a.part_ids is not None and a not in self.steps.values() for a in actions)
+        dropped = any(isinstance(a, GroupMove) and a not in self.steps.values() for a in actions)
         if self.grounded and self.groups is not None and not self.every_direction and dropped:
             if self.exact is None:
                 self.exact = self.rebuild()  # type: ignore[misc]
@@ -158,12 +155,12 @@ class Encoding:
         with PlanValidator(name="sequential_plan_validator") as validator:
             return validator.validate(self.problem, plan).status == ValidationResultStatus.VALID
 
-    def _angle_key(self, angle: float | None) -> tuple | None:
+    def _angle_key(self, angle: float) -> tuple | None:
         """The angle object within rot_tol of `angle` (the engine accepts any angle that close)."""
         from ...semantics.engine import angle_diff
 
         near = sorted((angle_diff(k[1], angle), k) for k in self.objects
-                      if isinstance(k, tuple) and k[0] == "angle" and angle is not None)
+                      if isinstance(k, tuple) and k[0] == "angle")
         return near[0][1] if near and near[0][0] <= self.task.tolerances.rot_tol else None
 
     def _pose_key(self, pose: Pose) -> tuple | None:

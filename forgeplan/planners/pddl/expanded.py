@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from ...model.actions import Action
+from ...model.actions import Action, GroupMove, OnePart, PoseMove, Replace, Turn
 from ...semantics.task import Task
 from .abstraction import Abstraction, Literal, GroundStep
 from .codec import Encoding, touch_variants
@@ -43,7 +43,7 @@ def expanded_problem(task: Task, ab: Abstraction, objective: str, weight: int, c
     action_costs = {}
     for step in ab.steps:
         a = step.action
-        group = a.part_ids is not None
+        group = isinstance(a, GroupMove)
         touches = a.touched
         variants = touch_variants(touches) if with_touch and not group else [("", ())]
         for (suffix, new), (words, alt) in itertools.product(variants, _alternatives(step)):
@@ -77,7 +77,7 @@ def _touch_actions(enc: Encoding, ab: Abstraction, atom, lit, cost) -> dict:
     from unified_planning.shortcuts import InstantaneousAction
 
     costs = {}
-    for p in dict.fromkeys(p for step in ab.steps if step.action.part_ids for p in step.action.touched):
+    for p in dict.fromkeys(p for step in ab.steps if isinstance(step.action, GroupMove) for p in step.action.touched):
         act = InstantaneousAction(enc.unique_name(f"touch {p}"))
         act.add_precondition(lit("touched", p, False))
         act.add_effect(atom("touched", p), True)
@@ -89,13 +89,16 @@ def _touch_actions(enc: Encoding, ab: Abstraction, atom, lit, cost) -> dict:
 
 def _label(a: Action) -> list[str]:
     """The words that name a grounded action (its parameters; a group move: members and direction)."""
-    if a.part_ids is not None:
-        return [*a.part_ids, f"along {DIRECTION_NAMES[a.direction]}"]  # type: ignore[index]
-    if a.target_part_id is not None:
+    if isinstance(a, GroupMove):
+        return [*a.part_ids, f"along {DIRECTION_NAMES[a.direction]}"]
+    assert isinstance(a, OnePart)
+    if isinstance(a, Replace):
         return [a.part_id, a.target_part_id]
-    if a.name in ("rotate_translate_to_unlock", "translate_rotate_to_lock"):
+    if isinstance(a, PoseMove):
         return [a.part_id, "unlocked" if a.name.endswith("unlock") else "target"]
-    return [a.part_id, *([a.axis, f"{a.angle_deg:g}"] if a.axis is not None else [])]
+    if isinstance(a, Turn):
+        return [a.part_id, a.axis, f"{a.angle_deg:g}"]
+    return [a.part_id]
 
 
 def _alternatives(step: GroundStep) -> list[tuple[list[str], tuple[Literal, ...]]]:

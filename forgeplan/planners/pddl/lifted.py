@@ -10,7 +10,7 @@ from typing import Iterable
 
 from ...geometry.relations import blocking_relation
 from ...model.assembly import DIRECTIONS
-from ...semantics.grounded import lock_action
+from ...model.actions import lock_move, lock_turn
 from ...semantics.task import Task
 from .abstraction import Abstraction
 from .codec import Encoding, touch_variants
@@ -79,13 +79,13 @@ def _objects(enc: Encoding, ab: Abstraction, voc: Vocabulary) -> dict:
     for i, lock in enumerate(world.lock):
         if lock is None:
             continue
-        unlock, relock = lock_action(world, i, locking=False), lock_action(world, i, locking=True)
+        part = world.parts[i]
         if lock.kind == "rotate":
-            angles |= {unlock.angle_deg, relock.angle_deg}
+            angles |= {lock_turn(part, locking=False).angle_deg, lock_turn(part, locking=True).angle_deg}
         else:
             pid = world.ids[i]
-            add(("pose", pid, "unlocked"), f"{pid} unlocked", voc.pose, unlock.after_pose)
-            add(("pose", pid, "target"), f"{pid} target", voc.pose, relock.after_pose)
+            add(("pose", pid, "unlocked"), f"{pid} unlocked", voc.pose, lock_move(part, locking=False).after_pose)
+            add(("pose", pid, "target"), f"{pid} target", voc.pose, lock_move(part, locking=True).after_pose)
     for ang in sorted(angles):
         add(("angle", float(ang)), f"deg{ang:g}", voc.angle, float(ang))
     return objs
@@ -116,10 +116,10 @@ def _lock_facts(world, i: int, ab: Abstraction, st: dict, objs: dict) -> list:
     pid = p.part_id
     facts = [st["holds"](objs[pid], objs[q]) for q in p.lock.holds]
     if p.lock.kind == "rotate":
-        unlock, relock = lock_action(world, i, locking=False), lock_action(world, i, locking=True)
+        unlock, relock = lock_turn(p, locking=False), lock_turn(p, locking=True)
         ax = objs[("axis", unlock.axis)]
-        facts.append(st["unlock_turn"](objs[pid], ax, objs[("angle", float(unlock.angle_deg))]))  # type: ignore[arg-type]
-        facts.append(st["lock_turn"](objs[pid], ax, objs[("angle", float(relock.angle_deg))]))  # type: ignore[arg-type]
+        facts.append(st["unlock_turn"](objs[pid], ax, objs[("angle", float(unlock.angle_deg))]))
+        facts.append(st["lock_turn"](objs[pid], ax, objs[("angle", float(relock.angle_deg))]))
         return facts
     facts.append(st["unlock_pose"](objs[pid], objs[("pose", pid, "unlocked")]))
     facts.append(st["lock_pose"](objs[pid], objs[("pose", pid, "target")]))

@@ -22,7 +22,7 @@ def register(sub) -> None:
                     "a reference plan that clingo proved minimal and the verifier replayed. The same seed gives "
                     "byte-identical files whatever --jobs is.")
     b.add_argument("--out", required=True, type=Path, metavar="DIR", help="benchmark folder to write (must not exist)")
-    b.add_argument("--tasks", type=int, default=4000, help="number of tasks (20 to 100,000)")
+    b.add_argument("--tasks", type=int, help="number of tasks (20 to 100,000; default 4,000, or 1,574 for --profile magar)")
     b.add_argument("--seed", type=int, default=42, help="seed of the whole build")
     b.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                    help="worker processes (default and upper bound: the number of CPUs)")
@@ -31,6 +31,9 @@ def register(sub) -> None:
                         "(default: every built-in). A built-in id wins over a same-named file (write ./NAME for the "
                         "file). Imported assemblies keep the `family` of their file, which the train/test split "
                         "groups by; they must come apart with straight moves, and every id must be unique")
+    b.add_argument("--profile", choices=["forge", "magar"], default="forge",
+                   help="forge: FORGE-Bench's composition; magar: MAGAR-Bench's Assembly Decision and Minimal Rework "
+                        "families (974 : 600, scaled) with a family-disjoint split")
     b.add_argument("--quiet", action="store_true", help="no progress bar")
     b.set_defaults(func=run_build)
     s = bsub.add_parser("stats", help="print the composition tables",
@@ -63,12 +66,30 @@ def run_build(args) -> int:
 
     if args.jobs < 1:
         raise InputError(f"must be at least 1, got {args.jobs}", field="--jobs")
+    if args.profile == "magar":
+        return _run_magar_build(args)
+    args.tasks = 4000 if args.tasks is None else args.tasks
     # drawn from the first finished task on (delay), so that bad input prints only its error line
     with tqdm(total=args.tasks, desc="bench build", unit="task", disable=args.quiet, file=sys.stderr, delay=1e-6) as bar:
         manifest = build_bench(args.out, args.tasks, args.seed, min(args.jobs, os.cpu_count() or 1), progress=bar.update,
                                assemblies=args.assemblies)
     _print_table(stats(manifest))
     print(f"wrote {args.tasks} tasks to {args.out}")
+    return 0
+
+
+def _run_magar_build(args) -> int:
+    from tqdm import tqdm
+
+    from ..bench.magar import DEFAULT_TASKS, build_magar_bench
+
+    tasks = DEFAULT_TASKS if args.tasks is None else args.tasks
+    with tqdm(total=tasks, desc="bench build (magar)", unit="task", disable=args.quiet, file=sys.stderr, delay=1e-6) as bar:
+        manifest = build_magar_bench(args.out, tasks, args.seed, min(args.jobs, os.cpu_count() or 1),
+                                     progress=bar.update, assemblies=args.assemblies)
+    print("composition: " + ", ".join(f"{k}={v}" for k, v in manifest["composition"].items()))
+    print(f"split: {manifest['split_rule']}; test families {', '.join(manifest['families']['test'])}")
+    print(f"wrote {tasks} tasks to {args.out}")
     return 0
 
 

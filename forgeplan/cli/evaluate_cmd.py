@@ -30,7 +30,8 @@ def register(sub) -> None:
                     "part's direct repair, ignoring blockers and locks; greedy-legal: the correct diagnosis, then "
                     "repeatedly the first legal action that brings the state closer to the target; no-op: reports "
                     "no fault and an empty plan (the floor).")
-    b.add_argument("name", choices=["oracle", "local-repair", "greedy-legal", "no-op"], help="which baseline")
+    b.add_argument("name", choices=["oracle", "local-repair", "greedy-legal", "local-heuristic", "no-op"],
+                   help="which baseline (a --profile magar benchmark takes oracle, local-heuristic or no-op)")
     b.add_argument("--bench", required=True, type=Path, metavar="DIR", help="benchmark folder")
     b.add_argument("--split", default="test", help="benchmark split (train or test)")
     b.add_argument("--out", required=True, type=Path, metavar="PREDS.jsonl", help="predictions file to write")
@@ -49,6 +50,8 @@ def run_evaluate(args) -> int:
     if args.out:
         output_folder(args.out)
     preds = read_predictions(args.predictions)
+    if load_manifest(args.bench).get("profile") == "magar":
+        return _evaluate_magar(args, preds)
     n = len(load_manifest(args.bench)["splits"].get(args.split, []))
     with tqdm(total=n, desc="evaluate", unit="sample", file=sys.stderr, disable=n < 200) as bar:
         samples = score_split(args.bench, preds, args.split, progress=bar.update, reference_cost=args.reference_cost)
@@ -65,20 +68,48 @@ def run_evaluate(args) -> int:
     return 0
 
 
+def _evaluate_magar(args, preds) -> int:
+    from ..evaluation.magar_eval import magar_summary, print_line, score_magar_split, write_magar_report
+
+    summary = magar_summary(score_magar_split(args.bench, preds, args.split), args.split)
+    if args.out:
+        files = write_magar_report(summary, args.out, args.predictions.stem)
+        print(f"report: {files[1]}", file=sys.stderr if args.json else sys.stdout)
+    print(json.dumps(summary, indent=1) if args.json else print_line(summary))
+    return 0
+
+
 def run_baseline(args) -> int:
-    from ..bench.store import load_manifest, load_sample_task, read_sample_file
+    from ..bench.store import load_manifest
     from ..model.errors import InputError
-    from ..evaluation.baselines import BASELINES
     from ..io.guarded import new_file
 
-    fn = BASELINES[args.name]
-    splits = load_manifest(args.bench)["splits"]
+    manifest = load_manifest(args.bench)
+    splits = manifest["splits"]
     if args.split not in splits:
         raise InputError(f"no split {args.split!r} (have {sorted(splits)})", field="--split")
+    answer = _baseline_answer(args.name, args.bench, manifest.get("profile") == "magar")
     ids = splits[args.split]
     with new_file(args.out, "--out") as fh:
         for sid in ids:
-            raw = fn(load_sample_task(args.bench, sid), read_sample_file(args.bench, sid, "reference.json"))
+            raw = answer(sid)
             fh.write(json.dumps({"sample_id": sid, "raw_output": raw}) + "\n")
     print(f"wrote {len(ids)} predictions to {args.out}")
     return 0
+
+
+def _baseline_answer(name: str, bench: Path, magar: bool):
+    """sample id -> raw output of the baseline; the magar profile has its own three baselines."""
+    from ..bench.store import load_sample_task, read_sample_file
+    from ..evaluation.baselines import BASELINES
+    from ..evaluation.decision_baselines import MAGAR_BASELINES, magar_answer
+    from ..model.errors import InputError
+
+    if magar:
+        if name not in MAGAR_BASELINES:
+            raise InputError(f"a magar-profile benchmark takes one of {list(MAGAR_BASELINES)}, got {name!r}", field="name")
+        return lambda sid: magar_answer(name, bench, sid)
+    if name not in BASELINES:
+        raise InputError(f"{name!r} is a baseline of magar-profile benchmarks; use one of {list(BASELINES)}", field="name")
+    fn = BASELINES[name]
+    return lambda sid: fn(load_sample_task(bench, sid), read_sample_file(bench, sid, "reference.json"))

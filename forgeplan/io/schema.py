@@ -244,7 +244,8 @@ class _SampleLabels(Open):
     sample_id: SampleId
     assembly_id: Name
     family: Name
-    condition: Literal["nofault", "boundary", "single", "multi"]
+    # assembly / recovery: the episode of an Assembly Decision sample (bench build --profile magar)
+    condition: Literal["nofault", "boundary", "single", "multi", "assembly", "recovery"]
     fault_types: Annotated[list[Name], Field(max_length=MAX_PARTS)]
     difficulty: Name
 

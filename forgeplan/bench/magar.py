@@ -1,0 +1,142 @@
+"""`bench build --profile magar`: MAGAR-Bench's two symbolic task families, Assembly Decision and Minimal Rework.
+
+Proportions (MAGAR §4.2, C.3.3): 974 Assembly Decision and 600 Minimal Rework samples, 238 and 100 of
+them in Test, scaled to the requested size by largest remainder. The split is family-disjoint: whole
+families of the library go to Test, chosen so that the number of Test assemblies is the one closest
+to MAGAR's 6 of 26 assembly families (with the built-in library: 6 assemblies in 3 families). Atomic
+Action (native GUI events) has no symbolic counterpart and is not built.
+"""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+import random
+from concurrent.futures import ProcessPoolExecutor
+from functools import partial
+from pathlib import Path
+
+from ..io.guarded import output_folder
+from ..io.task_files import write_json
+from ..model.errors import InputError
+from ..model.state import Tolerances
+from .composition import PROTOCOL, Slot, apportion
+from .decisions import EPISODES, DecisionSlot, generate_decision
+from .generate import generate
+from .sources import load_sources
+from .store import MANIFEST, _versions
+
+MAGAR = {"assembly_decision": 974, "minimal_rework": 600, "assembly_decision_test": 238, "minimal_rework_test": 100,
+         "families": 26, "test_families": 6}
+DEFAULT_TASKS = MAGAR["assembly_decision"] + MAGAR["minimal_rework"]
+MIN_TASKS = 20
+
+
+def family_split(families: dict[str, str], seed: int) -> tuple[list[str], list[str]]:
+    """(train, test) assembly ids; whole families go to Test, as close to 6/26 of the assemblies as the
+    library allows (ties broken by the seed). Needs two or more families."""
+    by_family: dict[str, list[str]] = {}
+    for a in sorted(families):
+        by_family.setdefault(families[a], []).append(a)
+    if len(by_family) < 2:
+        raise InputError(f"a family-disjoint split needs two or more families, got {sorted(by_family)}", field="--assemblies")
+    want = max(1, round(len(families) * MAGAR["test_families"] / MAGAR["families"]))
+    names = sorted(by_family)
+    best: list[tuple[str, ...]] = []
+    best_gap = None
+    for r in range(1, len(names)):
+        for combo in itertools.combinations(names, r):
+            gap = abs(sum(len(by_family[f]) for f in combo) - want)
+            if best_gap is None or gap < best_gap:
+                best, best_gap = [combo], gap
+            elif gap == best_gap:
+                best.append(combo)
+    chosen = random.Random(seed).choice(best)
+    test = sorted(a for f in chosen for a in by_family[f])
+    return [a for a in sorted(families) if a not in test], test
+
+
+def plan_magar(families: dict[str, str], tasks: int, seed: int) -> list:
+    """Every sample planned before anything is solved: DecisionSlots, then Minimal Rework Slots."""
+    train, test = family_split(families, seed)
+    n = apportion(tasks, {"assembly_decision": MAGAR["assembly_decision"], "minimal_rework": MAGAR["minimal_rework"]})
+    rng = random.Random(seed)
+    slots: list = []
+    used = {"train": 0, "test": 0}   # Minimal Rework continues the assembly rotation where decisions left it
+    ad_test = round(n["assembly_decision"] * MAGAR["assembly_decision_test"] / MAGAR["assembly_decision"])
+    for split, ids, count in (("train", train, n["assembly_decision"] - ad_test), ("test", test, ad_test)):
+        episodes = [EPISODES[k % 2] for k in range(count)]
+        rng.shuffle(episodes)
+        slots += [DecisionSlot(len(slots), split, ids[k % len(ids)], ep) for k, ep in enumerate(episodes)]
+        used[split] = count
+    mr_test = round(n["minimal_rework"] * MAGAR["minimal_rework_test"] / MAGAR["minimal_rework"])
+    for split, ids, count in (("train", train, n["minimal_rework"] - mr_test), ("test", test, mr_test)):
+        cond = apportion(count, {"single": PROTOCOL["single_fault"], "multi": PROTOCOL["multi_fault"]})
+        conds = ["single"] * cond["single"] + ["multi"] * cond["multi"]
+        rng.shuffle(conds)
+        slots += [Slot(len(slots), split, ids[(used[split] + k) % len(ids)], c) for k, c in enumerate(conds)]
+    return slots
+
+
+def _one(slot, asm, seed: int, tolerances: Tolerances):
+    if isinstance(slot, DecisionSlot):
+        return generate_decision(slot, asm, seed, tolerances)
+    g = generate(slot, asm, seed, tolerances)
+    g.files["meta.json"]["task_family"] = "minimal_rework"
+    return g
+
+
+def build_magar_bench(out: Path, tasks: int = DEFAULT_TASKS, seed: int = 42, jobs: int = 1, progress=None,
+                      tolerances: Tolerances = Tolerances(), assemblies=None) -> dict:
+    """Generate the MAGAR-profile benchmark into `out` (empty or absent); returns the manifest."""
+    if not MIN_TASKS <= tasks <= 100_000:
+        raise InputError(f"must be between {MIN_TASKS} and 100,000 for the magar profile, got {tasks}", field="--tasks")
+    if output_folder(out, create=False).exists() and any(out.iterdir()):
+        raise InputError("output folder is not empty", file=str(out), field="--out")
+    sources = load_sources(assemblies)
+    families = {a: s.assembly.family for a, s in sources.items()}
+    slots = plan_magar(families, tasks, seed)
+    asms = [sources[s.assembly_id].assembly for s in slots]
+    output_folder(out / "tasks")
+    jobs = max(1, min(jobs, -(-tasks // 4)))
+    pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) if jobs > 1 else None
+    records = []
+    try:
+        work = partial(_one, seed=seed, tolerances=tolerances)
+        for g in (pool.map(work, slots, asms, chunksize=4) if pool else map(work, slots, asms)):
+            folder = out / "tasks" / g.sample_id
+            folder.mkdir()
+            for name, data in g.files.items():
+                write_json(folder / name, data)
+            meta = g.files["meta.json"]
+            records.append({k: meta[k] for k in ("sample_id", "assembly_id", "family", "split", "task_family",
+                                                 "condition", "fault_types", "difficulty")} | {"hidden": bool(meta.get("hidden"))})
+            if progress:
+                progress(1)
+    finally:
+        if pool:
+            pool.shutdown(cancel_futures=True)
+    manifest = _manifest(records, families, sources, tasks, seed, tolerances)
+    train, test = family_split(families, seed)
+    manifest["split_rule"] = (f"family-disjoint: {len({families[a] for a in train})} train / "
+                              f"{len({families[a] for a in test})} test families ({len(train)} / {len(test)} "
+                              f"assemblies; MAGAR: 20 / 6 assembly families)")
+    write_json(out / MANIFEST, manifest)
+    return manifest
+
+
+def _manifest(records, families, sources, tasks, seed, tolerances) -> dict:
+    count = {s: {f: sum(r["split"] == s and r["task_family"] == f for r in records)
+                 for f in ("assembly_decision", "minimal_rework")} for s in ("train", "test")}
+    test_families = sorted({r["family"] for r in records if r["split"] == "test"})
+    train_families = sorted({r["family"] for r in records if r["split"] == "train"})
+    return {
+        "schema_version": "1.0", "benchmark": "forgeplan MAGAR-Bench-shaped", "profile": "magar", "seed": seed,
+        "tasks": tasks, "library": sorted(families), "sources": {a: s.origin for a, s in sources.items()},
+        "protocol": MAGAR, "tolerances": tolerances.to_json(), "versions": _versions(),
+        "composition": {"tasks": len(records), **{f"{s}_{f}": n for s, fam in count.items() for f, n in fam.items()}},
+        "splits": {s: [r["sample_id"] for r in records if r["split"] == s] for s in ("train", "test")},
+        "assemblies": {s: sorted({r["assembly_id"] for r in records if r["split"] == s}) for s in ("train", "test")},
+        "families": {"train": train_families, "test": test_families},
+        "records": records,
+    }

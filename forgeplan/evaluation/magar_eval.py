@@ -1,0 +1,110 @@
+"""Score a MAGAR-profile benchmark split: Assembly Decision and Minimal Rework, MAGAR's columns and Overall."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..bench.store import load_manifest, load_sample_task, read_sample_file, sample_folder
+from ..io.guarded import markdown_cell
+from ..io.task_files import read_json
+from ..model.errors import InputError
+from .decisions import AD_METRICS, DecisionScore, decision_metrics, overall, score_decision
+from .metrics import magar_metrics
+from .report import fmt
+from .samples import SampleScore, score_sample
+
+COLUMNS = ("OPG", "OBA", "SGF", "IBC", "MPA", "RCA", "Overall")
+ANY_COLUMNS = ("OPG-any", "OBA-any", "SGF-any", "IBC-any")
+
+
+def is_magar(bench: Path) -> bool:
+    return load_manifest(bench).get("profile") == "magar"
+
+
+def read_decision(bench: Path, sample_id: str) -> dict:
+    """decision.json of an Assembly Decision sample (reference, valid decisions, first steps)."""
+    path = sample_folder(bench, sample_id) / "decision.json"
+    data = read_json(path, "bench file", root=Path(bench))
+    for key in ("reference", "valid"):
+        if key not in data:
+            raise InputError(f"missing field {key!r}", file=str(path), field=key)
+    return data
+
+
+def task_family(bench: Path, sample_id: str) -> str:
+    return read_sample_file(bench, sample_id, "meta.json").get("task_family", "minimal_rework")
+
+
+def score_one(bench: Path, sid: str, raw: str | None) -> DecisionScore | SampleScore:
+    """The score of one sample of either family."""
+    meta = read_sample_file(bench, sid, "meta.json")
+    if meta.get("task_family") == "assembly_decision":
+        d = read_decision(bench, sid)
+        return score_decision(sid, meta["assembly_id"], raw, d["reference"], d["valid"])
+    return score_sample(load_sample_task(bench, sid), raw, read_sample_file(bench, sid, "reference.json"), meta,
+                        read_sample_file(bench, sid, "minimal_rework.json"))
+
+
+def score_magar_split(bench: Path, predictions: dict[str, str], split: str = "test", progress=None) -> list:
+    manifest = load_manifest(bench)
+    if split not in manifest["splits"]:
+        raise InputError(f"no split {split!r} (have {sorted(manifest['splits'])})", field="--split")
+    ids = manifest["splits"][split]
+    unknown = sorted(set(predictions) - set(ids))
+    if unknown:
+        raise InputError(f"{len(unknown)} predictions are not in split {split!r}, e.g. {unknown[:3]}", field="--predictions")
+    out = []
+    for sid in ids:
+        out.append(score_one(bench, sid, predictions.get(sid)))
+        if progress:
+            progress(1)
+    return out
+
+
+def magar_summary(samples: list, split: str) -> dict:
+    decisions = [s for s in samples if isinstance(s, DecisionScore)]
+    rework = [s for s in samples if isinstance(s, SampleScore)]
+    m: dict = {}
+    if decisions:
+        m.update(decision_metrics(decisions))
+    else:
+        m.update({k: None for k in (*AD_METRICS, *ANY_COLUMNS)})
+    m.update(magar_metrics(rework) if rework else {"MPA": None, "RCA": None})
+    m.update(overall(m))
+    return {"split": split, "samples": len(samples), "assembly_decision_samples": len(decisions),
+            "minimal_rework_samples": len(rework), "metrics": m,
+            "invalid_decisions": [{"sample_id": s.sample_id, "reason": s.reason} for s in decisions if not s.valid][:5]}
+
+
+def print_line(summary: dict) -> str:
+    m = summary["metrics"]
+    return "\n".join(["  ".join(f"{k} {fmt(m[k])}" for k in COLUMNS),
+                      "  ".join(f"{k} {fmt(m[k])}" for k in ANY_COLUMNS)
+                      + f"  AD {fmt(m['Assembly Decision'])}  MR {fmt(m['Minimal Rework'])}"])
+
+
+def write_magar_report(summary: dict, out: Path, name: str = "predictions") -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "metrics.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+    m = summary["metrics"]
+    lines = [f"# forgeplan MAGAR-profile evaluation: {markdown_cell(name)}", "",
+             f"Split {markdown_cell(summary['split'])}: {summary['assembly_decision_samples']} Assembly Decision and "
+             f"{summary['minimal_rework_samples']} Minimal Rework samples. All metrics x100; \"–\": no eligible sample.",
+             "", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS),
+             "| " + " | ".join(fmt(m[c]) for c in COLUMNS) + " |", "",
+             "| " + " | ".join(ANY_COLUMNS) + " | Assembly Decision | Minimal Rework |", "|" + "---|" * 6,
+             "| " + " | ".join(fmt(m[c]) for c in (*ANY_COLUMNS, "Assembly Decision", "Minimal Rework")) + " |", "",
+             "## Glossary", "",
+             "- OPG: operation and involved-part set exact, over samples with a nonempty reference part set (MAGAR C.3.1).",
+             "- OBA: unweighted mean of per-operation recall over the operation classes present in the references.",
+             "- SGF: next subgoal exact after Unicode normalisation (NFKC, whitespace collapsed).",
+             "- IBC: operation, part set and subgoal jointly exact. Part ids compare as normalised sets; an invalid "
+             "decision gets no field credit and stays in every denominator.",
+             "- -any: the same, crediting any valid decision (a first step of any proven-optimal completion).",
+             "- MPA, RCA: MAGAR eq. 12 on the Minimal Rework samples; Minimal Rework = (MPA + RCA) / 2.",
+             "- Overall: MAGAR eq. 13 over the families built here: the mean of the Assembly Decision score "
+             "(mean of OPG, OBA, SGF, IBC) and the Minimal Rework score; \"–\" counts as 0. Atomic Action (GUI "
+             "events) is out of scope, so this Overall has two families, MAGAR's three.", ""]
+    (out / "report.md").write_text("\n".join(lines), encoding="utf-8")
+    return [out / "metrics.json", out / "report.md"]

@@ -1,0 +1,130 @@
+"""`bench build --profile magar`: both families, the family-disjoint split, references that replay, the
+baselines (oracle 100 on every metric, a perturbed oracle less), evaluate's MAGAR columns."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from forgeplan.bench.magar import family_split, plan_magar
+from forgeplan.bench.store import load_manifest, load_sample_task
+from forgeplan.evaluation.decision_baselines import magar_answer
+from forgeplan.evaluation.magar_eval import magar_summary, read_decision, score_magar_split
+from forgeplan.library import BUILTIN, build
+from forgeplan.semantics.intents import decision_of, subgoal_holds
+from forgeplan.model.actions import Action
+
+TASKS = 24
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory):
+    out = tmp_path_factory.mktemp("magar") / "bench"
+    cmd = [sys.executable, "-m", "forgeplan", "bench", "build", "--profile", "magar", "--out", str(out),
+           "--tasks", str(TASKS), "--seed", "7", "--jobs", "1", "--quiet"]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "family-disjoint" in done.stdout
+    return out
+
+
+def test_proportions_and_family_disjoint_split():
+    families = {a: build(a).family for a in BUILTIN}
+    train, test = family_split(families, 42)
+    assert len(test) == 6 and not {families[a] for a in train} & {families[a] for a in test}
+    slots = plan_magar(families, 1574, 42)
+    kinds = [type(s).__name__ for s in slots]
+    assert kinds.count("DecisionSlot") == 974 and kinds.count("Slot") == 600
+    assert sum(s.split == "test" for s in slots if type(s).__name__ == "DecisionSlot") == 238
+    assert sum(s.split == "test" for s in slots if type(s).__name__ == "Slot") == 100
+    assert all(s.assembly_id in test for s in slots if s.split == "test")
+
+
+def test_every_decision_reference_is_valid_and_replays(bench):
+    manifest = load_manifest(bench)
+    fams = {r["task_family"] for r in manifest["records"]}
+    assert fams == {"assembly_decision", "minimal_rework"}
+    assert not set(manifest["families"]["train"]) & set(manifest["families"]["test"])
+    for r in manifest["records"]:
+        if r["task_family"] != "assembly_decision":
+            continue
+        d, task = read_decision(bench, r["sample_id"]), load_sample_task(bench, r["sample_id"])
+        assert d["reference"] in d["valid"]
+        w = task.world
+        state = task.actual
+        for k, a in enumerate(d["reference_plan"]):
+            act = _action(a)
+            if k == 0:
+                assert decision_of(act).to_json() == d["reference"]
+            assert w.check(state, act) is None
+            state = w.apply(state, act)
+        assert w.equivalent(state, task.target)
+        if not d["reference_plan"]:
+            assert d["reference"]["operation"] == "Inspect" and w.equivalent(task.actual, task.target)
+        for a in d["first_steps"]:
+            act = _action(a)
+            assert w.check(task.actual, act) is None
+            assert subgoal_holds(w, w.apply(task.actual, act), task.target, decision_of(act).subgoal)
+
+
+def _action(a: dict) -> Action:
+    from forgeplan.io.contract import parse_output
+    out = parse_output(json.dumps({"annotation": {"sample_id": "x", "assembly_id": "x", "pass": True, "mistakes": []},
+                                   "rework_plan": {"objective": "restore_to_target_state", "actions": [a]}}))
+    return out.actions[0]
+
+
+def _predictions(bench, name, split="test"):
+    return {sid: magar_answer(name, bench, sid) for sid in load_manifest(bench)["splits"][split]}
+
+
+@pytest.mark.parametrize("split", ["train", "test"])
+def test_oracle_scores_100_on_every_metric_and_a_perturbed_oracle_less(bench, split):
+    oracle = _predictions(bench, "oracle", split)
+    m = magar_summary(score_magar_split(bench, oracle, split), split)["metrics"]
+    for k in ("OPG", "OBA", "SGF", "IBC", "OPG-any", "OBA-any", "SGF-any", "IBC-any", "MPA", "RCA", "Overall"):
+        assert m[k] == 100.0, k
+    perturbed = dict(oracle)
+    for sid, text in oracle.items():
+        out = json.loads(text)
+        if "next_subgoal" in out:        # drop the last involved part, or name a part that is not there
+            out["involved_parts"] = out["involved_parts"][:-1] or ["NoSuchPart"]
+            perturbed[sid] = json.dumps(out)
+            break
+    p = magar_summary(score_magar_split(bench, perturbed, split), split)["metrics"]
+    assert p["IBC"] < 100.0 and p["Overall"] < 100.0
+
+
+def test_evaluate_prints_magar_columns_and_baselines_order(bench, tmp_path):
+    overall = {}
+    for name in ("oracle", "local-heuristic", "no-op"):
+        preds = tmp_path / f"{name}.jsonl"
+        cli = [sys.executable, "-m", "forgeplan"]
+        assert subprocess.run(cli + ["baseline", name, "--bench", str(bench), "--out", str(preds),
+                                     "--split", "train"],
+                              capture_output=True).returncode == 0
+        done = subprocess.run(cli + ["evaluate", "--bench", str(bench), "--predictions", str(preds), "--json",
+                                    "--split", "train"],
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        overall[name] = json.loads(done.stdout)["metrics"]["Overall"]
+    assert overall["oracle"] == 100.0 > overall["local-heuristic"] >= overall["no-op"]
+    done = subprocess.run(cli + ["baseline", "greedy-legal", "--bench", str(bench), "--out", str(tmp_path / "g.jsonl")],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and "magar-profile" in done.stderr
+
+
+def test_the_build_is_deterministic(bench, tmp_path):
+    again = tmp_path / "again"
+    cmd = [sys.executable, "-m", "forgeplan", "bench", "build", "--profile", "magar", "--out", str(again),
+           "--tasks", str(TASKS), "--seed", "7", "--jobs", "2", "--quiet"]
+    assert subprocess.run(cmd, capture_output=True).returncode == 0
+    first = sorted(p.relative_to(bench) for p in bench.rglob("*.json"))
+    assert first == sorted(p.relative_to(again) for p in again.rglob("*.json"))
+    differ = [p for p in first if p.name != "manifest.json" and (bench / p).read_bytes() != (again / p).read_bytes()]
+    assert not differ
+    a, b = (json.loads((d / "manifest.json").read_text()) for d in (bench, again))
+    assert {k: v for k, v in a.items() if k != "versions"} == {k: v for k, v in b.items() if k != "versions"}

@@ -128,3 +128,64 @@ def test_the_build_is_deterministic(bench, tmp_path):
     assert not differ
     a, b = (json.loads((d / "manifest.json").read_text()) for d in (bench, again))
     assert {k: v for k, v in a.items() if k != "versions"} == {k: v for k, v in b.items() if k != "versions"}
+
+
+# ------------------------------------------------------------------ verifier-gated intervention
+
+def _broken_plans(bench, split="train"):
+    """The oracle with each rework plan's first two actions swapped and its last one dropped."""
+    out = {}
+    for sid, text in _predictions(bench, "oracle", split).items():
+        obj = json.loads(text)
+        acts = obj.get("rework_plan", {}).get("actions")
+        if acts and len(acts) > 1:
+            acts[0], acts[1] = acts[1], acts[0]
+            del acts[-1]
+        out[sid] = json.dumps(obj)
+    return out
+
+
+@pytest.mark.parametrize("mode", ["plan-from-diagnosis", "minimal-edit"])
+@pytest.mark.parametrize("answers", ["oracle", "local-heuristic", "no-op", "broken-plans"])
+def test_intervention_never_lowers_a_score_and_introduces_no_error(bench, mode, answers):
+    from forgeplan.evaluation.intervene import InterventionReport, correct, intervene_one, metric_vector
+    from forgeplan.evaluation.magar_eval import score_one
+
+    preds = _broken_plans(bench) if answers == "broken-plans" else _predictions(bench, answers, "train")
+    report = InterventionReport(mode)
+    for sid, raw in preds.items():
+        final = intervene_one(bench, sid, raw, mode, report)
+        before, after = score_one(bench, sid, raw), score_one(bench, sid, final)
+        assert all(y >= x for x, y in zip(metric_vector(before), metric_vector(after))), sid
+        assert correct(after) or not correct(before)
+        assert (final != raw) == (metric_vector(after) != metric_vector(before))
+    assert report.introduced_errors == 0
+    assert report.interventions == report.corrections + report.unchanged_correctness
+    assert sum(report.failures_before.values()) == sum(report.failures_after.values()) == len(preds)
+    if answers == "oracle":
+        assert report.interventions == 0
+    if answers == "broken-plans":      # the diagnosis is right: only planning errors, and every one is fixed
+        assert set(report.failures_before) == {"correct", "planning"} and report.corrections > 0
+        if mode == "plan-from-diagnosis":
+            assert set(report.failures_after) == {"correct"}
+    if answers == "no-op":             # an empty diagnosis: its failures are diagnosis errors, which stay
+        assert report.failures_after["diagnosis"] == report.failures_before["diagnosis"] > 0
+
+
+def test_intervene_command(bench, tmp_path):
+    cli = [sys.executable, "-m", "forgeplan"]
+    preds = tmp_path / "p.jsonl"
+    preds.write_text("".join(json.dumps({"sample_id": s, "raw_output": r}) + "\n" for s, r in _broken_plans(bench).items()))
+    out = tmp_path / "final.jsonl"
+    done = subprocess.run(cli + ["intervene", "--bench", str(bench), "--predictions", str(preds), "--out", str(out),
+                                 "--mode", "minimal-edit", "--split", "train", "--json"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    counts = json.loads(done.stdout)
+    assert counts["introduced_errors"] == 0 and counts["corrections"] > 0
+    assert len(out.read_text().splitlines()) == len(preds.read_text().splitlines())
+    again = subprocess.run(cli + ["intervene", "--bench", str(bench), "--predictions", str(preds), "--out", str(tmp_path),
+                                  "--mode", "minimal-edit", "--split", "train"], capture_output=True, text=True)
+    assert again.returncode == 2 and again.stderr.count("\n") == 1       # --out a folder: one line, no traceback
+    bad = subprocess.run(cli + ["intervene", "--bench", str(bench), "--predictions", str(preds), "--out",
+                                str(tmp_path / "x.jsonl"), "--mode", "minimal-edit"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "not in split 'test'" in bad.stderr

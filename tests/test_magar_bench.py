@@ -41,6 +41,9 @@ def test_proportions_and_family_disjoint_split():
     assert sum(s.split == "test" for s in slots if type(s).__name__ == "DecisionSlot") == 238
     assert sum(s.split == "test" for s in slots if type(s).__name__ == "Slot") == 100
     assert all(s.assembly_id in test for s in slots if s.split == "test")
+    assert [s.index for s in slots] == list(range(1574))           # every sample its own index, so its own seed
+    ids = [s.sample_id if type(s).__name__ == "DecisionSlot" else f"{s.assembly_id}_{s.split}_{s.index:06d}" for s in slots]
+    assert len(set(ids)) == len(ids)
 
 
 def test_every_decision_reference_is_valid_and_replays(bench):

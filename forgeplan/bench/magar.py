@@ -67,14 +67,16 @@ def plan_magar(families: dict[str, str], tasks: int, seed: int) -> list:
     for split, ids, count in (("train", train, n["assembly_decision"] - ad_test), ("test", test, ad_test)):
         episodes = [EPISODES[k % 2] for k in range(count)]
         rng.shuffle(episodes)
-        slots += [DecisionSlot(len(slots), split, ids[k % len(ids)], ep) for k, ep in enumerate(episodes)]
+        base = len(slots)
+        slots += [DecisionSlot(base + k, split, ids[k % len(ids)], ep) for k, ep in enumerate(episodes)]
         used[split] = count
     mr_test = round(n["minimal_rework"] * MAGAR["minimal_rework_test"] / MAGAR["minimal_rework"])
     for split, ids, count in (("train", train, n["minimal_rework"] - mr_test), ("test", test, mr_test)):
         cond = apportion(count, {"single": PROTOCOL["single_fault"], "multi": PROTOCOL["multi_fault"]})
         conds = ["single"] * cond["single"] + ["multi"] * cond["multi"]
         rng.shuffle(conds)
-        slots += [Slot(len(slots), split, ids[(used[split] + k) % len(ids)], c) for k, c in enumerate(conds)]
+        base = len(slots)
+        slots += [Slot(base + k, split, ids[(used[split] + k) % len(ids)], c) for k, c in enumerate(conds)]
     return slots
 
 

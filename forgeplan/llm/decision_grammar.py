@@ -1,0 +1,91 @@
+"""Constrained decoding of Assembly Decision answers: the grammar, its task specialisation, the legal grammar.
+
+`decision_grammar(task)` keeps grammars/assembly_decision.lark's structure and replaces its vocabulary
+with the task's part ids and every canonical subgoal over them (SEMANTICS §8); `legal_grammar(task)`
+lists the decisions of the actions legal in the task's state (Inspect when it equals the target), so a
+decoder masked with it can only name an executable next step. `DecisionMask` turns either grammar into
+per-state token masks with the same byte-trie walk as the rework-plan masks.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from ..io.resources import grammars_dir
+from ..semantics.grounded import group_names, separable_groups
+from ..semantics.intents import INSPECT, decision_of, subgoal_text
+from ..semantics.legal import legal_actions
+from ..semantics.task import Task
+from .automaton import DEAD, ByteDFA, compile_lark
+from .grammar import compact, lark_literal
+from .masking import MaskEntry, walk
+from .vocab import Vocab
+
+GRAMMAR_PATH = grammars_dir() / "assembly_decision.lark"
+
+
+def _alternatives(values) -> str:
+    """Lark alternatives matching exactly the compact JSON of each value (duplicates dropped)."""
+    return " | ".join(lark_literal(t) for t in sorted({compact(v) for v in values}))
+
+
+def subgoal_vocabulary(task: Task) -> list[str]:
+    """Every canonical subgoal a decision on this assembly can name."""
+    w = task.world
+    out = [INSPECT.subgoal]
+    for i, pid in enumerate(w.ids):
+        out += [subgoal_text(k, (pid,)) for k in ("seated", "removed", "positioned", "oriented")]
+        if w.lock[i] is not None:
+            out += [subgoal_text(k, (pid,)) for k in ("released", "engaged")]
+    for spare in w.assembly.spares:
+        out += [subgoal_text("removed", (spare.part_id,)), subgoal_text("positioned", (spare.part_id,)),
+                subgoal_text("oriented", (spare.part_id,)), subgoal_text("replaces", (spare.variant_of, spare.part_id))]
+    if w.needs_groups:
+        spares = {p: [x.part_id for x in w.assembly.spares if x.variant_of == p] for p in w.ids}
+        for g in separable_groups(w):
+            names = group_names(w, g)
+            out.append(subgoal_text("group_seated", names))
+            # separate names the parts physically there: a member slot may hold one of its spares
+            out += [subgoal_text("group_removed", combo)
+                    for combo in itertools.product(*[[p, *spares[p]] for p in names])]
+    return out
+
+
+def decision_grammar(task: Task) -> str:
+    """The generic grammar with the task's part ids and subgoals as its vocabulary."""
+    text = GRAMMAR_PATH.read_text(encoding="utf-8")
+    head = text[: text.index("part: STRING")]
+    parts = list(task.world.ids) + [s.part_id for s in task.assembly.spares]
+    return head + f"part: {_alternatives(parts)}\nsubgoal: {_alternatives(subgoal_vocabulary(task))}\n"
+
+
+def legal_decisions(task: Task) -> list[dict]:
+    w = task.world
+    if w.equivalent(task.actual, task.target):
+        return [INSPECT.to_json()]
+    return [d.to_json() for d in sorted({decision_of(a) for a in legal_actions(w, task.actual)})]
+
+
+def legal_grammar(task: Task) -> str:
+    """Exactly the legal decisions of the task's state, each in its compact spelling."""
+    return f"start: {_alternatives(legal_decisions(task))}\n"
+
+
+class DecisionMask:
+    """Allowed token ids per DFA state of a decision grammar."""
+
+    def __init__(self, grammar_text: str, vocab: Vocab):
+        self.vocab = vocab
+        self.dfa: ByteDFA = compile_lark(grammar_text)
+        self.tables = [self._entry(q) for q in range(self.dfa.n_states)]
+
+    def _entry(self, q: int) -> MaskEntry:
+        d = self.dfa
+        e = walk(self.vocab, q, lambda s, b: d.trans[s].get(b), lambda s: d.live[s], lambda s: d.dist[s])
+        e.accepting = d.accepting[q]
+        return e
+
+    def advance(self, state: int, token_id: int) -> int | None:
+        data = self.vocab.token_bytes[token_id] if token_id < self.vocab.size else None
+        q = DEAD if data is None else self.dfa.run(data, state)
+        return None if q == DEAD else q

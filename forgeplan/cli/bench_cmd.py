@@ -22,7 +22,7 @@ def register(sub) -> None:
                     "a reference plan that clingo proved minimal and the verifier replayed. The same seed gives "
                     "byte-identical files whatever --jobs is.")
     b.add_argument("--out", required=True, type=Path, metavar="DIR", help="benchmark folder to write (must not exist)")
-    b.add_argument("--tasks", type=int, help="number of tasks (20 to 100,000; default 4,000, or 1,574 for --profile magar)")
+    b.add_argument("--tasks", type=int, help="number of tasks, 20 to 100,000; --profile magar: 1574 unless given (default: 4000)")
     b.add_argument("--seed", type=int, default=42, help="seed of the whole build")
     b.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                    help="worker processes (default and upper bound: the number of CPUs)")

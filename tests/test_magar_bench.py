@@ -192,3 +192,31 @@ def test_intervene_command(bench, tmp_path):
     bad = subprocess.run(cli + ["intervene", "--bench", str(bench), "--predictions", str(preds), "--out",
                                 str(tmp_path / "x.jsonl"), "--mode", "minimal-edit"], capture_output=True, text=True)
     assert bad.returncode == 2 and "not in split 'test'" in bad.stderr
+
+
+def test_bad_input_gets_one_line_and_exit_2(bench, tmp_path):
+    cli = [sys.executable, "-m", "forgeplan"]
+    cases = [
+        (["bench", "build", "--profile", "magar", "--out", str(tmp_path / "a"), "--tasks", "5"], "--tasks"),
+        (["bench", "build", "--profile", "magar", "--out", str(tmp_path / "b"), "--assemblies", "luban_lock_3",
+          "luban_lock_3_offset"], "two or more families"),
+        (["bench", "build", "--profile", "magar", "--out", str(bench)], "not empty"),
+    ]
+    preds = tmp_path / "p.jsonl"
+    preds.write_text("")
+    cases.append((["evaluate", "--bench", str(bench), "--predictions", str(preds), "--reference-cost", "paper"],
+                  "--reference-cost"))
+    for args, why in cases:
+        done = subprocess.run(cli + args, capture_output=True, text=True)
+        assert done.returncode == 2 and why in done.stderr and done.stderr.count("\n") == 1, (args, done.stderr)
+
+
+def test_report_lists_operation_recall(bench, tmp_path):
+    from forgeplan.evaluation.magar_eval import write_magar_report
+
+    summary = magar_summary(score_magar_split(bench, _predictions(bench, "no-op", "train"), "train"), "train")
+    ops = summary["per_operation"]
+    assert ops and all(v["recall"] == (100.0 if op == "Inspect" else 0.0) for op, v in ops.items())
+    assert summary["metrics"]["OBA"] == pytest.approx(sum(v["recall"] for v in ops.values()) / len(ops))
+    report = write_magar_report(summary, tmp_path / "r")[1].read_text()
+    assert "| OPG | OBA | SGF | IBC | MPA | RCA | Overall |" in report and "Atomic Action" in report

@@ -5,7 +5,8 @@ lock engaged once everything it holds is in) and a recovery (a faulty state and 
 reference plan passes through). The sample's state is solved again on its own: the reference decision is
 that of the first step of its canonical optimal plan, and the valid decisions are those of every first
 step of every optimal plan (`first_steps`). The closed loop: every valid first step is legal, reaches a
-state where its subgoal holds, and the reference decision is among the valid ones.
+state where its subgoal holds, and the reference decision is among the valid ones. The sample's
+`initial_state.json` is the episode's start (the empty assembly, or the faulty state of the recovery).
 """
 
 from __future__ import annotations

@@ -70,7 +70,11 @@ def run_evaluate(args) -> int:
 
 def _evaluate_magar(args, preds) -> int:
     from ..evaluation.magar_eval import magar_summary, print_line, score_magar_split, write_magar_report
+    from ..model.errors import InputError
 
+    if args.reference_cost != "forgeplan":
+        raise InputError("a magar-profile benchmark keeps MAGAR's moved-part-minimal reference; "
+                         "--reference-cost applies to FORGE-profile benchmarks", field="--reference-cost")
     summary = magar_summary(score_magar_split(args.bench, preds, args.split), args.split)
     if args.out:
         files = write_magar_report(summary, args.out, args.predictions.stem)

@@ -115,6 +115,14 @@ def operation_balanced(samples: list[DecisionScore], flag: str = "op") -> float 
     return 100 * mean(mean(v) for v in per.values()) if per else None
 
 
+def operation_recall(samples: list[DecisionScore]) -> dict[str, dict]:
+    """OBA's parts: per reference operation class, its samples and the recall of the operation."""
+    per: dict[str, list[bool]] = defaultdict(list)
+    for s in samples:
+        per[s.reference_operation].append(s.op)
+    return {op: {"samples": len(v), "recall": 100 * mean(v)} for op, v in sorted(per.items())}
+
+
 def decision_metrics(samples: list[DecisionScore]) -> dict[str, float | None]:
     """OPG over the samples with a nonempty reference part set only; the others over every sample."""
     applicable = [s for s in samples if s.applicable]

@@ -9,7 +9,7 @@ from ..bench.store import load_manifest, load_sample_task, read_sample_file, sam
 from ..io.guarded import markdown_cell
 from ..io.task_files import read_json
 from ..model.errors import InputError
-from .decisions import AD_METRICS, DecisionScore, decision_metrics, overall, score_decision
+from .decisions import AD_METRICS, DecisionScore, decision_metrics, operation_recall, overall, score_decision
 from .metrics import magar_metrics
 from .report import fmt
 from .samples import SampleScore, score_sample
@@ -73,7 +73,7 @@ def magar_summary(samples: list, split: str) -> dict:
     m.update(magar_metrics(rework) if rework else {"MPA": None, "RCA": None})
     m.update(overall(m))
     return {"split": split, "samples": len(samples), "assembly_decision_samples": len(decisions),
-            "minimal_rework_samples": len(rework), "metrics": m,
+            "minimal_rework_samples": len(rework), "metrics": m, "per_operation": operation_recall(decisions),
             "invalid_decisions": [{"sample_id": s.sample_id, "reason": s.reason} for s in decisions if not s.valid][:5]}
 
 
@@ -95,7 +95,9 @@ def write_magar_report(summary: dict, out: Path, name: str = "predictions") -> l
              "| " + " | ".join(fmt(m[c]) for c in COLUMNS) + " |", "",
              "| " + " | ".join(ANY_COLUMNS) + " | Assembly Decision | Minimal Rework |", "|" + "---|" * 6,
              "| " + " | ".join(fmt(m[c]) for c in (*ANY_COLUMNS, "Assembly Decision", "Minimal Rework")) + " |", "",
-             "## Glossary", "",
+             "## Operation recall (OBA's terms)", "", "| reference operation | samples | recall |", "|---|---|---|"]
+    lines += [f"| {op} | {v['samples']} | {fmt(v['recall'])} |" for op, v in summary["per_operation"].items()]
+    lines += ["", "## Glossary", "",
              "- OPG: operation and involved-part set exact, over samples with a nonempty reference part set (MAGAR C.3.1).",
              "- OBA: unweighted mean of per-operation recall over the operation classes present in the references.",
              "- SGF: next subgoal exact after Unicode normalisation (NFKC, whitespace collapsed).",

@@ -220,3 +220,25 @@ def test_report_lists_operation_recall(bench, tmp_path):
     assert summary["metrics"]["OBA"] == pytest.approx(sum(v["recall"] for v in ops.values()) / len(ops))
     report = write_magar_report(summary, tmp_path / "r")[1].read_text()
     assert "| OPG | OBA | SGF | IBC | MPA | RCA | Overall |" in report and "Atomic Action" in report
+
+
+def test_export_writes_decision_rows_the_grammar_accepts(bench, tmp_path):
+    from forgeplan.bench.export import export_jsonl
+    from forgeplan.llm.automaton import DEAD, compile_lark
+    from forgeplan.llm.decision_grammar import decision_grammar
+
+    counts = export_jsonl(bench, tmp_path / "x")
+    manifest = load_manifest(bench)
+    assert counts == {s: len(ids) for s, ids in manifest["splits"].items()}
+    fams = {r["sample_id"]: r["task_family"] for r in manifest["records"]}
+    for line in (tmp_path / "x" / "test.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        answer = row["completion"][0]["content"]
+        if fams[row["sample_id"]] == "assembly_decision":
+            assert json.loads(answer) == read_decision(bench, row["sample_id"])["reference"]
+            dfa = compile_lark(decision_grammar(load_sample_task(bench, row["sample_id"])))
+            q = dfa.run(answer.encode())
+            assert q != DEAD and dfa.accepting[q]
+            assert "next_subgoal" in row["prompt"][0]["content"]
+        else:
+            assert set(json.loads(answer)) == {"annotation", "rework_plan"}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from forgeplan.evaluation.decisions import (decision_metrics, family_score, overall, parse_decision,
                                             score_decision)
@@ -160,3 +161,35 @@ def test_family_scores_and_overall():
     assert only_ad["Minimal Rework"] is None and only_ad["Overall"] == 40.0
     # MAGAR's own figures: Minimal Rework = (MPA + RCA) / 2 = (30.00 + 48.75) / 2 = 39.375 (its 39.38)
     assert overall({"MPA": 30.0, "RCA": 48.75})["Minimal Rework"] == pytest.approx(39.375)
+
+
+# ------------------------------------------------------------------ properties
+
+_ops = st.sampled_from([*OPERATIONS[:5], "Bogus"])
+_parts = st.lists(st.sampled_from(["A", "B", "C"]), max_size=3)
+_goal = st.sampled_from(["A seated", "B removed", "lock C engaged", INSPECT.subgoal])
+_decision = st.builds(lambda o, p, g: {"operation": o, "involved_parts": p, "next_subgoal": g}, _ops, _parts, _goal)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(_decision, _decision, st.lists(_decision, max_size=2)), min_size=1, max_size=8),
+       st.randoms(use_true_random=False))
+def test_metric_properties(rows, rnd):
+    rows = [(p, {**r, "operation": "Place" if r["operation"] == "Bogus" else r["operation"]}, extra) for p, r, extra in rows]
+    got = [score_decision(f"s{k}", "a", raw(p), r, [r, *extra]) for k, (p, r, extra) in enumerate(rows)]
+    m = decision_metrics(got)
+    for k in ("OPG", "OBA", "SGF", "IBC", "OPG-any", "OBA-any", "SGF-any", "IBC-any"):
+        assert m[k] is None or 0.0 <= m[k] <= 100.0
+    assert m["IBC"] <= m["SGF"] and m["IBC-any"] <= m["SGF-any"]
+    for k in ("OPG", "OBA", "SGF", "IBC"):
+        assert m[k] is None or m[f"{k}-any"] >= m[k]
+    shuffled = []
+    for p, r, extra in rows:                     # part order and duplicates never matter
+        parts = list(p["involved_parts"]) * 2
+        rnd.shuffle(parts)
+        shuffled.append(({**p, "involved_parts": parts}, r, extra))
+    again = decision_metrics([score_decision(f"s{k}", "a", raw(p), r, [r, *extra])
+                              for k, (p, r, extra) in enumerate(shuffled)])
+    assert again == m
+    oracle = decision_metrics([score_decision(f"s{k}", "a", raw(r), r, [r]) for k, (_, r, _) in enumerate(rows)])
+    assert all(oracle[k] in (100.0, None) for k in ("OPG", "OBA", "SGF", "IBC")) and oracle["IBC"] == 100.0

@@ -242,3 +242,22 @@ def test_export_writes_decision_rows_the_grammar_accepts(bench, tmp_path):
             assert "next_subgoal" in row["prompt"][0]["content"]
         else:
             assert set(json.loads(answer)) == {"annotation", "rework_plan"}
+
+
+@pytest.mark.parametrize("mode", ["plan-from-diagnosis", "minimal-edit"])
+def test_intervention_on_a_forge_profile_benchmark(small_bench, mode):
+    """FORGE-shaped benchmarks (no-fault samples included) take the same intervention."""
+    from forgeplan.evaluation.baselines import BASELINES
+    from forgeplan.evaluation.intervene import InterventionReport, intervene_one, metric_vector
+    from forgeplan.evaluation.magar_eval import score_one
+    from forgeplan.bench.store import read_sample_file
+
+    report = InterventionReport(mode)
+    for sid in load_manifest(small_bench)["splits"]["test"]:
+        for name in ("greedy-legal", "no-op"):
+            raw = BASELINES[name](load_sample_task(small_bench, sid), read_sample_file(small_bench, sid, "reference.json"))
+            final = intervene_one(small_bench, sid, raw, mode, report)
+            before, after = metric_vector(score_one(small_bench, sid, raw)), metric_vector(score_one(small_bench, sid, final))
+            assert all(y >= x for x, y in zip(before, after))
+    assert report.introduced_errors == 0 and report.interventions > 0
+    assert report.failures_after["correct"] > report.failures_before["correct"]

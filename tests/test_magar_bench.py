@@ -261,3 +261,11 @@ def test_intervention_on_a_forge_profile_benchmark(small_bench, mode):
             assert all(y >= x for x, y in zip(before, after))
     assert report.introduced_errors == 0 and report.interventions > 0
     assert report.failures_after["correct"] > report.failures_before["correct"]
+
+
+def test_family_split_of_a_large_library_is_seeded_and_family_disjoint():
+    families = {f"a{k:03d}": f"f{k % 40:02d}" for k in range(120)}     # 40 families: the seeded greedy path
+    train, test = family_split(families, 3)
+    assert family_split(families, 3) == (train, test)
+    assert test and not {families[a] for a in train} & {families[a] for a in test}
+    assert len(test) <= round(120 * 6 / 26)

@@ -13,12 +13,13 @@ import itertools
 import multiprocessing
 import random
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from functools import partial
 from pathlib import Path
 
 from ..io.guarded import output_folder
 from ..io.task_files import write_json
-from ..model.errors import InputError
+from ..model.errors import ForgeplanError, InputError
 from ..model.state import Tolerances
 from .composition import PROTOCOL, Slot, apportion
 from .decisions import EPISODES, DecisionSlot, generate_decision
@@ -30,11 +31,13 @@ MAGAR = {"assembly_decision": 974, "minimal_rework": 600, "assembly_decision_tes
          "families": 26, "test_families": 6}
 DEFAULT_TASKS = MAGAR["assembly_decision"] + MAGAR["minimal_rework"]
 MIN_TASKS = 20
+EXHAUSTIVE_FAMILIES = 16   # 2^16 family subsets at most are compared
 
 
 def family_split(families: dict[str, str], seed: int) -> tuple[list[str], list[str]]:
     """(train, test) assembly ids; whole families go to Test, as close to 6/26 of the assemblies as the
-    library allows (ties broken by the seed). Needs two or more families."""
+    library allows (ties broken by the seed; beyond EXHAUSTIVE_FAMILIES families, whole families in a
+    seeded order until the share is reached). Needs two or more families."""
     by_family: dict[str, list[str]] = {}
     for a in sorted(families):
         by_family.setdefault(families[a], []).append(a)
@@ -42,16 +45,18 @@ def family_split(families: dict[str, str], seed: int) -> tuple[list[str], list[s
         raise InputError(f"a family-disjoint split needs two or more families, got {sorted(by_family)}", field="--assemblies")
     want = max(1, round(len(families) * MAGAR["test_families"] / MAGAR["families"]))
     names = sorted(by_family)
-    best: list[tuple[str, ...]] = []
-    best_gap = None
-    for r in range(1, len(names)):
-        for combo in itertools.combinations(names, r):
-            gap = abs(sum(len(by_family[f]) for f in combo) - want)
-            if best_gap is None or gap < best_gap:
-                best, best_gap = [combo], gap
-            elif gap == best_gap:
-                best.append(combo)
-    chosen = random.Random(seed).choice(best)
+    rng = random.Random(seed)
+    if len(names) > EXHAUSTIVE_FAMILIES:
+        rng.shuffle(names)
+        chosen: list[str] = []
+        for f in names[:-1]:
+            if sum(len(by_family[c]) for c in chosen) + len(by_family[f]) <= want or not chosen:
+                chosen.append(f)
+    else:
+        combos = [c for r in range(1, len(names)) for c in itertools.combinations(names, r)]
+        gap = {c: abs(sum(len(by_family[f]) for f in c) - want) for c in combos}
+        best = min(gap.values())
+        chosen = list(rng.choice([c for c in combos if gap[c] == best]))
     test = sorted(a for f in chosen for a in by_family[f])
     return [a for a in sorted(families) if a not in test], test
 
@@ -115,14 +120,12 @@ def build_magar_bench(out: Path, tasks: int = DEFAULT_TASKS, seed: int = 42, job
                                                  "condition", "fault_types", "difficulty")} | {"hidden": bool(meta.get("hidden"))})
             if progress:
                 progress(1)
+    except BrokenProcessPool:
+        raise ForgeplanError("a benchmark worker process died (killed from outside or out of memory)") from None
     finally:
         if pool:
             pool.shutdown(cancel_futures=True)
     manifest = _manifest(records, families, sources, tasks, seed, tolerances)
-    train, test = family_split(families, seed)
-    manifest["split_rule"] = (f"family-disjoint: {len({families[a] for a in train})} train / "
-                              f"{len({families[a] for a in test})} test families ({len(train)} / {len(test)} "
-                              f"assemblies; MAGAR: 20 / 6 assembly families)")
     write_json(out / MANIFEST, manifest)
     return manifest
 
@@ -130,13 +133,15 @@ def build_magar_bench(out: Path, tasks: int = DEFAULT_TASKS, seed: int = 42, job
 def _manifest(records, families, sources, tasks, seed, tolerances) -> dict:
     count = {s: {f: sum(r["split"] == s and r["task_family"] == f for r in records)
                  for f in ("assembly_decision", "minimal_rework")} for s in ("train", "test")}
-    test_families = sorted({r["family"] for r in records if r["split"] == "test"})
-    train_families = sorted({r["family"] for r in records if r["split"] == "train"})
+    train, test = family_split(families, seed)
+    train_families, test_families = (sorted({families[a] for a in ids}) for ids in (train, test))
     return {
         "schema_version": "1.0", "benchmark": "forgeplan MAGAR-Bench-shaped", "profile": "magar", "seed": seed,
         "tasks": tasks, "library": sorted(families), "sources": {a: s.origin for a, s in sources.items()},
         "protocol": MAGAR, "tolerances": tolerances.to_json(), "versions": _versions(),
         "composition": {"tasks": len(records), **{f"{s}_{f}": n for s, fam in count.items() for f, n in fam.items()}},
+        "split_rule": (f"family-disjoint: {len(train_families)} train / {len(test_families)} test families "
+                       f"({len(train)} / {len(test)} assemblies; MAGAR: 20 / 6 assembly families)"),
         "splits": {s: [r["sample_id"] for r in records if r["split"] == s] for s in ("train", "test")},
         "assemblies": {s: sorted({r["assembly_id"] for r in records if r["split"] == s}) for s in ("train", "test")},
         "families": {"train": train_families, "test": test_families},

@@ -29,11 +29,12 @@ from ..io.contract import ContractError, parse_output
 from ..model.errors import ForgeplanError
 from ..model.state import State
 from ..semantics.task import Task
-from .decisions import DecisionScore, parse_decision
+from .decisions import DecisionScore, as_parsed, parse_decision
 from .magar_eval import read_decision, score_one, task_family
 from .samples import SampleScore
 
 MODES = ("plan-from-diagnosis", "minimal-edit")
+PLAN_SECONDS = 120.0   # a diagnosis whose plan is not proved minimal within this gets no candidate
 
 
 def metric_vector(s: DecisionScore | SampleScore) -> tuple[float, ...]:
@@ -88,7 +89,7 @@ def plan_candidate(task: Task, raw: str, mode: str) -> str | None:
         diagnosed = diagnosed_task(task, [m.part_id for m in out.mistakes])
         if diagnosed is None:
             return None
-        result = solve_task(diagnosed, time_limit=120.0)
+        result = solve_task(diagnosed, time_limit=PLAN_SECONDS)
         if not result.optimal:
             return None
         plan = result.plan
@@ -107,7 +108,6 @@ def decision_candidate(raw: str, valid: list[dict]) -> str | None:
     got, _ = parse_decision(raw)
     if got is None or not valid:
         return None
-    from .decisions import as_parsed
 
     def agreement(v: dict) -> int:
         p = as_parsed(v)

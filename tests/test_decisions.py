@@ -62,6 +62,14 @@ def test_the_target_state_has_one_decision_inspect():
     assert subgoal_holds(w, task.target, task.target, INSPECT.subgoal)
 
 
+def test_every_action_kind_has_an_operation_class_and_a_subgoal():
+    from forgeplan.model.actions import ACTION_NAMES
+    from forgeplan.semantics.intents import OPERATION_OF, SUBGOAL_OF
+
+    assert set(OPERATION_OF) == set(SUBGOAL_OF) == set(ACTION_NAMES)
+    assert set(OPERATION_OF.values()) == set(OPERATIONS) - {"Inspect", "Execute Subtask"}
+
+
 def test_decision_of_each_action_kind():
     assert decision_of(Insert("P1")).to_json() == {"operation": "Place", "involved_parts": ["P1"],
                                                             "next_subgoal": "P1 seated"}

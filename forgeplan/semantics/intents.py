@@ -32,7 +32,7 @@ _PATTERNS = {  # group kinds first: "{x} seated" would also match "subassembly {
     "replaces": "{x} replaces {y}", "positioned": "{x} at target position",
     "oriented": "{x} at target orientation", "released": "lock {x} released", "engaged": "lock {x} engaged",
 }
-_SUBGOAL_OF = {
+SUBGOAL_OF = {
     "insert": "seated", "remove": "removed", "join": "group_seated", "separate": "group_removed",
     "replace": "replaces", "reset_pose": "positioned", "rotate": "oriented",
     "rotate_to_unlock": "released", "rotate_translate_to_unlock": "released",
@@ -62,7 +62,7 @@ def subgoal_text(kind: str, parts: tuple[str, ...]) -> str:
 
 def decision_of(action: Action) -> Decision:
     """The (o, P, g) of an action: replace(w, s) establishes "s replaces w"."""
-    kind = _SUBGOAL_OF[action.name]
+    kind = SUBGOAL_OF[action.name]
     if isinstance(action, GroupMove):
         named = action.part_ids
     elif isinstance(action, Replace):

@@ -269,3 +269,22 @@ def test_family_split_of_a_large_library_is_seeded_and_family_disjoint():
     assert family_split(families, 3) == (train, test)
     assert test and not {families[a] for a in train} & {families[a] for a in test}
     assert len(test) <= round(120 * 6 / 26)
+
+
+def test_a_damaged_decision_file_is_a_one_line_error(bench, tmp_path):
+    import shutil
+
+    copy = tmp_path / "b"
+    shutil.copytree(bench, copy)
+    sid = next(r["sample_id"] for r in load_manifest(copy)["records"]
+               if r["task_family"] == "assembly_decision" and r["split"] == "test")
+    path = copy / "tasks" / sid / "decision.json"
+    data = json.loads(path.read_text())
+    data["valid"][0] = {"operation": "Place"}
+    path.write_text(json.dumps(data))
+    preds = tmp_path / "p.jsonl"
+    preds.write_text("")
+    done = subprocess.run([sys.executable, "-m", "forgeplan", "evaluate", "--bench", str(copy), "--predictions",
+                           str(preds)], capture_output=True, text=True)
+    assert done.returncode == 2 and "decision.json" in done.stderr and "valid" in done.stderr
+    assert done.stderr.count("\n") == 1

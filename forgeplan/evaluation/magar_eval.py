@@ -9,7 +9,8 @@ from ..bench.store import load_manifest, load_sample_task, read_sample_file, sam
 from ..io.guarded import markdown_cell
 from ..io.task_files import read_json
 from ..model.errors import InputError
-from .decisions import AD_METRICS, DecisionScore, decision_metrics, operation_recall, overall, score_decision
+from .decisions import (AD_METRICS, DecisionScore, decision_metrics, operation_recall, overall, parse_decision,
+                        score_decision)
 from .metrics import magar_metrics
 from .report import fmt
 from .samples import SampleScore, score_sample
@@ -23,12 +24,16 @@ def is_magar(bench: Path) -> bool:
 
 
 def read_decision(bench: Path, sample_id: str) -> dict:
-    """decision.json of an Assembly Decision sample (reference, valid decisions, first steps)."""
+    """decision.json of an Assembly Decision sample (reference, valid decisions, first steps), its
+    reference and valid decisions checked against the decision contract."""
     path = sample_folder(bench, sample_id) / "decision.json"
     data = read_json(path, "bench file", root=Path(bench))
-    for key in ("reference", "valid"):
-        if key not in data:
-            raise InputError(f"missing field {key!r}", file=str(path), field=key)
+    if not isinstance(data, dict) or not isinstance(data.get("valid"), list):
+        raise InputError("expected an object with a list of valid decisions", file=str(path), field="valid")
+    for field, item in [("reference", data.get("reference")), *(("valid", v) for v in data["valid"])]:
+        got, why = parse_decision(json.dumps(item))
+        if got is None:
+            raise InputError(f"not a decision: {why}", file=str(path), field=field)
     return data
 
 

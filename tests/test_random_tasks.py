@@ -20,7 +20,6 @@ from hypothesis import strategies as st
 from forgeplan.bench.random_tasks import Shape, random_task, shape_of
 from forgeplan.io.task_files import load_task
 from forgeplan.planners.asp import solve as asp
-from forgeplan.planners.asp.facts import task_facts
 from forgeplan.planners.asp.solve import Status, solve_task
 from forgeplan.planners.crosscheck import compare_task
 from test_bruteforce import brute_optimum, brute_plans, tie_break_key
@@ -75,7 +74,7 @@ def test_random_tasks_pick_the_tie_break_plan(seed, shape):
 
 def _query(task, horizon: int, cap: int) -> bool:
     """The completeness query alone: a canonical loop-free path of exactly `horizon` steps, <= cap parts?"""
-    planner = asp._Planner(task_facts(task), task.world, True, asp._Clock(None))
+    planner = asp._Planner(asp.GROUNDINGS.get(task, reduce=True), task, True, asp._Clock(None))
     planner.lower_bound(task)
     planner.extend(horizon)
     exists = planner.loop_free_path_exists(cap)

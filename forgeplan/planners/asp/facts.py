@@ -7,6 +7,13 @@ engine's own functions (`World.rotation_error`, `World.pose_off`, `World.apply`,
 `grounded.rotation_fix`). The action universe renders `forgeplan.semantics.grounded` (lock parameters,
 repairing turns, candidate groups) over every state the abstraction can reach, each action with its
 tie-break rank (SEMANTICS §4).
+
+`assembly_facts` writes the facts one grounding of an assembly serves many tasks with: the static
+world, the union of the tasks' rotation values and action universes (a `Universe`), and the actual
+state as `#external init(F)` atoms that each task assigns (`init_atoms`). Extra rotation values and
+actions never fire in a task that cannot reach them: their preconditions read a rotation value or an
+occupant the task never has. The tie-break ranks are the canonical order over the union, which orders
+any task's own actions as its own ranks do.
 """
 
 from __future__ import annotations
@@ -16,8 +23,8 @@ from dataclasses import dataclass
 from ...model.actions import Action, GroupMove, OnePart, Replace, Turn
 from ...model.state import State
 from ...semantics.engine import ZERO3, World
-from ...semantics.grounded import (Rotation, SlotRotations, action_universe, check_canonical_target, part_ranks,
-                                   slot_rotations)
+from ...semantics.grounded import (Rotation, SlotRotations, action_universe, canonical_key, check_canonical_target,
+                                   part_ranks, slot_rotations)
 from ...semantics.task import Task
 
 @dataclass(frozen=True)
@@ -67,6 +74,78 @@ def task_facts(task: Task) -> Facts:
     lines += _group_member_lines(actions, ranks)
     lines += _actual_lines(world, actual)
     return Facts("\n".join(lines) + "\n", {t: a for a, t in terms.items()}, terms)
+
+
+@dataclass(frozen=True)
+class Universe:
+    """What an assembly grounding covers beyond the static world: rotation facts and grounded actions."""
+
+    rotation_facts: frozenset[str]
+    actions: frozenset[Action]
+
+    def covers(self, other: "Universe") -> bool:
+        return self.rotation_facts >= other.rotation_facts and self.actions >= other.actions
+
+    def __or__(self, other: "Universe") -> "Universe":
+        return Universe(self.rotation_facts | other.rotation_facts, self.actions | other.actions)
+
+
+def task_universe(task: Task) -> Universe:
+    """The rotation facts and action universe of one task (what its own fact program holds)."""
+    check_canonical_target(task)
+    world, actual = task.world, task.actual
+    rotation = [f for i in range(len(world.ids)) for f in _slot_rotation_facts(world, i, *slot_rotations(world, actual, i))]
+    return Universe(frozenset(rotation), frozenset(action_universe(task)))
+
+
+def init_atoms(world: World, actual: State) -> list[str]:
+    """The actual state as `init(F)` atoms (no final period), in slot order."""
+    return [atom for slot in _init_by_slot(world, actual) for atom in slot]
+
+
+def _init_by_slot(world: World, actual: State) -> list[list[str]]:
+    """The actual state, abstracted to the fluents the encoding reasons with: init atoms per slot."""
+    q, out = quote, []
+    for i, pid in enumerate(world.ids):
+        s = actual.slots[i]
+        if not s.present:
+            out.append([f"init(rot({q(pid)},{q(rotation_name(ZERO3))}))"])
+            continue
+        atoms = [f"init(in({q(s.occupant)}))", f"init(rot({q(pid)},{q(rotation_name(s.rotation))}))"]  # type: ignore[arg-type]
+        if world.pose_off(i, s):
+            atoms.append(f"init(pose_off({q(pid)}))")
+        if s.locked:
+            atoms.append(f"init(locked({q(pid)}))")
+        out.append(atoms)
+    return out
+
+
+def init_domain(world: World, universe: Universe) -> list[str]:
+    """Every `init(F)` atom some actual state over `universe` can have (sorted)."""
+    q = quote
+    atoms = {f"init(in({q(x)}))" for x in list(world.ids) + [w.part_id for w in world.assembly.spares]}
+    atoms |= {f"init(pose_off({q(pid)}))" for pid in world.ids}
+    atoms |= {f"init(locked({q(p.part_id)}))" for p in world.assembly.locks}
+    atoms |= {"init(rot(" + f[len("rot_value("):-2] + "))" for f in universe.rotation_facts if f.startswith("rot_value(")}
+    return sorted(atoms)
+
+
+def assembly_facts(world: World, universe: Universe) -> tuple[Facts, list[str]]:
+    """The fact program of an assembly grounding: the static world, the universe's rotation facts and
+    ranked actions, and the actual state as externals. Returns it with the `init_domain` atoms."""
+    ranks = part_ranks(world)
+    actions = sorted(universe.actions, key=lambda a: canonical_key(a, ranks))
+    terms = {a: action_term(a) for a in actions}
+    lines = [f"% forgeplan facts: assembly {world.assembly.assembly_id}, shared by its tasks"]
+    lines += [f"slot({quote(pid)}). part_rank({quote(pid)},{ranks[pid]})." for pid in world.ids]
+    lines += [f"spare({quote(w.part_id)},{quote(w.variant_of)}). part_rank({quote(w.part_id)},{ranks[w.part_id]})."
+              for w in world.assembly.spares]
+    lines += _static_lines(world) + sorted(universe.rotation_facts)
+    lines += [f"action({terms[a]}). rank({terms[a]},{k})." for k, a in enumerate(actions)]
+    lines += _group_member_lines(actions, ranks)
+    domain = init_domain(world, universe)
+    lines += [f"#external {atom}." for atom in domain]
+    return Facts("\n".join(lines) + "\n", {t: a for a, t in terms.items()}, terms), domain
 
 
 def _header_lines(task: Task, ranks: dict[str, int]) -> list[str]:
@@ -124,6 +203,22 @@ def _slot_rotation_lines(world: World, i: int, vals: SlotRotations, unlocked) ->
     return lines
 
 
+def _slot_rotation_facts(world: World, i: int, vals: SlotRotations, unlocked) -> list[str]:
+    """`_slot_rotation_lines` as single facts without comments (their union over tasks is a set)."""
+    q, pid = quote, world.ids[i]
+    out = [f"rot_value({q(pid)},{q(rotation_name(r))})." for r in vals.values]
+    out.append(f"target_rot({q(pid)},{q(rotation_name(ZERO3))}).")
+    out += [f"rot_off({q(pid)},{q(rotation_name(r))})." for r in vals.values
+            if world.rotation_error(i, r) > world.tol.rot_tol]
+    out += [f"rot_fix({q(pid)},{q(rotation_name(r))},{q(ax)},{q(repr(float(ang)))},{q(rotation_name(after))})."
+            for r, ax, ang, after in vals.fixes]
+    if unlocked is not None:
+        out.append(f"unlocked_rot({q(pid)},{q(rotation_name(unlocked.rotation))}).")
+        if world.pose_off(i, unlocked):
+            out.append(f"unlocked_pose_off({q(pid)}).")
+    return out
+
+
 def _group_member_lines(actions: list[Action], ranks: dict[str, int]) -> list[str]:
     groups = sorted({a.part_ids for a in actions if isinstance(a, GroupMove)}, key=lambda g: [ranks[x] for x in g])
     if not groups:
@@ -138,18 +233,9 @@ def _group_member_lines(actions: list[Action], ranks: dict[str, int]) -> list[st
 
 
 def _actual_lines(world: World, actual: State) -> list[str]:
-    """The actual state, abstracted to the fluents the encoding reasons with."""
-    q = quote
+    """The actual state as facts, one line per slot."""
     lines = ["", "% --- actual state (actual_state.json), abstracted"]
-    for i, pid in enumerate(world.ids):
-        s = actual.slots[i]
-        if not s.present:
-            lines.append(f"init(rot({q(pid)},{q(rotation_name(ZERO3))})).  % absent")
-            continue
-        facts = [f"init(in({q(s.occupant)})).", f"init(rot({q(pid)},{q(rotation_name(s.rotation))}))."]  # type: ignore[arg-type]
-        if world.pose_off(i, s):
-            facts.append(f"init(pose_off({q(pid)})).")
-        if s.locked:
-            facts.append(f"init(locked({q(pid)})).")
-        lines.append(" ".join(facts))
+    for i, atoms in enumerate(_init_by_slot(world, actual)):
+        absent = "  % absent" if not actual.slots[i].present else ""
+        lines.append(" ".join(f"{a}." for a in atoms) + absent)
     return lines

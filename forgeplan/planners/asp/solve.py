@@ -18,15 +18,13 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager
-from functools import lru_cache
 from dataclasses import dataclass
 from enum import Enum
 
 import clingo
-from clingo import Function, Number, ast
+from clingo import Function, Number
 
 from ...io.contract import output_json
-from ...io.resources import encodings_dir
 from ...model.actions import Action, moved_parts
 from ...model.errors import InputError
 from ...semantics.closure import dependency_closure
@@ -35,11 +33,8 @@ from ...semantics.grounded import OBJECTIVES, canonical_key, part_ranks
 from ...semantics.task import Task
 from ..repair import repair_plan
 from .facts import Facts, task_facts
+from .grounding import ENCODINGS, GROUNDINGS, Grounding, load_encoding, quiet  # noqa: F401 (ENCODINGS: public path)
 
-# measured on the registry's largest tasks: about 25% faster than clingo's defaults
-SOLVER_OPTIONS = ("--configuration=frumpy", "--opt-strategy=usc", "--heuristic=Berkmin",
-                  "--forget-on-step=varScores,signs,lemmaScores")
-ENCODINGS = encodings_dir()
 
 
 class Status(Enum):
@@ -90,26 +85,7 @@ class _Clock:
         return self.deadline is not None and time.perf_counter() >= self.deadline
 
 
-@lru_cache(maxsize=None)
-def _parsed(top: str) -> tuple:
-    """The statements of an encoding's top file with its includes, parsed once per process."""
-    statements: list = []
-    ast.parse_files([str(ENCODINGS / top)], statements.append)
-    return tuple(statements)
-
-
-def _load(ctl: clingo.Control, top: str) -> None:
-    """`ctl.load(top)` without parsing the files again (about a tenth of a small task's solve time)."""
-    with ast.ProgramBuilder(ctl) as builder:
-        for statement in _parsed(top):
-            builder.add(statement)
-
-
 _WAIT_SLICE = 1.0
-
-
-def _quiet(code, message) -> None:
-    """clingo's informational messages are not forgeplan output; errors still raise."""
 
 
 def _run(ctl: clingo.Control, clock: _Clock, assumptions=(), on_model=None):
@@ -159,29 +135,22 @@ class _Bound:
 
 
 class _Planner:
-    """The multi-shot planner control (encodings/plan.lp), grounded up to `horizon`."""
+    """One task on an assembly grounding (encodings/plan.lp), searching plans of length <= `horizon`."""
 
-    def __init__(self, facts: Facts, world, minimize_moved: bool, clock: _Clock, reduce: bool = True):
-        self.facts, self.world, self.clock = facts, world, clock
-        self.ctl = clingo.Control(["--opt-mode=opt", "--models=0", *SOLVER_OPTIONS,
-                                   "-c", f"prune_directions={int(reduce)}", "-c", f"por={int(reduce)}"], logger=_quiet)
-        _load(self.ctl, "plan.lp")
-        self.ctl.add("base", [], facts.text)
-        self.ctl.ground([("base", []), ("state", [Number(0)]), ("check", [Number(0)])])
-        self.ctl.assign_external(Function("minimize_moved"), minimize_moved)
-        self.ctl.assign_external(Function("minimize_actions"), True)
+    def __init__(self, grounding: Grounding, task: Task, minimize_moved: bool, clock: _Clock):
+        self.g, self.ctl, self.facts = grounding, grounding.ctl, grounding.facts
+        self.world, self.clock = task.world, clock
+        grounding.start(task, minimize_moved)
         self.horizon = 0
-        self.simple_grounded = False
+
+    def _idle_beyond(self, horizon: int) -> list:
+        """Assumption: the steps grounded beyond `horizon` (for other tasks) carry no action."""
+        return [(Function("active", [Number(horizon + 1)]), False)] if self.g.horizon > horizon else []
 
     def lower_bound(self, task: Task) -> _Bound:
-        """Solve the relaxation (encodings/relaxation.lp) once, at horizon 0, then switch it off for good."""
-        relax = Function("relax")
-        self.ctl.assign_external(relax, True)
+        """Solve the relaxation (encodings/bound.lp) in the grounding's bound control."""
         best: list = []
-        try:
-            res, interrupted = _run(self.ctl, self.clock, on_model=lambda m: best.append((m.cost, m.symbols(shown=True))))
-        finally:
-            self.ctl.release_external(relax)
+        res, interrupted = _run(self.g.bound, self.clock, (), lambda m: best.append((m.cost, m.symbols(shown=True))))
         if interrupted:
             return _Bound("unknown")
         if res.unsatisfiable:
@@ -195,39 +164,29 @@ class _Planner:
         return _Bound("bound", cost[0] if cost else 0, len(touched) + len(present) + len(relock))
 
     def extend(self, horizon: int) -> None:
-        """Ground the steps up to `horizon` in one call (each ground call has a fixed cost)."""
-        parts = []
-        for t in range(self.horizon + 1, horizon + 1):
-            parts += [("step", [Number(t)]), ("state", [Number(t)]), ("check", [Number(t)])]
-            if self.simple_grounded:
-                parts.append(("simple", [Number(t)]))
-        if parts:
-            self.ctl.ground(parts)
-            self.horizon = horizon
+        """Search plans of length <= `horizon` from now on, grounding steps that are not yet."""
+        self.g.extend(horizon)
+        self.horizon = horizon
 
     @property
     def query(self) -> clingo.Symbol:
         return Function("query", [Number(self.horizon)])
 
     def _length(self, lo: int, hi: int | None = None) -> list:
-        """Assumptions: the plan has at least `lo` actions (and at most `hi`)."""
+        """Assumptions: the plan has at least `lo` actions and at most `hi` (default: the horizon)."""
         out = [(Function("active", [Number(lo)]), True)] if lo > 0 else []
-        if hi is not None and hi < self.horizon:
-            out.append((Function("active", [Number(hi + 1)]), False))
-        return out
+        return out + self._idle_beyond(self.horizon if hi is None else hi)
 
     def optimize(self):
         """Best plan of length <= horizon: (plan or None, proved, interrupted)."""
         found: list[tuple[Action, ...]] = []
         with _switched(self.ctl, self.query):
-            res, interrupted = _run(self.ctl, self.clock, (), lambda m: found.append(_plan_of(m, self.facts)))
+            res, interrupted = _run(self.ctl, self.clock, self._length(0), lambda m: found.append(_plan_of(m, self.facts)))
         return (found[-1] if found else None), bool(res.exhausted) and not interrupted, interrupted
 
     def loop_free_path_exists(self, cap: int | None) -> bool | None:
         """Is there a loop-free path of exactly `horizon` steps touching <= cap parts? None: interrupted."""
-        if not self.simple_grounded:
-            self.ctl.ground([("simple", [Number(t)]) for t in range(1, self.horizon + 1)])
-            self.simple_grounded = True
+        self.g.ground_simple()
         switches = [Function("simple")] + ([Function("jcap", [Number(cap)])] if cap is not None else [])
         conf = self.ctl.configuration.solve
         conf.opt_mode, conf.models = "ignore", "1"
@@ -356,7 +315,7 @@ def solve_task(task: Task, objective: str = "moved-parts,actions", time_limit: f
 
     # every optimal plan is enumerated with the direction variants of group moves and every order of
     # independent actions; one reference needs neither (encodings/README.md, "Pruning")
-    planner = _Planner(task_facts(task), world, minimize_moved, clock, reduce=not all_optimal)
+    planner = _Planner(GROUNDINGS.get(task, reduce=not all_optimal), task, minimize_moved, clock)
     bound = planner.lower_bound(task)
     lb = bound.moved
     if bound.status == "unsolvable":
@@ -391,8 +350,8 @@ def check_plan(task: Task, plan) -> list[tuple[str, str, int]]:
         if term is None:
             raise InputError(f"step {t} {a} is not in the grounded action set", field="plan")
         lines.append(f"occurs({term},{t}).")
-    ctl = clingo.Control(["-c", "restrict=0"], logger=_quiet)
-    _load(ctl, "check.lp")
+    ctl = clingo.Control(["-c", "restrict=0"], logger=quiet)
+    load_encoding(ctl, "check.lp")
     ctl.add("base", [], facts.text + "\n".join(lines))
     n = len(plan)
     parts = [("base", []), ("state", [Number(0)])]

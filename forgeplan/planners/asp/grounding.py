@@ -1,0 +1,148 @@
+"""Assembly groundings: the planner encoding grounded once per assembly, shared by its tasks.
+
+A grounding holds two multi-shot controls over `assembly_facts`: encodings/plan.lp with the steps up
+to the largest horizon any task asked for, and encodings/bound.lp (the relaxation, kept apart so that
+its optimisation carries no step atoms). A task only assigns the `init(F)` externals of its actual
+state; its own horizon is enforced by the planner's assumptions (`not active(h+1)`). Every solve call
+therefore sees exactly the plans a grounding of that task alone would (encodings/README.md,
+"One grounding per assembly").
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from functools import lru_cache
+
+import clingo
+from clingo import Function, Number, ast
+
+from ...io.resources import encodings_dir
+from ...semantics.task import Task
+from .facts import Universe, assembly_facts, init_atoms, task_universe
+
+# measured on the registry's largest tasks: about 25% faster than clingo's defaults
+SOLVER_OPTIONS = ("--configuration=frumpy", "--opt-strategy=usc", "--heuristic=Berkmin",
+                  "--forget-on-step=varScores,signs,lemmaScores")
+ENCODINGS = encodings_dir()
+
+
+@lru_cache(maxsize=None)
+def _parsed(top: str) -> tuple:
+    """The statements of an encoding's top file with its includes, parsed once per process."""
+    statements: list = []
+    ast.parse_files([str(ENCODINGS / top)], statements.append)
+    return tuple(statements)
+
+
+def load_encoding(ctl: clingo.Control, top: str) -> None:
+    """`ctl.load(top)` without parsing the files again (about a tenth of a small task's solve time)."""
+    with ast.ProgramBuilder(ctl) as builder:
+        for statement in _parsed(top):
+            builder.add(statement)
+
+
+def quiet(code, message) -> None:
+    """clingo's informational messages are not forgeplan output; errors still raise."""
+
+
+class Grounding:
+    """The planner and relaxation controls of one assembly over one `Universe`, shared by its tasks."""
+
+    def __init__(self, world, universe: Universe, reduce: bool):
+        self.world, self.universe, self.reduce = world, universe, reduce
+        self.facts, domain = assembly_facts(world, universe)
+        self.domain = {atom: clingo.parse_term(atom) for atom in domain}
+        self.ctl = self._control("plan.lp", ["--opt-mode=opt", "--models=0", *SOLVER_OPTIONS])
+        self.ctl.ground([("base", []), ("state", [Number(0)]), ("check", [Number(0)])])
+        self.ctl.assign_external(Function("minimize_actions"), True)
+        # the relaxation in a control of its own: no step atoms for its optimisation to carry
+        self.bound = self._control("bound.lp", ["--opt-mode=opt", "--models=0", *SOLVER_OPTIONS])
+        self.bound.ground([("base", [])])
+        self.init: set[str] = set()   # the init atoms assigned true
+        self.covered: set = set()     # actual-state keys whose universe `universe` covers
+        self.horizon = 0              # steps grounded
+        self.simple_grounded = False
+
+    def _control(self, top: str, options: list[str]) -> clingo.Control:
+        ctl = clingo.Control([*options, "-c", f"prune_directions={int(self.reduce)}", "-c", f"por={int(self.reduce)}"],
+                             logger=quiet)
+        load_encoding(ctl, top)
+        ctl.add("base", [], self.facts.text)
+        return ctl
+
+    def start(self, task: Task, minimize_moved: bool) -> None:
+        """Assign the task's actual state (and its objective) to the externals (only those that change)."""
+        init = set(init_atoms(self.world, task.actual))
+        for atom in init ^ self.init:
+            for ctl in (self.ctl, self.bound):
+                ctl.assign_external(self.domain[atom], atom in init)
+        self.init = init
+        self.ctl.assign_external(Function("minimize_moved"), minimize_moved)
+
+    def extend(self, horizon: int) -> None:
+        """Ground the steps up to `horizon` in one call (each ground call has a fixed cost)."""
+        parts = []
+        for t in range(self.horizon + 1, horizon + 1):
+            parts += [("step", [Number(t)]), ("state", [Number(t)]), ("check", [Number(t)])]
+            if self.simple_grounded:
+                parts.append(("simple", [Number(t)]))
+        if parts:
+            self.ctl.ground(parts)
+            self.horizon = horizon
+
+    def ground_simple(self) -> None:
+        if not self.simple_grounded:
+            self.ctl.ground([("simple", [Number(t)]) for t in range(1, self.horizon + 1)])
+            self.simple_grounded = True
+
+
+def _state_key(task: Task) -> tuple:
+    """What a task's universe depends on: each slot's presence, occupant and rotation."""
+    return tuple((s.present, s.occupant, s.rotation) for s in task.actual.slots)
+
+
+class Groundings:
+    """The groundings of the assemblies seen last in this process (a few dozen at most)."""
+
+    def __init__(self, size: int = 32):
+        self.size = size
+        self.cache: OrderedDict = OrderedDict()
+
+    def get(self, task: Task, reduce: bool, universe: Universe | None = None) -> Grounding:
+        """A grounding whose universe covers the task's (and `universe`, when given); a wider one is
+        grounded when the cached one does not."""
+        key = (id(task.world), reduce)
+        hit = self.cache.get(key)
+        if hit is not None and hit.world is not task.world:
+            hit = None
+        state = _state_key(task)
+        if hit is not None and universe is None and state in hit.covered:
+            self.cache.move_to_end(key)
+            return hit
+        need = task_universe(task) | universe if universe is not None else task_universe(task)
+        if hit is None or not hit.universe.covers(need):
+            hit = Grounding(task.world, need | hit.universe if hit is not None else need, reduce)
+            self.cache[key] = hit
+        hit.covered.add(state)
+        self.cache.move_to_end(key)
+        while len(self.cache) > self.size:
+            self.cache.popitem(last=False)
+        return hit
+
+    def prepare(self, tasks, reduce: bool = True) -> None:
+        """Ground each assembly of `tasks` once, for the union of its tasks' universes (a batch)."""
+        by_world: dict[int, list[Task]] = {}
+        for task in tasks:
+            by_world.setdefault(id(task.world), []).append(task)
+        for group in by_world.values():
+            union = task_universe(group[0])
+            for task in group[1:]:
+                union = union | task_universe(task)
+            grounding = self.get(group[0], reduce, union)
+            grounding.covered.update(_state_key(task) for task in group)
+
+    def clear(self) -> None:
+        self.cache.clear()
+
+
+GROUNDINGS = Groundings()

@@ -64,40 +64,58 @@ def _faults_for(slot: Slot, task_world, rng: random.Random) -> list[FaultSpec]:
     return [FaultSpec(t) for t in chosen]
 
 
-def build_task(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances) -> tuple[Task, dict, int]:
-    """The task of a slot and its solve result; tries attempt seeds until the closed loop holds."""
-    from ..planners.asp.solve import solve_task
-
+def _attempts(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances):
+    """Per attempt seed: (attempt, task, None) for a task worth solving, or (attempt, None, why not)."""
     world = world_for(asm, tolerances)
     sid = sample_id(slot)
     want_hidden = slot.index % 2 == 0
-    last_error = "no attempt"
     pair_seed = _rng(seed, "pair", slot.assembly_id, slot.pair).randrange(2**31) if slot.pair is not None else None
     for attempt in range(MAX_ATTEMPTS):
         task_seed = _rng(seed, "slot", slot.index, attempt).randrange(2**31)
         boundary = slot.condition == "boundary" or slot.pair_role == "fault"
         if slot.condition in ("nofault", "boundary"):
-            task = make_task(asm, [], seed=task_seed, sample_id=sid, tolerances=tolerances, boundary=boundary,
+            yield attempt, make_task(asm, [], seed=task_seed, sample_id=sid, tolerances=tolerances, boundary=boundary,
+                                     boundary_seed=pair_seed), None
+            continue
+        faults = _faults_for(slot, world, _rng(seed, "faults", slot.index, attempt))
+        try:
+            task = make_task(asm, faults, seed=task_seed, sample_id=sid, tolerances=tolerances, boundary=boundary,
                              boundary_seed=pair_seed)
-        else:
-            faults = _faults_for(slot, world, _rng(seed, "faults", slot.index, attempt))
-            try:
-                task = make_task(asm, faults, seed=task_seed, sample_id=sid, tolerances=tolerances, boundary=boundary,
-                                 boundary_seed=pair_seed)
-            except ForgeplanError as exc:
-                last_error = str(exc)
-                continue
-            mistakes = diagnose(world, task.actual, task.target)
-            hidden = any(not m["visible"] for m in mistakes)
-            if slot.condition == "single" and hidden != want_hidden and attempt < MAX_ATTEMPTS // 2:
-                last_error = "visibility preference"
-                continue
+        except ForgeplanError as exc:
+            yield attempt, None, str(exc)
+            continue
+        hidden = any(not m["visible"] for m in diagnose(world, task.actual, task.target))
+        if slot.condition == "single" and hidden != want_hidden and attempt < MAX_ATTEMPTS // 2:
+            yield attempt, None, "visibility preference"
+            continue
+        yield attempt, task, None
+
+
+def build_task(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances) -> tuple[Task, dict, int]:
+    """The task of a slot and its solve result; tries attempt seeds until the closed loop holds."""
+    from ..planners.asp.solve import solve_task
+
+    last_error = "no attempt"
+    for attempt, task, skipped in _attempts(slot, asm, seed, tolerances):
+        if task is None:
+            last_error = skipped
+            continue
         result = solve_task(task, time_limit=SOLVE_TIME_LIMIT)
         if not result.optimal:
             last_error = f"reference not proved optimal ({result.status.name})"
             continue
         return task, result, attempt
-    raise ForgeplanError(f"could not generate task {sid}: {last_error}")
+    raise ForgeplanError(f"could not generate task {sample_id(slot)}: {last_error}")
+
+
+def generate_batch(slots: list[Slot], asm: Assembly, seed: int, tolerances: Tolerances) -> list[Generated]:
+    """The tasks of a batch of slots on one assembly, solved on one grounding of it: the grounding is
+    made up front for the union of the batch's first attempts (a later attempt may widen it)."""
+    from ..planners.asp.grounding import GROUNDINGS
+
+    firsts = [next((t for _, t, _ in _attempts(slot, asm, seed, tolerances) if t is not None), None) for slot in slots]
+    GROUNDINGS.prepare([t for t in firsts if t is not None])
+    return [generate(slot, asm, seed, tolerances) for slot in slots]
 
 
 def generate(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances) -> Generated:

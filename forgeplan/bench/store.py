@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import multiprocessing
+import json
 import platform
 import re
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from collections import Counter
-from functools import partial
 from pathlib import Path
 
 from .. import __version__
@@ -16,10 +13,12 @@ from ..geometry.separation import needs_group_moves
 from ..io.guarded import output_folder
 from ..io.schema import BENCH_FILE_MODELS, ManifestFile, parse_model
 from ..io.task_files import load_task, read_json, write_json
-from ..model.errors import ForgeplanError, InputError
+from ..model.errors import InputError
 from ..model.state import Tolerances
 from .composition import PROTOCOL, composition_counts, plan_composition
-from .generate import generate
+from .executors import run_batches
+from .generate import generate_batch, sample_id
+from .shards import SHARD_FILE, batches, drop_partial, finished, manifest_of, read_record, record_of, write_task_folder
 from .sources import load_sources
 
 MANIFEST = "manifest.json"
@@ -43,54 +42,74 @@ def check_task_count(tasks: int) -> None:
         raise InputError(f"at most {MAX_TASKS} tasks per benchmark, got {tasks}", field="--tasks")
 
 
-def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, progress=None,
-                tolerances: Tolerances = Tolerances(), assemblies: list[str | Path] | None = None) -> dict:
-    """Generate the benchmark into `out` (must be empty or absent); returns the manifest.
+BUILD_FILE = "build.json"   # the head of a build in progress (what --resume checks)
 
-    `assemblies` lists built-in ids and assembly JSON file paths (default: every built-in assembly).
+
+def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, progress=None,
+                tolerances: Tolerances = Tolerances(), assemblies: list[str | Path] | None = None,
+                shard: tuple[int, int] | None = None, resume: bool = False, executor: str = "local",
+                address: str | None = None) -> dict:
+    """Generate the benchmark into `out` (must be empty or absent, unless `resume`); returns the manifest.
+
+    `assemblies` lists built-in ids and assembly JSON file paths (default: every built-in). With
+    `shard` (K, N) only that slice of the batches is built and shard.json replaces the manifest
+    (`shards.merge` joins the shards). `resume` keeps the complete task folders of an interrupted
+    build with the same head and builds the rest.
     """
     check_task_count(tasks)
-    if output_folder(out, create=False).exists() and any(out.iterdir()):
-        raise InputError("output folder is not empty", file=str(out), field="--out")
     sources = load_sources(assemblies)
     families = {a: s.assembly.family for a, s in sources.items()}
     group_moves = frozenset(a for a, s in sources.items() if needs_group_moves(s.assembly))
     slots = plan_composition(families, tasks, seed, group_moves)
-    work = partial(generate, seed=seed, tolerances=tolerances)
-    asms = [sources[s.assembly_id].assembly for s in slots]
-    output_folder(out / "tasks")
-    records = []
-    # an executor (not multiprocessing.Pool) so that a worker that dies raises instead of hanging
-    jobs = max(1, min(jobs, -(-tasks // 4)))  # never more workers than chunks of work
-    pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) if jobs > 1 else None
-    try:
-        results = pool.map(work, slots, asms, chunksize=4) if pool else map(work, slots, asms)
-        for g in results:
-            folder = out / "tasks" / g.sample_id
-            folder.mkdir()
-            for name, data in g.files.items():
-                write_json(folder / name, data)
-            records.append(g.files["meta.json"] | {"reference_actions": len(g.files["reference.json"]["rework_plan"]["actions"]),
-                                                    "reference_moved_parts": g.files["minimal_rework.json"]["moved_part_count"]})
-            if progress:
-                progress(1)
-    except BrokenProcessPool:
-        raise ForgeplanError("a benchmark worker process died (killed from outside or out of memory)") from None
-    finally:
-        if pool:
-            pool.shutdown(cancel_futures=True)
-    manifest = {
+    head = {
         "schema_version": "1.0", "benchmark": "forgeplan FORGE-Bench-shaped", "seed": seed, "tasks": tasks,
         "library": sorted(families), "sources": {a: s.origin for a, s in sources.items()},
         "protocol": PROTOCOL, "tolerances": tolerances.to_json(), "versions": _versions(),
         "composition": composition_counts(slots),
-        "splits": {s: [r["sample_id"] for r in records if r["split"] == s] for s in ("train", "test")},
-        "assemblies": {s: sorted({r["assembly_id"] for r in records if r["split"] == s}) for s in ("train", "test")},
-        "families": {s: sorted({r["family"] for r in records if r["split"] == s}) for s in ("train", "test")},
-        "records": records,
     }
-    write_json(out / MANIFEST, manifest)
+    done = _start(out, {"head": head, "shard": list(shard) if shard else None}, resume)
+    position = {s.index: k for k, s in enumerate(slots)}
+    records: dict[int, dict] = {}
+    work = []
+    for batch in batches(slots, shard):
+        kept = [s for s in batch if sample_id(s) not in done]
+        records.update((position[s.index], read_record(out, sample_id(s))) for s in batch if sample_id(s) in done)
+        if kept:
+            work.append((kept, sources[kept[0].assembly_id].assembly, seed, tolerances))
+    if progress and records:
+        progress(len(records))
+    for generated in run_batches(generate_batch, work, jobs, executor, address):
+        for g in generated:
+            write_task_folder(out, g.sample_id, g.files)
+            records[position[g.slot.index]] = record_of(g.files)
+        if progress:
+            progress(len(generated))
+    ordered = [records[k] for k in sorted(records)]
+    if shard is not None:
+        write_json(out / SHARD_FILE, {"head": head, "shard": list(shard), "records": [[k, records[k]] for k in sorted(records)]})
+    manifest = manifest_of(head, ordered)
+    if shard is None:
+        write_json(out / MANIFEST, manifest)
+    drop_partial(out)
+    (out / BUILD_FILE).unlink()
     return manifest
+
+
+def _start(out: Path, build: dict, resume: bool) -> set[str]:
+    """Check the output folder and mark the build as started: the sample ids already complete."""
+    if output_folder(out, create=False).exists() and any(out.iterdir()):
+        if not resume:
+            raise InputError("output folder is not empty (use --resume to finish an interrupted build)",
+                             file=str(out), field="--out")
+        if not (out / BUILD_FILE).is_file():
+            raise InputError("holds no interrupted build to resume (no build.json: finished, or not a build)",
+                             file=str(out), field="--resume")
+        if read_json(out / BUILD_FILE, "bench file", root=out) != json.loads(json.dumps(build)):
+            raise InputError("was started with other options (seed, size, library, tolerances, shard or versions)",
+                             file=str(out / BUILD_FILE), field="--resume")
+    output_folder(out / "tasks")
+    write_json(out / BUILD_FILE, build)
+    return finished(out)
 
 
 def load_manifest(bench: Path) -> dict:

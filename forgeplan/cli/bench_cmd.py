@@ -34,8 +34,19 @@ def register(sub) -> None:
     b.add_argument("--profile", choices=["forge", "magar"], default="forge",
                    help="forge: FORGE-Bench's composition; magar: MAGAR-Bench's Assembly Decision and Minimal Rework "
                         "families (974 : 600, scaled) with a family-disjoint split")
+    b.add_argument("--shard", metavar="K/N", help="build only shard K of N (every N-th batch of one assembly's "
+                   "slots); `bench merge` joins the N shard folders into the benchmark a single build writes")
+    b.add_argument("--resume", action="store_true",
+                   help="finish an interrupted build in --out: keep its complete tasks, build the rest")
+    add_executor_arguments(b)
     b.add_argument("--quiet", action="store_true", help="no progress bar")
     b.set_defaults(func=run_build)
+    m = bsub.add_parser("merge", help="join the shard folders of a sharded build",
+                        description="Join the folders written by `bench build --shard K/N` (all N of one build) into "
+                                    "one benchmark, byte-identical to a single build with the same options.")
+    m.add_argument("shards", nargs="+", type=Path, metavar="SHARD_DIR", help="the shard folders, 1/N to N/N")
+    m.add_argument("--out", required=True, type=Path, metavar="DIR", help="benchmark folder to write (must not exist)")
+    m.set_defaults(func=run_merge)
     s = bsub.add_parser("stats", help="print the composition tables",
                         description="Print how a benchmark is composed: tasks per split, condition, fault type, "
                                     "difficulty and assembly, and where each imported assembly came from.")
@@ -58,23 +69,49 @@ def register(sub) -> None:
     e.set_defaults(func=run_export)
 
 
+def add_executor_arguments(p) -> None:
+    """--executor and --address, shared by the commands that run many tasks."""
+    p.add_argument("--executor", choices=["local", "ray"], default="local",
+                   help="local: --jobs worker processes on this machine; ray: Ray tasks, one per batch of an "
+                        "assembly's tasks (needs the [distributed] extra); the output is the same")
+    p.add_argument("--address", metavar="ADDR",
+                   help="with --executor ray: join this running Ray cluster (e.g. ray://head:10001 or auto) "
+                        "instead of starting a local one with --jobs CPUs")
+
+
 def run_build(args) -> int:
     from tqdm import tqdm
 
+    from ..bench.shards import parse_shard
     from ..bench.store import build_bench, stats
     from ..model.errors import InputError
 
     if args.jobs < 1:
         raise InputError(f"must be at least 1, got {args.jobs}", field="--jobs")
     if args.profile == "magar":
+        if args.shard or args.resume or args.executor != "local":
+            raise InputError("--shard, --resume and --executor ray build the forge profile only", field="--profile")
         return _run_magar_build(args)
     args.tasks = 4000 if args.tasks is None else args.tasks
+    shard = parse_shard(args.shard) if args.shard else None
+    jobs = args.jobs if args.executor == "ray" else min(args.jobs, os.cpu_count() or 1)
     # drawn from the first finished task on (delay), so that bad input prints only its error line
-    with tqdm(total=args.tasks, desc="bench build", unit="task", disable=args.quiet, file=sys.stderr, delay=1e-6) as bar:
-        manifest = build_bench(args.out, args.tasks, args.seed, min(args.jobs, os.cpu_count() or 1), progress=bar.update,
-                               assemblies=args.assemblies)
+    with tqdm(total=None if shard else args.tasks, desc="bench build", unit="task", disable=args.quiet,
+              file=sys.stderr, delay=1e-6) as bar:
+        manifest = build_bench(args.out, args.tasks, args.seed, jobs, progress=bar.update, assemblies=args.assemblies,
+                               shard=shard, resume=args.resume, executor=args.executor, address=args.address)
     _print_table(stats(manifest))
-    print(f"wrote {args.tasks} tasks to {args.out}")
+    print(f"wrote {len(manifest['records'])} tasks to {args.out}" + (f" (shard {args.shard})" if shard else ""))
+    return 0
+
+
+def run_merge(args) -> int:
+    from ..bench.shards import merge
+    from ..bench.store import stats
+
+    manifest = merge(args.out, args.shards)
+    _print_table(stats(manifest))
+    print(f"wrote {len(manifest['records'])} tasks to {args.out}")
     return 0
 
 

@@ -1,0 +1,76 @@
+"""Where batches of work run: in this process, in local worker processes, or on a Ray cluster.
+
+Each batch is one call `fn(*args)`; results come back in completion order (callers order them by
+what they hold), so the output never depends on the executor. Ray is an optional extra
+(`pip install forgeplan[distributed]`): without `address` it starts a local cluster of `jobs` CPUs,
+with one it joins an existing cluster, on whose nodes forgeplan must be installed at the same version.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+
+from ..model.errors import ForgeplanError, InputError
+
+EXECUTORS = ("local", "ray")
+
+
+def run_batches(fn, batches: list[tuple], jobs: int = 1, executor: str = "local", address: str | None = None):
+    """Yield `fn(*batch)` for every batch, in completion order."""
+    if executor == "ray":
+        yield from _ray(fn, batches, jobs, address)
+    elif executor != "local":
+        raise InputError(f"must be one of {list(EXECUTORS)}, got {executor!r}", field="--executor")
+    elif jobs <= 1 or len(batches) <= 1:
+        for batch in batches:
+            yield fn(*batch)
+    else:
+        yield from _processes(fn, batches, jobs)
+
+
+def _processes(fn, batches: list[tuple], jobs: int):
+    # an executor (not multiprocessing.Pool) so that a worker that dies raises instead of hanging
+    pool = ProcessPoolExecutor(min(jobs, len(batches)), mp_context=multiprocessing.get_context("fork"))
+    try:
+        for future in as_completed([pool.submit(fn, *batch) for batch in batches]):
+            yield future.result()
+    except BrokenProcessPool:
+        raise ForgeplanError("a worker process died (killed from outside or out of memory)") from None
+    finally:
+        pool.shutdown(cancel_futures=True)
+
+
+def ray_module():
+    """The `ray` package, or a clear error naming the extra that installs it."""
+    try:
+        import ray
+    except ImportError:
+        raise InputError("the Ray executor needs the optional extra: pip install 'forgeplan[distributed]'",
+                         field="--executor") from None
+    return ray
+
+
+def _ray(fn, batches: list[tuple], jobs: int, address: str | None):
+    ray = ray_module()
+    started = not ray.is_initialized()
+    if started:
+        if address:
+            ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+        else:  # a local cluster: its workers import this very forgeplan, wherever it lies
+            source = str(Path(__file__).resolve().parents[2])
+            path = os.pathsep.join(p for p in (source, os.environ.get("PYTHONPATH")) if p)
+            ray.init(num_cpus=max(1, jobs), include_dashboard=False, logging_level="ERROR", log_to_driver=False,
+                     runtime_env={"env_vars": {"PYTHONPATH": path}})
+    try:
+        remote = ray.remote(num_cpus=1, max_retries=0)(fn)
+        pending = [remote.remote(*batch) for batch in batches]
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            yield ray.get(done[0])
+    finally:
+        if started:
+            ray.shutdown()

@@ -1,0 +1,126 @@
+"""Batches, shards, atomic task folders and the merge of shard folders into one benchmark.
+
+The composition plan is cut into batches of at most BATCH_SIZE slots of one assembly (so that a
+worker grounds an assembly once per batch); shard K of N takes every N-th batch. A task folder is
+written under OUT/.partial and renamed into OUT/tasks when complete, so a folder in tasks/ is always
+whole. A shard folder ends with shard.json (the manifest head and its records with their plan
+positions); `merge` joins shard folders into the benchmark a single build writes, byte for byte.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+from ..io.guarded import output_folder
+from ..io.task_files import read_json, write_json
+from ..model.errors import InputError
+from .composition import Slot
+
+BATCH_SIZE = 40
+PARTIAL = ".partial"
+SHARD_FILE = "shard.json"
+SHARD_SPEC = re.compile(r"^([1-9][0-9]*)/([1-9][0-9]*)$")
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """'K/N' -> (K, N) with 1 <= K <= N."""
+    m = SHARD_SPEC.match(text)
+    if not m or int(m.group(1)) > int(m.group(2)):
+        raise InputError(f"must be K/N with 1 <= K <= N (e.g. 2/4), got {text!r}", field="--shard")
+    return int(m.group(1)), int(m.group(2))
+
+
+def batches(slots: list[Slot], shard: tuple[int, int] | None = None) -> list[list[Slot]]:
+    """The plan's slots by assembly (first appearance order), in chunks of BATCH_SIZE; shard (K, N)
+    keeps batch i when i % N == K - 1. Independent of the number of workers."""
+    by: dict[str, list[Slot]] = {}
+    for slot in slots:
+        by.setdefault(slot.assembly_id, []).append(slot)
+    out = [group[i:i + BATCH_SIZE] for group in by.values() for i in range(0, len(group), BATCH_SIZE)]
+    if shard is None:
+        return out
+    k, n = shard
+    return [b for i, b in enumerate(out) if i % n == k - 1]
+
+
+def write_task_folder(out: Path, sample_id: str, files: dict[str, dict]) -> None:
+    """Write the task's files under OUT/.partial, then rename the folder into OUT/tasks."""
+    tmp = out / PARTIAL / sample_id
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    for name, data in files.items():
+        write_json(tmp / name, data)
+    os.replace(tmp, out / "tasks" / sample_id)
+
+
+def drop_partial(out: Path) -> None:
+    """Remove OUT/.partial: what an interrupted build left half-written, or the empty staging folder."""
+    shutil.rmtree(out / PARTIAL, ignore_errors=True)
+
+
+def finished(out: Path) -> set[str]:
+    """Sample ids whose folders are complete (after dropping any half-written ones)."""
+    drop_partial(out)
+    tasks = out / "tasks"
+    return {p.name for p in tasks.iterdir() if p.is_dir()} if tasks.is_dir() else set()
+
+
+def record_of(files: dict[str, dict]) -> dict:
+    """A task's manifest record, from its meta.json, reference.json and minimal_rework.json."""
+    return files["meta.json"] | {"reference_actions": len(files["reference.json"]["rework_plan"]["actions"]),
+                                 "reference_moved_parts": files["minimal_rework.json"]["moved_part_count"]}
+
+
+def read_record(out: Path, sample_id: str) -> dict:
+    folder = out / "tasks" / sample_id
+    return record_of({n: read_json(folder / n, "bench file", root=out)
+                      for n in ("meta.json", "reference.json", "minimal_rework.json")})
+
+
+def manifest_of(head: dict, records: list[dict]) -> dict:
+    """The manifest: the build's head, then splits, assemblies and families derived from the records."""
+    return head | {
+        "splits": {s: [r["sample_id"] for r in records if r["split"] == s] for s in ("train", "test")},
+        "assemblies": {s: sorted({r["assembly_id"] for r in records if r["split"] == s}) for s in ("train", "test")},
+        "families": {s: sorted({r["family"] for r in records if r["split"] == s}) for s in ("train", "test")},
+        "records": records,
+    }
+
+
+def merge(out: Path, shard_dirs: list[Path]) -> dict:
+    """Join complete shard folders (every K of one N, same build) into the benchmark `out`; returns its manifest."""
+    shards = [_read_shard(d) for d in shard_dirs]
+    head, n = shards[0]["head"], shards[0]["shard"][1]
+    for d, s in zip(shard_dirs, shards):
+        if s["head"] != head or s["shard"][1] != n:
+            raise InputError("is a shard of another build (seed, size, library, tolerances or versions differ)",
+                             file=str(d / SHARD_FILE), field="head")
+    have = sorted(s["shard"][0] for s in shards)
+    if have != list(range(1, n + 1)):
+        raise InputError(f"need shards 1..{n} once each, got {have}", field="SHARD_DIR")
+    positions = {p: r for s in shards for p, r in s["records"]}
+    if sorted(positions) != list(range(head["tasks"])):
+        raise InputError(f"the shards hold {len(positions)} of {head['tasks']} tasks", field="SHARD_DIR")
+    if output_folder(out, create=False).exists() and any(out.iterdir()):
+        raise InputError("output folder is not empty", file=str(out), field="--out")
+    output_folder(out / "tasks")
+    for d, s in zip(shard_dirs, shards):
+        for _, r in s["records"]:
+            shutil.copytree(d / "tasks" / r["sample_id"], out / "tasks" / r["sample_id"])
+    manifest = manifest_of(head, [positions[p] for p in range(head["tasks"])])
+    write_json(out / "manifest.json", manifest)
+    return manifest
+
+
+def _read_shard(folder: Path) -> dict:
+    path = Path(folder) / SHARD_FILE
+    if not path.is_file():
+        raise InputError("not a finished shard folder (no shard.json; resume its build with --resume)", file=str(folder))
+    data = read_json(path, "bench file", root=Path(folder))
+    if not isinstance(data, dict) or not {"head", "shard", "records"} <= set(data):
+        raise InputError("expected an object with head, shard and records", file=str(path))
+    return data

@@ -16,7 +16,7 @@ from ..io.task_files import load_task, read_json, write_json
 from ..model.errors import InputError
 from ..model.state import Tolerances
 from .composition import PROTOCOL, composition_counts, plan_composition
-from .executors import run_batches
+from ..executors import run_batches
 from .generate import generate_batch, sample_id
 from .shards import SHARD_FILE, batches, drop_partial, finished, manifest_of, read_record, record_of, write_task_folder
 from .sources import load_sources

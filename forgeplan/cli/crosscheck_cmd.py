@@ -9,6 +9,7 @@ from . import EXIT_NEGATIVE, emit_json
 
 def register(sub) -> None:
     from ..planners.pddl.problem import OBJECTIVES
+    from .bench_cmd import add_executor_arguments
 
     p = sub.add_parser(
         "crosscheck", help="compare clingo's and Fast Downward's optimal plans on tasks",
@@ -22,6 +23,8 @@ def register(sub) -> None:
     p.add_argument("--objective", choices=OBJECTIVES, default=OBJECTIVES[0], metavar="OBJECTIVE",
                    help="what both planners minimise, one of: " + " | ".join(OBJECTIVES) + f" (default: {OBJECTIVES[0]})")
     p.add_argument("--json", action="store_true", help="print every comparison and the summary as JSON")
+    p.add_argument("--jobs", type=int, default=1, help="tasks compared at a time (worker processes or Ray CPUs)")
+    add_executor_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -39,8 +42,11 @@ def run(args) -> int:
         raise InputError("must be a positive number of tasks", field="--limit")
     if args.time_limit is not None and not args.time_limit > 0:
         raise InputError("must be a positive number of seconds", field="--time-limit")
+    if args.jobs < 1:
+        raise InputError(f"must be at least 1, got {args.jobs}", field="--jobs")
     done = []
-    for c in crosscheck(args.path, limit=args.limit, time_limit=args.time_limit, objective=args.objective):
+    for c in crosscheck(args.path, limit=args.limit, time_limit=args.time_limit, objective=args.objective,
+                        jobs=args.jobs, executor=args.executor, address=args.address):
         done.append(c)
         if not args.json:
             ratio = "-" if c.ratio is None else f"{c.ratio:.1f}x"

@@ -8,6 +8,8 @@ from pathlib import Path
 
 
 def register(sub) -> None:
+    from .bench_cmd import add_executor_arguments
+
     e = sub.add_parser(
         "evaluate", help="score a predictions JSONL on a benchmark split",
         description="Verify every prediction of a split against its task and score them with the FORGE metrics "
@@ -22,6 +24,8 @@ def register(sub) -> None:
     e.add_argument("--reference-cost", choices=["forgeplan", "paper"], default="forgeplan",
                    help="forgeplan: the proven (moved parts, actions) optimum; paper: FORGE's c*, the fewest actions "
                         "(solved with clingo per fault sample; every other rule is the paper's either way)")
+    e.add_argument("--jobs", type=int, default=1, help="samples scored at a time (worker processes or Ray CPUs)")
+    add_executor_arguments(e)
     e.set_defaults(func=run_evaluate)
     b = sub.add_parser(
         "baseline", help="write a baseline's predictions JSONL",
@@ -46,7 +50,10 @@ def run_evaluate(args) -> int:
     from ..bench.store import load_manifest
 
     from ..io.guarded import output_folder
+    from ..model.errors import InputError
 
+    if args.jobs < 1:
+        raise InputError(f"must be at least 1, got {args.jobs}", field="--jobs")
     if args.out:
         output_folder(args.out)
     preds = read_predictions(args.predictions)
@@ -54,7 +61,8 @@ def run_evaluate(args) -> int:
         return _evaluate_magar(args, preds)
     n = len(load_manifest(args.bench)["splits"].get(args.split, []))
     with tqdm(total=n, desc="evaluate", unit="sample", file=sys.stderr, disable=n < 200) as bar:
-        samples = score_split(args.bench, preds, args.split, progress=bar.update, reference_cost=args.reference_cost)
+        samples = score_split(args.bench, preds, args.split, progress=bar.update, reference_cost=args.reference_cost,
+                              jobs=args.jobs, executor=args.executor, address=args.address)
     summary = summarise(samples, args.split, args.reference_cost)
     if args.out:
         files = write_report(summary, args.out, args.predictions.stem)

@@ -26,9 +26,16 @@ def read_predictions(path: Path) -> dict[str, str]:
     return preds
 
 
+SCORE_BATCH = 40
+
+
 def score_split(bench: Path, predictions: dict[str, str], split: str = "test", progress=None,
-                reference_cost: str = "forgeplan") -> list[SampleScore]:
-    """Score every sample of the split; `reference_cost` picks the reference (see paper_reference)."""
+                reference_cost: str = "forgeplan", jobs: int = 1, executor: str = "local",
+                address: str | None = None) -> list[SampleScore]:
+    """Score every sample of the split, in split order; `reference_cost` picks the reference (see
+    paper_reference). Batches of consecutive samples run `jobs` at a time (`forgeplan.executors`)."""
+    from ..executors import run_ordered
+
     if reference_cost not in REFERENCE_COSTS:
         raise InputError(f"must be one of {list(REFERENCE_COSTS)}, got {reference_cost!r}", field="--reference-cost")
     manifest = load_manifest(bench)
@@ -38,15 +45,25 @@ def score_split(bench: Path, predictions: dict[str, str], split: str = "test", p
     unknown = sorted(set(predictions) - set(manifest["splits"][split]))
     if unknown:
         raise InputError(f"{len(unknown)} predictions are not in split {split!r}, e.g. {unknown[:3]}", field="--predictions")
+    batches = [(bench, {sid: predictions.get(sid) for sid in ids[i:i + SCORE_BATCH]}, reference_cost)
+               for i in range(0, len(ids), SCORE_BATCH)]
+    out: list[SampleScore] = []
+    for _, scores in run_ordered(score_samples, batches, jobs, executor, address):
+        out += scores
+        if progress:
+            progress(len(scores))
+    return out
+
+
+def score_samples(bench: Path, predictions: dict[str, str | None], reference_cost: str) -> list[SampleScore]:
+    """One batch of `score_split`: the score of each sample (in the dict's order)."""
     out = []
-    for sid in ids:
+    for sid, prediction in predictions.items():
         task, reference = load_sample_task(bench, sid), read_sample_file(bench, sid, "reference.json")
         if reference_cost == "paper" and reference["rework_plan"]["actions"]:
             reference = paper_reference(task, reference)
-        out.append(score_sample(task, predictions.get(sid), reference, read_sample_file(bench, sid, "meta.json"),
+        out.append(score_sample(task, prediction, reference, read_sample_file(bench, sid, "meta.json"),
                                 read_sample_file(bench, sid, "minimal_rework.json"), reference_cost))
-        if progress:
-            progress(1)
     return out
 
 

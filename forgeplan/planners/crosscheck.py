@@ -184,11 +184,25 @@ def find_tasks(path: Path) -> list[Path]:
     return found
 
 
+CROSSCHECK_BATCH = 8
+
+
 def crosscheck(path: Path, *, limit: int | None = None, time_limit: float | None = None,
-               objective: str = "moved-parts,actions") -> Iterator[Comparison]:
-    """Compare every task below `path` (the first `limit` in path order), one at a time."""
-    for folder in find_tasks(path)[:limit]:
-        yield compare_task(load_task(folder), objective, time_limit, str(folder))
+               objective: str = "moved-parts,actions", jobs: int = 1, executor: str = "local",
+               address: str | None = None) -> Iterator[Comparison]:
+    """Compare every task below `path` (the first `limit`), in path order, `jobs` at a time (batches of
+    consecutive folders; a bench folder's tasks are named by assembly, so a batch mostly shares one)."""
+    from ..executors import run_ordered
+
+    folders = [str(f) for f in find_tasks(path)[:limit]]
+    batches = [(folders[i:i + CROSSCHECK_BATCH], objective, time_limit) for i in range(0, len(folders), CROSSCHECK_BATCH)]
+    for _, comparisons in run_ordered(compare_folders, batches, jobs, executor, address):
+        yield from comparisons
+
+
+def compare_folders(folders: list[str], objective: str, time_limit: float | None) -> list[Comparison]:
+    """One batch of `crosscheck`: the comparison of each task folder."""
+    return [compare_task(load_task(Path(f)), objective, time_limit, f) for f in folders]
 
 
 def summary(comparisons: list[Comparison]) -> dict:

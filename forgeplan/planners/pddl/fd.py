@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from ...model.actions import Action
@@ -34,13 +35,12 @@ class PlannerResult:
 
 def solve_fd(task: Task, objective: str = "moved-parts,actions", time_limit: float | None = None,
              weight: int = DEFAULT_WEIGHT) -> PlannerResult:
-    """Optimal plan by Fast Downward's astar(lmcut()) on the expanded problem, in its own working directory.
+    """Optimal plan by Fast Downward's astar(lmcut()) on the expanded problem.
 
-    The translator writes output.sas into the current directory, so every call runs in a fresh temporary
-    one; the time limit goes to `solve(timeout=...)` so that UP terminates the whole process group.
+    The translator's output.sas goes next to the plan file in UP's own temporary folder of the call
+    (`_isolated`), never into the working directory, so calls may run side by side in one process or
+    several; the time limit goes to `solve(timeout=...)` so that UP terminates the whole process group.
     """
-    import contextlib
-    import tempfile
     import time
 
     from unified_planning.engines import PlanGenerationResultStatus as S
@@ -50,10 +50,10 @@ def solve_fd(task: Task, objective: str = "moved-parts,actions", time_limit: flo
     t0 = time.perf_counter()
     enc = build_problem(task, objective, grounded=True, weight=weight)
     t1 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="forgeplan-fd-") as tmp, contextlib.chdir(tmp):
-        with OneshotPlanner(name="fast-downward-opt") as planner:
-            # a subprocess timeout must fit a C time value: a limit beyond FD_MAX_TIMEOUT means none
-            res = planner.solve(enc.problem, timeout=time_limit if time_limit is None or time_limit <= FD_MAX_TIMEOUT else None)
+    with OneshotPlanner(name="fast-downward-opt") as planner:
+        _isolated(planner)
+        # a subprocess timeout must fit a C time value: a limit beyond FD_MAX_TIMEOUT means none
+        res = planner.solve(enc.problem, timeout=time_limit if time_limit is None or time_limit <= FD_MAX_TIMEOUT else None)
     t2 = time.perf_counter()
     plan = enc.decode(res.plan.actions) if res.plan is not None else None
     cost = plan_value(objective, plan, weight) if plan is not None else None
@@ -64,6 +64,17 @@ def solve_fd(task: Task, objective: str = "moved-parts,actions", time_limit: flo
     reported = _last_number(r"Plan cost: (\d+)", log)
     return PlannerResult(status, plan, cost, None if reported is None else int(reported) - 1, t2 - t1, t1 - t0,
                          _last_number(r"Planner time: ([\d.]+)s", log))
+
+
+def _isolated(planner) -> None:
+    """Make the Fast Downward driver write its intermediate output.sas beside the plan file (a fresh
+    temporary folder per call) instead of into the process's working directory."""
+    base = planner._base_cmd
+
+    def command(plan_filename: str) -> list[str]:
+        return [*base(plan_filename), "--sas-file", os.path.join(os.path.dirname(plan_filename), "output.sas")]
+
+    planner._base_cmd = command
 
 
 def _last_number(pattern: str, log: str) -> float | None:

@@ -14,7 +14,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
-from ..model.errors import ForgeplanError, InputError
+from .model.errors import ForgeplanError, InputError
 
 EXECUTORS = ("local", "ray")
 
@@ -30,6 +30,21 @@ def run_batches(fn, batches: list[tuple], jobs: int = 1, executor: str = "local"
             yield fn(*batch)
     else:
         yield from _processes(fn, batches, jobs)
+
+
+def run_ordered(fn, batches: list[tuple], jobs: int = 1, executor: str = "local", address: str | None = None):
+    """Yield `(batch, fn(*batch))` in batch order (each as soon as it and all before it are done)."""
+    ready: dict[int, object] = {}
+    nxt = 0
+    for k, result in run_batches(_numbered, [(fn, k, b) for k, b in enumerate(batches)], jobs, executor, address):
+        ready[k] = result
+        while nxt in ready:
+            yield batches[nxt], ready.pop(nxt)
+            nxt += 1
+
+
+def _numbered(fn, k: int, batch: tuple):
+    return k, fn(*batch)
 
 
 def _processes(fn, batches: list[tuple], jobs: int):
@@ -54,17 +69,25 @@ def ray_module():
     return ray
 
 
+def init_ray(jobs: int, address: str | None = None) -> None:
+    """Join the Ray cluster at `address`, or start a local one with `jobs` CPUs whose workers import
+    this very forgeplan, wherever it lies."""
+    ray = ray_module()
+    if address:
+        ray.init(address=address, logging_level="ERROR", log_to_driver=False)
+        return
+    source = str(Path(__file__).resolve().parents[1])
+    path = os.pathsep.join(p for p in (source, os.environ.get("PYTHONPATH")) if p)
+    ray.init(num_cpus=max(1, jobs), include_dashboard=False, logging_level="ERROR", log_to_driver=False,
+             runtime_env={"env_vars": {"PYTHONPATH": path}})
+
+
 def _ray(fn, batches: list[tuple], jobs: int, address: str | None):
+    """Batches as Ray tasks of one CPU each, on the running cluster (or one started for this call)."""
     ray = ray_module()
     started = not ray.is_initialized()
     if started:
-        if address:
-            ray.init(address=address, logging_level="ERROR", log_to_driver=False)
-        else:  # a local cluster: its workers import this very forgeplan, wherever it lies
-            source = str(Path(__file__).resolve().parents[2])
-            path = os.pathsep.join(p for p in (source, os.environ.get("PYTHONPATH")) if p)
-            ray.init(num_cpus=max(1, jobs), include_dashboard=False, logging_level="ERROR", log_to_driver=False,
-                     runtime_env={"env_vars": {"PYTHONPATH": path}})
+        init_ray(jobs, address)
     try:
         remote = ray.remote(num_cpus=1, max_retries=0)(fn)
         pending = [remote.remote(*batch) for batch in batches]

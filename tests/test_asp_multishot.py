@@ -6,11 +6,22 @@ from __future__ import annotations
 import pytest
 
 from forgeplan.io.catalog import load_assembly
-from forgeplan.perf.solve import builtin_tasks
+from forgeplan.model.state import Tolerances
 from forgeplan.planners.asp import solve as asp
 from forgeplan.planners.asp.facts import task_universe
 from forgeplan.planners.asp.grounding import GROUNDINGS
-from forgeplan.semantics.faults import FaultSpec, make_task
+from forgeplan.semantics.diagnosis import MISTAKE_TYPES
+from forgeplan.semantics.faults import FaultSpec, candidates, make_task
+from forgeplan.semantics.task import world_for
+
+
+def fault_tasks(assembly: str, seeds: int) -> list:
+    """Every applicable fault type x seeds on a built-in assembly, plus a two-fault task per seed."""
+    asm = load_assembly(assembly)
+    types = [t for t in MISTAKE_TYPES if candidates(world_for(asm, Tolerances()), t)]
+    out = [make_task(asm, [FaultSpec(t)], seed=seed) for seed in range(seeds) for t in types]
+    return out + [make_task(asm, [FaultSpec(types[s % len(types)]), FaultSpec(types[(s + 1) % len(types)])], seed=100 + s)
+                  for s in range(seeds) if len(types) > 1]
 
 
 def _result(task, **kw) -> dict:
@@ -26,7 +37,7 @@ def _alone(task, **kw) -> dict:
 
 @pytest.mark.parametrize("assembly", ["wheel_hub_dual", "bayonet_twist_6pin", "luban_lock_3", "mortise_trestle"])
 def test_shared_grounding_gives_the_one_task_results(assembly):
-    tasks = [t for _, t in builtin_tasks(2, [assembly])]
+    tasks = fault_tasks(assembly, 2)
     expected = [_alone(t) for t in tasks]
     GROUNDINGS.clear()
     GROUNDINGS.prepare(tasks)
@@ -51,7 +62,7 @@ def test_a_task_outside_the_universe_widens_the_grounding():
 
 
 def test_objectives_and_enumeration_share_groundings_without_mixing():
-    tasks = [t for _, t in builtin_tasks(1, ["shaft_stack_5"])]
+    tasks = fault_tasks("shaft_stack_5", 1)
     kinds = [{}, {"objective": "actions"}, {"all_optimal": True, "max_plans": 5}]
     expected = [[_alone(t, **kw) for kw in kinds] for t in tasks]
     GROUNDINGS.clear()

@@ -31,7 +31,7 @@ def _result(task, **kw) -> dict:
 
 
 def _alone(task, **kw) -> dict:
-    GROUNDINGS.clear()
+    GROUNDINGS.clear()  # the first task of an assembly is solved on a grounding of its own
     return _result(task, **kw)
 
 
@@ -55,10 +55,20 @@ def test_a_task_outside_the_universe_widens_the_grounding():
     assert not task_universe(a).covers(task_universe(b))
     expected = [_alone(a), _alone(b)]
     GROUNDINGS.clear()
+    GROUNDINGS.prepare([a])
     first = GROUNDINGS.get(a, reduce=True)
+    assert first.alone is None and not first.universe.covers(task_universe(b))
     assert _result(a) == expected[0] and _result(b) == expected[1] and _result(a) == expected[0]
     widened = GROUNDINGS.get(a, reduce=True)
     assert widened is not first and widened.universe.covers(task_universe(a) | task_universe(b))
+
+
+def test_an_assemblys_first_task_is_grounded_alone_and_the_next_ones_shared():
+    asm = load_assembly("mortise_trestle")
+    a, b = make_task(asm, [FaultSpec("missing_part")], seed=3), make_task(asm, [FaultSpec("misplacement")], seed=4)
+    GROUNDINGS.clear()
+    assert GROUNDINGS.get(a, reduce=True).alone is a
+    assert GROUNDINGS.get(b, reduce=True).alone is None and len(GROUNDINGS.cache) == 1
 
 
 def test_objectives_and_enumeration_share_groundings_without_mixing():

@@ -17,6 +17,19 @@ def test_perf_solve_reports_group_move_burrs_apart(capsys):
     assert 0 < groups["tasks"] < out["tasks"] and groups["proved_optimal"] == groups["tasks"]
 
 
+def test_perf_scale_writes_growth_curves_and_a_projection(capsys, tmp_path):
+    assert main(["perf", "scale", "--sizes", "20", "40", "--jobs", "2", "--parts", "10", "25", "--depths", "2",
+                 "--runs", "1", "--workers", "1", "10", "--out", str(tmp_path)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [b["tasks"] for b in out["builds"]] == [20, 40] and all(b["peak_rss_mib_worker"] > 0 for b in out["builds"])
+    assert [(c["parts"], c["depth"]) for c in out["solve_cells"]] == [(10, 2), (25, 2)]
+    assert all(c["all_optimal"] and c["tasks"] > 1 for c in out["solve_cells"])
+    hours = out["projection"]["hours_by_workers"]
+    assert hours["1"] == pytest.approx(10 * hours["10"], rel=0.02)
+    assert json.loads((tmp_path / "scale.json").read_text()) == out
+    assert (tmp_path / "scale.png").read_bytes()[:4] == b"\x89PNG"
+
+
 def test_perf_solve_unknown_assembly_is_bad_input(capsys):
     assert main(["perf", "solve", "--no-grid", "--assemblies", "no_such_lock"]) == 2
     assert "no_such_lock" in capsys.readouterr().err

@@ -12,7 +12,7 @@ import json
 import random
 from dataclasses import dataclass
 
-from ..io.task_files import public_files
+from ..io.task_files import assembly_files, json_text, state_files
 from ..model.actions import moved_parts
 from ..model.assembly import Assembly
 from ..model.errors import ForgeplanError
@@ -22,6 +22,7 @@ from ..semantics.faults import FaultSpec, candidates, make_task
 from ..semantics.task import Task, world_for
 from ..verify import verify
 from .composition import Slot
+from .shards import record_of
 
 MAX_ATTEMPTS = 25
 SOLVE_TIME_LIMIT = 60.0
@@ -31,7 +32,21 @@ SOLVE_TIME_LIMIT = 60.0
 class Generated:
     slot: Slot
     sample_id: str
-    files: dict[str, dict]      # file name -> JSON object, in writing order
+    texts: dict[str, str]       # file name -> the file's text, in writing order (rendered by the worker)
+    record: dict                # the task's manifest record
+
+
+_ASSEMBLY_TEXTS: dict[int, tuple[Assembly, dict[str, str]]] = {}
+
+
+def _assembly_texts(asm: Assembly) -> dict[str, str]:
+    """The five assembly files as text, rendered once per assembly and process (the same for all its tasks)."""
+    hit = _ASSEMBLY_TEXTS.get(id(asm))
+    if hit is None or hit[0] is not asm:
+        if len(_ASSEMBLY_TEXTS) > 64:
+            _ASSEMBLY_TEXTS.clear()
+        hit = _ASSEMBLY_TEXTS[id(asm)] = (asm, {n: json_text(d) for n, d in assembly_files(asm).items()})
+    return hit[1]
 
 
 def sample_id(slot: Slot) -> str:
@@ -149,8 +164,6 @@ def generate(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances) -> Ge
     }
     magar = {"sample_id": task.sample_id, "moved_parts": sorted(moved_parts(plan)), "moved_part_count": len(moved_parts(plan)),
              "route_id": f"R-{route}" if plan else "R-empty", "action_ids": action_ids, "first_touch_order": first_touch}
-    files = dict(public_files(task))
-    files["reference.json"] = ref
-    files["meta.json"] = meta
-    files["minimal_rework.json"] = magar
-    return Generated(slot, task.sample_id, files)
+    files = state_files(task) | {"reference.json": ref, "meta.json": meta, "minimal_rework.json": magar}
+    texts = _assembly_texts(task.assembly) | {n: json_text(d) for n, d in files.items()}
+    return Generated(slot, task.sample_id, texts, record_of(files))

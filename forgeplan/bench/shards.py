@@ -46,14 +46,14 @@ def batches(slots: list[Slot], shard: tuple[int, int] | None = None) -> list[lis
     return [b for i, b in enumerate(out) if i % n == k - 1]
 
 
-def write_task_folder(out: Path, sample_id: str, files: dict[str, dict]) -> None:
-    """Write the task's files under OUT/.partial, then rename the folder into OUT/tasks."""
+def write_task_folder(out: Path, sample_id: str, texts: dict[str, str]) -> None:
+    """Write the task's files (name -> text) under OUT/.partial, then rename the folder into OUT/tasks."""
     tmp = out / PARTIAL / sample_id
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
-    for name, data in files.items():
-        write_json(tmp / name, data)
+    for name, text in texts.items():
+        (tmp / name).write_text(text, encoding="utf-8")
     os.replace(tmp, out / "tasks" / sample_id)
 
 

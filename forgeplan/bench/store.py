@@ -18,7 +18,7 @@ from ..model.state import Tolerances
 from .composition import PROTOCOL, composition_counts, plan_composition
 from ..executors import run_batches
 from .generate import generate_batch, sample_id
-from .shards import SHARD_FILE, batches, drop_partial, finished, manifest_of, read_record, record_of, write_task_folder
+from .shards import SHARD_FILE, batches, drop_partial, finished, manifest_of, read_record, write_task_folder
 from .sources import load_sources
 
 MANIFEST = "manifest.json"
@@ -80,8 +80,8 @@ def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, pro
         progress(len(records))
     for generated in run_batches(generate_batch, work, jobs, executor, address):
         for g in generated:
-            write_task_folder(out, g.sample_id, g.files)
-            records[position[g.slot.index]] = record_of(g.files)
+            write_task_folder(out, g.sample_id, g.texts)
+            records[position[g.slot.index]] = g.record
         if progress:
             progress(len(generated))
     ordered = [records[k] for k in sorted(records)]

@@ -58,7 +58,11 @@ def state_json(world: World, state: State, tol: Tolerances | None = None) -> dic
 
 def public_files(task: Task) -> dict[str, dict]:
     """The eight public files of a task as JSON-ready dicts (deterministic key order)."""
-    asm, world = task.assembly, task.world
+    return assembly_files(task.assembly) | state_files(task)
+
+
+def assembly_files(asm: Assembly) -> dict[str, dict]:
+    """The five public files that depend on the assembly only (the same for all its tasks)."""
     h = _header(asm)
     blocking = blocking_relation(asm)
     order = {pid: i for i, pid in enumerate(asm.part_ids)}
@@ -76,14 +80,26 @@ def public_files(task: Task) -> dict[str, dict]:
                                 "removal_dirs": {p.part_id: list(p.removal_dirs) for p in asm.parts}},
         "contact_graph.json": {**h, "edges": [[a, b, n] for (a, b), n in contact_relation(asm).items()]},
         "action_space.json": {**h, **action_space(asm)},
+    }
+
+
+def state_files(task: Task) -> dict[str, dict]:
+    """The three public state files of a task."""
+    world = task.world
+    return {
         "initial_state.json": state_json(world, task.initial),
         "actual_state.json": {**state_json(world, task.actual), "sample_id": task.sample_id},
         "target_state.json": state_json(world, task.target, task.tolerances),
     }
 
 
+def json_text(data) -> str:
+    """A JSON file's text as forgeplan writes it (indent 1, UTF-8 kept, final newline)."""
+    return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+
+
 def write_json(path: Path, data) -> None:
-    path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(json_text(data), encoding="utf-8")
 
 
 def write_task(task: Task, out: Path) -> None:

@@ -108,7 +108,8 @@ def _state_key(task: Task) -> tuple:
 
 
 class Groundings:
-    """The shared groundings of the assemblies solved last in this process (a few dozen at most).
+    """The shared groundings of the assemblies solved last in this process (at most `size`: a bench
+    worker gets an assembly's batches one after another, so a few suffice).
 
     A shared grounding covers every slot, so on a large assembly it costs more to ground than a task's
     own program, which the closure restricts (about 1 s against 0.1 s for a 200-part chain), and less
@@ -116,7 +117,7 @@ class Groundings:
     grounding of its own, unless a batch was `prepare`d; the assembly's next task gets a shared one.
     """
 
-    def __init__(self, size: int = 32):
+    def __init__(self, size: int = 8):
         self.size = size
         self.cache: OrderedDict = OrderedDict()
         self.seen: weakref.WeakSet = weakref.WeakSet()   # worlds with a task solved on its own grounding

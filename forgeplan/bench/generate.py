@@ -32,21 +32,38 @@ SOLVE_TIME_LIMIT = 60.0
 class Generated:
     slot: Slot
     sample_id: str
-    texts: dict[str, str]       # file name -> the file's text, in writing order (rendered by the worker)
-    record: dict                # the task's manifest record
+    files: dict[str, dict]      # file name -> JSON object, in writing order
 
 
-_ASSEMBLY_TEXTS: dict[int, tuple[Assembly, dict[str, str]]] = {}
+@dataclass
+class Rendered:
+    """A generated task as the worker hands it back: its files' text and its manifest record."""
+
+    slot: Slot
+    sample_id: str
+    texts: dict[str, str]       # file name -> the file's text, in writing order
+    record: dict
 
 
-def _assembly_texts(asm: Assembly) -> dict[str, str]:
-    """The five assembly files as text, rendered once per assembly and process (the same for all its tasks)."""
-    hit = _ASSEMBLY_TEXTS.get(id(asm))
+_ASSEMBLY_FILES: dict[int, tuple[Assembly, dict[str, dict], dict[str, str]]] = {}
+
+
+def _assembly_files(asm: Assembly) -> tuple[dict[str, dict], dict[str, str]]:
+    """The five assembly files and their text, made once per assembly and process (the same for all its tasks)."""
+    hit = _ASSEMBLY_FILES.get(id(asm))
     if hit is None or hit[0] is not asm:
-        if len(_ASSEMBLY_TEXTS) > 64:
-            _ASSEMBLY_TEXTS.clear()
-        hit = _ASSEMBLY_TEXTS[id(asm)] = (asm, {n: json_text(d) for n, d in assembly_files(asm).items()})
-    return hit[1]
+        if len(_ASSEMBLY_FILES) > 64:
+            _ASSEMBLY_FILES.clear()
+        files = assembly_files(asm)
+        hit = _ASSEMBLY_FILES[id(asm)] = (asm, files, {n: json_text(d) for n, d in files.items()})
+    return hit[1], hit[2]
+
+
+def render(g: Generated, asm: Assembly) -> Rendered:
+    """The worker's side of writing: every file as text (the assembly files from the cache), and the record."""
+    cached = _assembly_files(asm)[1]
+    texts = {n: cached[n] if n in cached else json_text(d) for n, d in g.files.items()}
+    return Rendered(g.slot, g.sample_id, texts, record_of(g.files))
 
 
 def sample_id(slot: Slot) -> str:
@@ -123,14 +140,14 @@ def build_task(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances) -> 
     raise ForgeplanError(f"could not generate task {sample_id(slot)}: {last_error}")
 
 
-def generate_batch(slots: list[Slot], asm: Assembly, seed: int, tolerances: Tolerances) -> list[Generated]:
+def generate_batch(slots: list[Slot], asm: Assembly, seed: int, tolerances: Tolerances) -> list[Rendered]:
     """The tasks of a batch of slots on one assembly, solved on one grounding of it: the grounding is
     made up front for the union of the batch's first attempts (a later attempt may widen it)."""
     from ..planners.asp.grounding import GROUNDINGS
 
     firsts = [next((t for _, t, _ in _attempts(slot, asm, seed, tolerances) if t is not None), None) for slot in slots]
     GROUNDINGS.prepare([t for t in firsts if t is not None])
-    return [generate(slot, asm, seed, tolerances) for slot in slots]
+    return [render(generate(slot, asm, seed, tolerances), asm) for slot in slots]
 
 
 def generate(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances) -> Generated:
@@ -164,6 +181,8 @@ def generate(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances) -> Ge
     }
     magar = {"sample_id": task.sample_id, "moved_parts": sorted(moved_parts(plan)), "moved_part_count": len(moved_parts(plan)),
              "route_id": f"R-{route}" if plan else "R-empty", "action_ids": action_ids, "first_touch_order": first_touch}
-    files = state_files(task) | {"reference.json": ref, "meta.json": meta, "minimal_rework.json": magar}
-    texts = _assembly_texts(task.assembly) | {n: json_text(d) for n, d in files.items()}
-    return Generated(slot, task.sample_id, texts, record_of(files))
+    files = _assembly_files(task.assembly)[0] | state_files(task)
+    files["reference.json"] = ref
+    files["meta.json"] = meta
+    files["minimal_rework.json"] = magar
+    return Generated(slot, task.sample_id, files)

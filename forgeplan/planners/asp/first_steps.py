@@ -16,7 +16,8 @@ from ...model.actions import Action
 from ...model.errors import ForgeplanError
 from ...semantics.task import Task
 from .facts import task_facts
-from .solve import SOLVER_OPTIONS, _load, _quiet, solve_task
+from .grounding import SOLVER_OPTIONS, load_encoding, quiet
+from .solve import solve_task
 
 FIRST_STEP_SECONDS = 60.0
 
@@ -27,8 +28,8 @@ def first_steps(task: Task, moved: int, length: int) -> tuple[Action, ...]:
         return ()
     facts = task_facts(task)
     ctl = clingo.Control(["--opt-mode=enum", "--enum-mode=brave", "--models=0", *SOLVER_OPTIONS,
-                          "-c", "prune_directions=0", "-c", "por=0"], logger=_quiet)
-    _load(ctl, "plan.lp")
+                          "-c", "prune_directions=0", "-c", "por=0"], logger=quiet)
+    load_encoding(ctl, "plan.lp")
     ctl.add("base", [], facts.text)
     parts = [("base", []), ("state", [Number(0)]), ("check", [Number(0)])]
     for t in range(1, length + 1):

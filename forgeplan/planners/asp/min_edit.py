@@ -22,7 +22,8 @@ from ...model.errors import ForgeplanError
 from ...semantics.engine import World, angle_diff
 from ...semantics.task import Task
 from .facts import task_facts
-from .solve import SOLVER_OPTIONS, _load, _quiet, solve_task
+from .grounding import SOLVER_OPTIONS, load_encoding, quiet
+from .solve import solve_task
 
 EDIT_SECONDS = 120.0
 
@@ -72,8 +73,8 @@ def closest_valid_plan(task: Task, given, reference=None) -> ClosestPlan:
     for j, a in enumerate(given, 1):
         lines += [f"anchor({j},{term})." for g, term in facts.terms.items() if same_action(world, a, g)]
     ctl = clingo.Control(["--opt-mode=opt", "--models=0", *SOLVER_OPTIONS, "-c", "restrict=0", "-c", "prune_directions=0"],
-                         logger=_quiet)
-    _load(ctl, "edit.lp")
+                         logger=quiet)
+    load_encoding(ctl, "edit.lp")
     ctl.add("base", [], facts.text + "\n".join(lines) + "\n")
     parts = [("base", []), ("state", [Number(0)])]
     for t in range(1, horizon + 1):

@@ -8,6 +8,7 @@ the verifier replays it as valid (closed loop); otherwise the next attempt seed 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import random
 from dataclasses import dataclass
@@ -123,12 +124,13 @@ def _attempts(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances):
         yield attempt, task, None
 
 
-def build_task(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances) -> tuple[Task, dict, int]:
-    """The task of a slot and its solve result; tries attempt seeds until the closed loop holds."""
+def build_task(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances, attempts=None) -> tuple[Task, dict, int]:
+    """The task of a slot and its solve result; tries attempt seeds (`attempts`: the slot's `_attempts`,
+    some maybe drawn already) until the closed loop holds."""
     from ..planners.asp.solve import solve_task
 
     last_error = "no attempt"
-    for attempt, task, skipped in _attempts(slot, asm, seed, tolerances):
+    for attempt, task, skipped in _attempts(slot, asm, seed, tolerances) if attempts is None else attempts:
         if task is None:
             last_error = skipped
             continue
@@ -145,17 +147,25 @@ def generate_batch(slots: list[Slot], asm: Assembly, seed: int, tolerances: Tole
     made up front for the union of the batch's first attempts (a later attempt may widen it)."""
     from ..planners.asp.grounding import GROUNDINGS
 
-    firsts = [next((t for _, t, _ in _attempts(slot, asm, seed, tolerances) if t is not None), None) for slot in slots]
-    GROUNDINGS.prepare([t for t in firsts if t is not None])
-    return [render(generate(slot, asm, seed, tolerances), asm) for slot in slots]
+    pending, firsts = [], []
+    for slot in slots:
+        attempts, drawn = _attempts(slot, asm, seed, tolerances), []
+        for item in attempts:
+            drawn.append(item)
+            if item[1] is not None:
+                firsts.append(item[1])
+                break
+        pending.append(itertools.chain(drawn, attempts))
+    GROUNDINGS.prepare(firsts)
+    return [render(generate(slot, asm, seed, tolerances, attempts), asm) for slot, attempts in zip(slots, pending)]
 
 
-def generate(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances) -> Generated:
+def generate(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances, attempts=None) -> Generated:
     """One task of the benchmark. `asm` is the loaded assembly itself (built-in or imported), so a
     worker process never has to find it again by id."""
     from ..planners.asp.solve import reference_output
 
-    task, result, attempt = build_task(slot, asm, seed, tolerances)
+    task, result, attempt = build_task(slot, asm, seed, tolerances, attempts)
     ref = reference_output(task, result)
     ref["proof"].pop("seconds", None)  # timings differ run to run; the benchmark must be byte-identical
     out = {k: ref[k] for k in ("annotation", "rework_plan")}

@@ -201,8 +201,13 @@ def crosscheck(path: Path, *, limit: int | None = None, time_limit: float | None
 
 
 def compare_folders(folders: list[str], objective: str, time_limit: float | None) -> list[Comparison]:
-    """One batch of `crosscheck`: the comparison of each task folder."""
-    return [compare_task(load_task(Path(f)), objective, time_limit, f) for f in folders]
+    """One batch of `crosscheck`: the comparison of each task folder (clingo grounds each assembly of
+    the batch once)."""
+    from .asp.grounding import GROUNDINGS
+
+    tasks = [load_task(Path(f)) for f in folders]
+    GROUNDINGS.prepare(tasks)
+    return [compare_task(task, objective, time_limit, f) for task, f in zip(tasks, folders)]
 
 
 def summary(comparisons: list[Comparison]) -> dict:

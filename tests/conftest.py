@@ -5,6 +5,20 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+@pytest.fixture(scope="session", autouse=True)
+def private_cache(tmp_path_factory):
+    """Tests keep forgeplan's on-disk decoding cache (vocabularies, DFAs) to themselves."""
+    import os
+
+    old = os.environ.get("FORGEPLAN_CACHE")
+    os.environ["FORGEPLAN_CACHE"] = str(tmp_path_factory.mktemp("forgeplan-cache"))
+    yield
+    if old is None:
+        os.environ.pop("FORGEPLAN_CACHE", None)
+    else:
+        os.environ["FORGEPLAN_CACHE"] = old
+
+
 SMALL_BENCH_TASKS = 40
 # small, fast-to-solve assemblies of four families (the composition itself is tested on the full library)
 SMALL_BENCH_ASSEMBLIES = ["bayonet_structure", "shaft_stack", "luban_lock_3", "burr_6_key", "mortise_frame", "dovetail_drawer_box"]

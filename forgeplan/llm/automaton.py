@@ -51,6 +51,16 @@ class ByteDFA:
         q = self.run(data)
         return q != DEAD and self.accepting[q]
 
+    def to_json(self) -> dict:
+        """Plain lists (transitions as flat [byte, target, ...] rows), for the on-disk cache."""
+        return {"trans": [[x for b, t in row.items() for x in (b, t)] for row in self.trans],
+                "accepting": self.accepting, "marked": self.marked, "dist": self.dist}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "ByteDFA":
+        trans = [dict(zip(row[::2], row[1::2])) for row in data["trans"]]
+        return cls(trans, data["accepting"], data["marked"], [tuple(row) for row in trans], data["dist"])
+
 
 # --------------------------------------------------------------------------- NFA (Thompson)
 

@@ -28,11 +28,13 @@ def eos_ids(model, tokenizer) -> tuple[int, ...]:
 
 
 def generate(model, tokenizer, tasks, mode: str, *, device: str = "cpu", max_new_tokens: int = MAX_NEW_TOKENS,
-             vocab=None, sample_seed: int | None = None, prompt: str = "json") -> list[dict]:
-    """Greedy outputs for a batch of tasks: raw text, new token count, seconds, mask time per step.
+             vocab=None, sample_seed: int | None = None, prompt: str = "json", num_beams: int = 1,
+             num_return_sequences: int = 1) -> list[dict]:
+    """Outputs for a batch of tasks (greedy by default): raw text, new token count, seconds, mask time per step.
 
     `sample_seed` switches to ancestral sampling (tests use it to walk many paths of the masks); `prompt`
-    is the rendering the model was trained with (json | compact).
+    is the rendering the model was trained with (json | compact). With `num_return_sequences` > 1 the
+    rows come task by task, each with its `task_index`.
     """
     import torch  # noqa: PLC0415
     from transformers import LogitsProcessorList  # noqa: PLC0415
@@ -57,11 +59,12 @@ def generate(model, tokenizer, tasks, mode: str, *, device: str = "cpu", max_new
         sampling = {"do_sample": True, "temperature": 1.0, "top_k": 0, "top_p": 1.0}
     t0 = time.perf_counter()
     with torch.inference_mode():
-        out = model.generate(**enc, max_new_tokens=max_new_tokens, num_beams=1, **sampling,
+        out = model.generate(**enc, max_new_tokens=max_new_tokens, num_beams=num_beams, **sampling,
+                             num_return_sequences=num_return_sequences,
                              logits_processor=processors, eos_token_id=list(eos), pad_token_id=tokenizer.pad_token_id)
     seconds = time.perf_counter() - t0
     rows = []
-    for r in range(len(tasks)):
+    for r in range(out.shape[0]):
         new = out[r, enc["input_ids"].shape[1]:].tolist()
         while new and new[-1] == tokenizer.pad_token_id and tokenizer.pad_token_id not in eos:
             new.pop()
@@ -69,7 +72,7 @@ def generate(model, tokenizer, tasks, mode: str, *, device: str = "cpu", max_new
         rows.append({"raw_output": tokenizer.decode(new[:cut], skip_special_tokens=True,
                                                     clean_up_tokenization_spaces=False),
                      "new_tokens": cut, "stopped": "eos" if cut < len(new) else "max_new_tokens",
-                     "seconds": round(seconds / len(tasks), 4)})
+                     "seconds": round(seconds / out.shape[0], 4), "task_index": r // num_return_sequences})
     if proc is not None and proc.step_seconds:
         for row in rows:
             row["mask_ms_per_step"] = round(1000 * sum(proc.step_seconds) / len(proc.step_seconds), 4)

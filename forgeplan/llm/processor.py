@@ -42,6 +42,33 @@ def pack(ids: np.ndarray, width: int) -> np.ndarray:
     return np.packbits(dense, bitorder="little").view(np.int32)
 
 
+def apply_allowed(scores, allowed: list):
+    """Scores with -inf outside each row's allowed set (None: row left free). Rows given as id tensors
+    (CPU) are copied into an all -inf tensor; rows given as packed bitmasks are unpacked on the device."""
+    import torch  # noqa: PLC0415
+
+    if all(a is None for a in allowed):
+        return scores
+    first = next(a for a in allowed if a is not None)
+    if first.dtype == torch.int32:  # bitmask form (one form per processor)
+        full = _all_bits(scores.shape[1], scores.device)
+        apply_bitmask(scores, torch.stack([full if a is None else a for a in allowed]))
+        return scores
+    out = torch.full_like(scores, float("-inf"))
+    for r, ids in enumerate(allowed):
+        if ids is None:
+            out[r] = scores[r]
+        else:
+            out[r].index_copy_(0, ids, scores[r].index_select(0, ids))
+    return out
+
+
+def _all_bits(width: int, device):
+    import torch  # noqa: PLC0415
+
+    return torch.full(((width + 31) // 32,), -1, dtype=torch.int32, device=device)
+
+
 def apply_bitmask(scores, packed) -> None:
     """Set scores to -inf where the packed bitmask [rows, words] has a 0 bit (in place, on scores' device)."""
     shifts = _shifts(scores.device)
@@ -64,16 +91,19 @@ def _shifts(device):
 class PlanMaskProcessor(_logits_processor_base()):  # type: ignore[misc]
     """Grammar (or legal-action) masking for a batch of prompts; prompts with mask None are left free."""
 
-    def __init__(self, masks: list, eos_ids: tuple[int, ...], max_new_tokens: int):
+    def __init__(self, masks: list, eos_ids: tuple[int, ...], max_new_tokens: int, form: str = "auto"):
+        """`form`: how allowed sets reach the device: "bitmask", "ids", or "auto" (ids on CPU, else bitmask)."""
         if not eos_ids:
             raise ValueError("constrained decoding needs an EOS token id")
+        if form not in ("auto", "bitmask", "ids"):
+            raise ValueError(f"form must be auto, bitmask or ids, got {form!r}")
+        self.form = form
         self.masks, self.eos = masks, np.asarray(eos_ids, dtype=np.int64)
         self.eos_set = frozenset(int(e) for e in eos_ids)
         self.max_new = max_new_tokens
         self.prompt_len = self.last_len = -1
         self.states: dict[tuple[int, bytes], object] = {}
         self.step_seconds: list[float] = []
-        self._constant: dict = {}  # (kind, width, device) -> bitmask tensor for free / finished rows
 
     # ----------------------------------------------------------------------- row states
 
@@ -106,39 +136,32 @@ class PlanMaskProcessor(_logits_processor_base()):  # type: ignore[misc]
         self.states = states
         return out
 
-    # ----------------------------------------------------------------------- bitmasks
+    # ----------------------------------------------------------------------- allowed sets on the device
 
-    def _entry_bits(self, mask, state, left: int, width: int, device):
-        if state == DONE:
-            return self._const("eos", width, device)
-        if state == DEAD_ROW:
-            return self._const("eos", width, device)
+    def _allowed(self, mask, state, left: int, width: int, device):
+        """The row's allowed ids in the device form (cached per table entry unless the budget cuts it)."""
+        if state in (DONE, DEAD_ROW):
+            return self._form(self.eos, width, device)
         e = mask.entry(state)
         ids = e.within(left)
         if not len(ids) and not e.accepting:  # budget below the shortest completion: get as close as possible
             ids = e.ids[e.bounds == e.bounds.min()]
-        if len(ids) < len(e.ids):  # budget-limited: a one-off bitmask
-            return self._tensor(pack(np.concatenate([ids, self.eos]) if e.accepting else ids, width), device)
-        key = (width, tuple(self.eos), device)
-        got = e.packed.get(key)
+        full = len(ids) == len(e.ids)
+        key = (width, tuple(self.eos), device, self.form)
+        got = e.packed.get(key) if full else None
         if got is None:
-            got = e.packed[key] = self._tensor(pack(np.concatenate([ids, self.eos]) if e.accepting else ids, width),
-                                               device)
+            got = self._form(np.concatenate([ids, self.eos]) if e.accepting else ids, width, device)
+            if full:
+                e.packed[key] = got
         return got
 
-    def _const(self, kind: str, width: int, device):
-        key = (kind, width, device)
-        got = self._constant.get(key)
-        if got is None:
-            ids = self.eos if kind == "eos" else np.arange(width)
-            got = self._constant[key] = self._tensor(pack(ids, width), device)
-        return got
-
-    @staticmethod
-    def _tensor(words: np.ndarray, device):
+    def _form(self, ids: np.ndarray, width: int, device):
+        """CUDA and other accelerators: a packed int32 bitmask; CPU: the id list (index_copy beats unpacking)."""
         import torch  # noqa: PLC0415
 
-        return torch.from_numpy(words).to(device)
+        if self.form == "ids" or self.form == "auto" and torch.device(device).type == "cpu":
+            return torch.from_numpy(np.unique(ids[ids < width]))
+        return torch.from_numpy(pack(ids, width)).to(device)
 
     # ----------------------------------------------------------------------- the step
 
@@ -160,10 +183,9 @@ class PlanMaskProcessor(_logits_processor_base()):  # type: ignore[misc]
             ids = ids[:, :0]
             states = self._row_states(ids, block)
         left = self.max_new - ids.shape[1] - 1  # tokens that may follow the one chosen now
-        width = scores.shape[1]
-        bits = [self._const("all", width, scores.device) if m is None else
-                self._entry_bits(m, st, left, width, scores.device)
-                for m, st in zip((self.masks[r // block] for r in range(rows)), states)]
-        apply_bitmask(scores, torch.stack(bits))
+        width, device = scores.shape[1], scores.device
+        allowed = [None if self.masks[r // block] is None else
+                   self._allowed(self.masks[r // block], st, left, width, device) for r, st in enumerate(states)]
+        scores = apply_allowed(scores, allowed)
         self.step_seconds.append(time.perf_counter() - t0)
         return scores

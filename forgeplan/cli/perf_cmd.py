@@ -17,6 +17,8 @@ def register(sub) -> None:
     psub = p.add_subparsers(dest="perf_command", metavar="BENCHMARK")
     psub.required = True
     for mod in sorted(pkgutil.iter_modules(perf.__path__), key=lambda m: m.name):
+        if mod.name.startswith("_"):  # a helper of a benchmark, not one itself
+            continue
         module = importlib.import_module(f"{perf.__name__}.{mod.name}")
         doc = (module.__doc__ or "").strip()
         q = psub.add_parser(module.NAME, help=doc.splitlines()[0], description=doc + " Prints the figures as JSON.")

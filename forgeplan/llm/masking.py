@@ -152,18 +152,63 @@ def walk(vocab: Vocab, state, step, live, bound) -> MaskEntry:
     return MaskEntry(np.asarray(ids, dtype=np.int64)[order], np.asarray(bounds, dtype=np.int64)[order], False)
 
 
-class LazyTables:
-    """The MaskEntry of each state of a DFA over one vocabulary, walked on first use and kept."""
+def dense_table(dfa: ByteDFA) -> np.ndarray:
+    """[n_states + 1, 256] next state, with row n_states the dead sink."""
+    n = dfa.n_states
+    t = np.full((n + 1, 256), n, dtype=np.int32)
+    for q, row in enumerate(dfa.trans):
+        if row:
+            t[q, list(row)] = list(row.values())
+    return t
 
-    def __init__(self, dfa: ByteDFA, vocab: Vocab):
-        self.dfa, self.vocab = dfa, vocab
+
+def vector_entry(dfa: ByteDFA, table: np.ndarray, dist: np.ndarray, vocab: Vocab, q: int) -> MaskEntry:
+    """The tokens allowed in DFA state q, all walked at once: byte j of every token still alive in step j."""
+    a = vocab.arrays()
+    dead = dfa.n_states
+    pos = np.concatenate([np.arange(a.first[b], a.first[b + 1]) for b in dfa.live[q]] or [np.zeros(0, np.int64)])
+    st = np.full(len(pos), q, dtype=np.int32)
+    done_pos, done_st, j = [], [], 0
+    while len(pos):
+        st = table[st, a.flat[a.starts[pos] + j]]
+        keep = st != dead
+        pos, st, j = pos[keep], st[keep], j + 1
+        ended = a.lengths[pos] == j
+        done_pos.append(pos[ended])
+        done_st.append(st[ended])
+        pos, st = pos[~ended], st[~ended]
+    ids = a.ids[np.concatenate(done_pos)] if done_pos else np.zeros(0, np.int64)
+    bounds = dist[np.concatenate(done_st)] if done_st else np.zeros(0, np.int64)
+    order = np.argsort(ids, kind="stable")
+    return MaskEntry(ids[order], bounds[order].astype(np.int64), dfa.accepting[q])
+
+
+class LazyTables:
+    """The MaskEntry of each state of a DFA over one vocabulary, computed on first use and kept."""
+
+    def __init__(self, dfa: ByteDFA, vocab: Vocab, vector: bool = True):
+        """`vector`: all tokens at once (an assembly's shared states); else the trie walk, cheaper for the
+        one-byte-wide forced prefix of a task, which then needs no dense table."""
+        self.dfa, self.vocab, self.vector = dfa, vocab, vector
         self.entries: list[MaskEntry | None] = [None] * dfa.n_states
+        self.table: np.ndarray | None = None
+        self.dist = np.asarray(dfa.dist, dtype=np.int64)
 
     def __getitem__(self, q: int) -> MaskEntry:
         e = self.entries[q]
         if e is None:
-            e = self.entries[q] = _dfa_entry(self.dfa, self.vocab, q)
+            e = self.entries[q] = self._compute(q)
         return e
+
+    def _compute(self, q: int) -> MaskEntry:
+        dfa = self.dfa
+        if not self.vector:
+            e = walk(self.vocab, q, lambda s, b: dfa.trans[s].get(b), lambda s: dfa.live[s], lambda s: dfa.dist[s])
+            e.accepting = dfa.accepting[q]
+            return e
+        if self.table is None:
+            self.table = dense_table(dfa)
+        return vector_entry(dfa, self.table, self.dist, self.vocab, q)
 
     @property
     def built(self) -> int:
@@ -175,13 +220,6 @@ def _shared_tables(shared: ByteDFA, vocab: Vocab) -> LazyTables:
     return LazyTables(shared, vocab)
 
 
-def _dfa_entry(dfa: ByteDFA, vocab: Vocab, q: int) -> MaskEntry:
-    trans, dist = dfa.trans, dfa.dist
-    e = walk(vocab, q, lambda s, b: trans[s].get(b), lambda s: dfa.live[s], lambda s: dist[s])
-    e.accepting = dfa.accepting[q]
-    return e
-
-
 class GrammarMask:
     """Allowed tokens per DFA state of one task (forced-prefix states its own, the rest shared per assembly)."""
 
@@ -189,7 +227,7 @@ class GrammarMask:
         self.task, self.vocab = task, vocab
         td = task_dfa(task)
         self.dfa, self.offset = td.dfa, td.offset
-        self.prefix = LazyTables(td.dfa, vocab)
+        self.prefix = LazyTables(td.dfa, vocab, vector=False)
         self.shared = _shared_tables(td.shared, vocab)
         self._pre: MaskEntry | None = None
         if not len(self.entry(self.start()).ids):

@@ -65,6 +65,13 @@ class Vocab:
     def size(self) -> int:
         return len(self.token_bytes)
 
+    def arrays(self) -> "SortedArrays":
+        """The sorted table as numpy arrays (built once), for walking every token of a state at once."""
+        got = self.__dict__.get("_arrays")
+        if got is None:
+            got = self.__dict__["_arrays"] = SortedArrays.of(self)
+        return got
+
     def child_range(self, prefix: bytes, byte: int, lo: int, hi: int) -> tuple[int, int]:
         """The range of tokens starting with prefix+byte inside [lo, hi) (the range of `prefix`)."""
         p = prefix + bytes((byte,))
@@ -81,6 +88,28 @@ class Vocab:
         if self.strip_first_space and data.startswith(b" "):
             data = data[1:]
         return data.decode("utf-8", errors="replace")
+
+
+@dataclass(eq=False)
+class SortedArrays:
+    """The sorted token bytes concatenated (`flat`), with each token's start, length and id."""
+
+    flat: "np.ndarray"     # uint8
+    starts: "np.ndarray"   # int64, per sorted position
+    lengths: "np.ndarray"  # int64, per sorted position
+    ids: "np.ndarray"      # int64 token id, per sorted position
+    first: "np.ndarray"    # int64 [257]: sorted positions [first[b], first[b+1]) start with byte b
+
+    @classmethod
+    def of(cls, v: Vocab) -> "SortedArrays":
+        import numpy as np  # noqa: PLC0415
+
+        lengths = np.fromiter((len(b) for b in v.sorted_bytes), dtype=np.int64, count=len(v.sorted_bytes))
+        starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+        flat = np.frombuffer(b"".join(v.sorted_bytes), dtype=np.uint8)
+        heads = flat[starts] if len(starts) else np.zeros(0, dtype=np.uint8)
+        first = np.searchsorted(heads, np.arange(257), side="left").astype(np.int64)
+        return cls(flat, starts, lengths, np.asarray(v.sorted_ids, dtype=np.int64), first)
 
 
 def _decoders(node) -> list[dict]:

@@ -1,10 +1,12 @@
-"""Constrained decoding: per-token time with/without masks on the tiny model; mask time vs llguidance, xgrammar.
+"""Constrained decoding at three vocabularies (forgeplan vs llguidance vs xgrammar) and on the tiny model.
 
-Mask time per step is measured teacher-forced along reference answers, on the same task grammar and
-tokenizer for all three: forgeplan's table lookup (ids only, and with the dense bitmask written), the
-`fill_next_token_bitmask` of llguidance and of xgrammar. Vocabularies: 32k (SentencePiece-style, trained
-here), 65k (the byte-level BPE tokenizer.json inside the anthropic==0.34.2 wheel, `--vocab-65k`) and
-150k (byte-level, trained here). Peers that are not installed are reported as such.
+`mask_per_step` (see forgeplan.perf._decode_masks for exactly what each figure times): per-task setup
+and per-step cost (advance + allowed set + applying it to a logits row) on the same task grammars and
+token sequences for all three. Vocabularies: 32k (SentencePiece-style), 65k and 150k (byte-level BPE),
+trained here on the installed Python sources once and kept in --cache (no downloads), or the 65k from
+--vocab-65k. `tiny_model_decoding`: milliseconds per generated token of the tiny model, unconstrained
+vs grammar vs legal, and the overhead in percent. Peers that are not installed are reported as such.
+Every figure is a median: over steps or tasks within a run, then over --mask-runs / --runs runs.
 """
 
 from __future__ import annotations
@@ -28,8 +30,11 @@ def add_arguments(p) -> None:
     p.add_argument("--vocab-65k", type=Path, help="anthropic-0.34.2 wheel or a tokenizer.json (65k byte-level BPE)")
     p.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "forgeplan" / "perf",
                    help="where locally trained tokenizers and the tiny model are kept")
-    p.add_argument("--corpus-mb", type=float, default=60.0, help="text for training the 32k/150k tokenizers")
+    p.add_argument("--corpus-mb", type=float, default=60.0, help="text for training the tokenizers")
     p.add_argument("--skip-decode", action="store_true", help="only the mask comparison")
+    p.add_argument("--mask-runs", type=int, default=3, help="repetitions of the mask comparison (median)")
+    p.add_argument("--vocabs", nargs="+", default=["32k", "65k", "150k"], metavar="SIZE",
+                   help="vocabularies to compare, as NNk (32k is SentencePiece-style, others byte-level)")
 
 
 # --------------------------------------------------------------------------- inputs
@@ -104,8 +109,13 @@ def _tokenizers(args) -> dict:
     args.cache.mkdir(parents=True, exist_ok=True)
     out: dict = {}
     texts = None
-    sizes = (("32k", 32000, "sentencepiece"), ("65k", 65536, "byte-level"), ("150k", 150000, "byte-level"))
-    for name, size, kind in sizes:
+    for name in args.vocabs:
+        if not (name.endswith("k") and name[:-1].isdigit() and int(name[:-1]) >= 1):
+            from ..model.errors import InputError
+
+            raise InputError(f"must be sizes like 32k, got {name!r}", field="--vocabs")
+        size = 65536 if name == "65k" else 1000 * int(name[:-1])
+        kind = "sentencepiece" if name == "32k" else "byte-level"
         if name == "65k" and args.vocab_65k is not None:
             continue
         path = args.cache / f"tokenizer-{name}.json"
@@ -113,7 +123,7 @@ def _tokenizers(args) -> dict:
             texts = texts or _corpus(args.corpus_mb)
             _train(path, size, kind, texts)
         out[name] = PreTrainedTokenizerFast(tokenizer_file=str(path), eos_token="<|endoftext|>")
-    if args.vocab_65k is not None:
+    if args.vocab_65k is not None and "65k" in args.vocabs:
         path = args.vocab_65k
         if path.suffix == ".whl":
             target = args.cache / "tokenizer-65k-wheel.json"
@@ -127,126 +137,6 @@ def _tokenizers(args) -> dict:
     for t in out.values():
         t.chat_template = CHAT_TEMPLATE
     return dict(sorted(out.items(), key=lambda kv: int(kv[0][:-1])))
-
-
-# --------------------------------------------------------------------------- mask comparison
-
-def _ids(vocab, text: str) -> list[int]:
-    """Longest-match token ids spelling `text` exactly (one sequence fed to all three decoders; a
-    SentencePiece tokenizer's own encoding would start with a dummy-prefix space)."""
-    index = {b: i for i, b in enumerate(vocab.token_bytes) if b}
-    longest = max(len(b) for b in index)
-    raw, out, k = text.encode("utf-8"), [], 0
-    while k < len(raw):
-        n = next(n for n in range(min(longest, len(raw) - k), 0, -1) if raw[k:k + n] in index)
-        out.append(index[raw[k:k + n]])
-        k += n
-    return out
-
-
-def _us(samples: list[float]) -> float:
-    return round(1e6 * statistics.median(samples), 2) if samples else None
-
-
-def _ours(tok, tasks) -> dict:
-    import numpy as np
-
-    from ..llm.masking import GrammarMask
-    from ..llm.prompt import target_text
-    from ..llm.vocab import vocab_from_tokenizer
-
-    t0 = time.perf_counter()
-    vocab = vocab_from_tokenizer(tok)
-    vocab_s = time.perf_counter() - t0
-    lookup, dense, compile_cold, compile_warm = [], [], [], []
-    for task, ref in tasks:
-        t0 = time.perf_counter()
-        m = GrammarMask(task, vocab)
-        compile_cold.append(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        m = GrammarMask(task, vocab)
-        compile_warm.append(time.perf_counter() - t0)
-        ids = _ids(vocab, target_text(ref))
-        st = m.start()
-        buf = np.zeros(len(vocab.token_bytes), dtype=bool)
-        for i in ids:
-            t0 = time.perf_counter()
-            e = m.entry(st)
-            allowed = e.within(1 << 20)
-            t1 = time.perf_counter()
-            buf[:] = False
-            buf[allowed] = True
-            t2 = time.perf_counter()
-            lookup.append(t1 - t0)
-            dense.append(t2 - t0)
-            st = m.advance(st, i)
-    return {"mask_us_per_step": _us(lookup), "mask_plus_dense_bool_us_per_step": _us(dense),
-            "per_task_setup_s_first_of_assembly": round(statistics.median(compile_cold), 3),
-            "per_task_setup_s_same_assembly": round(statistics.median(compile_warm), 4),
-            "vocab_bytes_s": round(vocab_s, 3), "steps": len(lookup)}
-
-
-def _llguidance(tok, tasks, vocab) -> dict:
-    try:
-        import llguidance
-        import llguidance.hf
-        import llguidance.numpy as lnp
-    except ImportError:
-        return {"status": "not installed (pip install llguidance)"}
-    from ..llm.grammar import specialise
-    from ..llm.prompt import target_text
-
-    t0 = time.perf_counter()
-    lltok = llguidance.hf.from_tokenizer(tok)
-    tok_s = time.perf_counter() - t0
-    steps, setup = [], []
-    for task, ref in tasks:
-        t0 = time.perf_counter()
-        matcher = llguidance.LLMatcher(lltok, llguidance.LLMatcher.grammar_from_lark(specialise(task)))
-        setup.append(time.perf_counter() - t0)
-        bitmask = lnp.allocate_token_bitmask(1, lltok.vocab_size)
-        for i in _ids(vocab, target_text(ref)):
-            t0 = time.perf_counter()
-            lnp.fill_next_token_bitmask(matcher, bitmask, 0)
-            steps.append(time.perf_counter() - t0)
-            if not matcher.consume_token(i):
-                return {"status": f"rejected a reference token: {matcher.get_error()}"}
-        if matcher.get_error():
-            return {"status": f"error: {matcher.get_error()}"}
-    return {"status": "ok", "version": llguidance.__version__, "mask_us_per_step": _us(steps),
-            "per_task_setup_s": round(statistics.median(setup), 4), "tokenizer_setup_s": round(tok_s, 3)}
-
-
-def _xgrammar(tok, tasks, vocab) -> dict:
-    from importlib import metadata
-
-    try:
-        import xgrammar as xgr
-    except ImportError:
-        return {"status": "not installed (pip install --no-deps xgrammar + its small deps)"}
-    from ..llm.gbnf import lark_to_gbnf
-    from ..llm.grammar import specialise
-    from ..llm.prompt import target_text
-
-    t0 = time.perf_counter()
-    info = xgr.TokenizerInfo.from_huggingface(tok, vocab_size=len(tok))
-    compiler = xgr.GrammarCompiler(info)
-    tok_s = time.perf_counter() - t0
-    steps, setup = [], []
-    for task, ref in tasks:
-        t0 = time.perf_counter()
-        compiled = compiler.compile_grammar(lark_to_gbnf(specialise(task)))
-        setup.append(time.perf_counter() - t0)
-        matcher = xgr.GrammarMatcher(compiled)
-        bitmask = xgr.allocate_token_bitmask(1, info.vocab_size)
-        for i in _ids(vocab, target_text(ref)):
-            t0 = time.perf_counter()
-            matcher.fill_next_token_bitmask(bitmask)
-            steps.append(time.perf_counter() - t0)
-            if not matcher.accept_token(i):
-                return {"status": f"rejected reference token {i}"}
-    return {"status": "ok", "version": metadata.version("xgrammar"), "mask_us_per_step": _us(steps),
-            "per_task_setup_s": round(statistics.median(setup), 4), "tokenizer_setup_s": round(tok_s, 3)}
 
 
 # --------------------------------------------------------------------------- decoding overhead
@@ -294,22 +184,25 @@ def _decode(args, tasks) -> dict:
 
 
 def run(args) -> dict:
+    from ._decode_masks import compare
+
     tasks = _tasks(args.tasks, args.assemblies)
     result: dict = {"benchmark": "decode", "tasks": [t.sample_id for t, _ in tasks], **machine()}
     if not args.skip_decode:
         result["tiny_model_decoding"] = _decode(args, tasks)
     masks = {}
     for name, tok in _tokenizers(args).items():
-        if isinstance(tok, str):
-            masks[name] = {"status": tok}
-            continue
-        from ..llm.vocab import vocab_from_tokenizer
-
-        vocab = vocab_from_tokenizer(tok)
-        masks[name] = {"tokenizer_size": len(tok), "tokenizer_kind": vocab.kind, "forgeplan": _ours(tok, tasks),
-                       "llguidance": _llguidance(tok, tasks, vocab), "xgrammar": _xgrammar(tok, tasks, vocab)}
-        ours, peer = masks[name]["forgeplan"]["mask_plus_dense_bool_us_per_step"], masks[name]["llguidance"].get("mask_us_per_step")
-        if peer:
-            masks[name]["forgeplan_over_llguidance"] = round(ours / peer, 2)
+        runs = [compare(tok, tasks) for _ in range(args.mask_runs)]
+        masks[name] = _median_runs(runs)
     result["mask_per_step"] = masks
     return result
+
+
+def _median_runs(runs: list[dict]) -> dict:
+    """Field by field median of several result dicts of the same shape (strings from the first)."""
+    first = runs[0]
+    if isinstance(first, dict):
+        return {k: _median_runs([r[k] for r in runs]) for k in first}
+    if isinstance(first, (int, float)) and not isinstance(first, bool) and all(isinstance(r, (int, float)) for r in runs):
+        return round(statistics.median(runs), 3)
+    return first

@@ -306,3 +306,36 @@ def test_cli_grammar(tmp_path, capsys):
         assert main(["grammar", str(tmp_path / "t"), "--check"]) == 0
         assert "accepts" in capsys.readouterr().err
     assert main(["grammar", str(tmp_path / "missing")]) == 2
+
+
+def test_vectorised_tables_equal_the_trie_walk_in_every_state():
+    from forgeplan.llm.masking import LazyTables
+
+    _, task = next(c for c in CASES if "misplacement" in c[0])
+    text = reference_text(task)
+    vocab = _toy_vocab(text, [b'.0,0.', b'0,-1', b'"}]},"re', b"123456789"])
+    dfa = task_dfa(task).dfa
+    vec, trie = LazyTables(dfa, vocab, vector=True), LazyTables(dfa, vocab, vector=False)
+    for q in range(dfa.n_states):
+        a, b = vec[q], trie[q]
+        assert a.ids.tolist() == b.ids.tolist() and a.bounds.tolist() == b.bounds.tolist(), q
+        assert a.accepting == b.accepting
+
+
+def test_cached_dfa_and_vocabulary_equal_fresh_ones(tmp_path, monkeypatch):
+    from forgeplan.llm import masking
+    from forgeplan.llm.vocab import _from_cache, _to_cache
+
+    _, task = CASES[0]
+    monkeypatch.setenv("FORGEPLAN_CACHE", str(tmp_path))
+    masking._shared_dfa.cache_clear()
+    fresh = task_dfa(task).dfa
+    masking._shared_dfa.cache_clear()
+    cached = task_dfa(task).dfa
+    assert list((tmp_path / "dfa").iterdir())
+    assert (cached.trans, cached.accepting, cached.marked, cached.dist, cached.live) == \
+        (fresh.trans, fresh.accepting, fresh.marked, fresh.dist, fresh.live)
+    vocab = _toy_vocab(reference_text(task), [b"\xc3"])
+    back = _from_cache(json.loads(json.dumps(_to_cache(vocab))))
+    assert (back.token_bytes, back.sorted_bytes, back.sorted_ids, back.eos_ids) == \
+        (vocab.token_bytes, vocab.sorted_bytes, vocab.sorted_ids, vocab.eos_ids)

@@ -18,11 +18,17 @@ def register(sub) -> None:
 
 def _register_grammar(sub) -> None:
     g = sub.add_parser("grammar", help="print the output-contract grammar specialised to a task",
-                       description="Print the Lark grammar of the output contract; given a task folder, specialised "
-                                   "to its assembly (only its part ids, axes and directions), as constrained decoding uses it.")
+                       description="Print the grammar of the output contract; given a task folder, specialised "
+                                   "to its assembly (only its part ids, axes and directions), as constrained decoding "
+                                   "uses it. Formats: lark (forgeplan, llguidance, xgrammar, vLLM's guidance backend), "
+                                   "lark-portable (also through vLLM's Lark-to-EBNF conversion on its xgrammar "
+                                   "backend), gbnf (llama.cpp, xgrammar, SGLang), json-schema (engines that only "
+                                   "take schemas; weaker, its description says how).")
     g.add_argument("task_dir", type=Path, metavar="TASK_DIR", nargs="?",
                    help="task folder (omit to print the generic grammar)")
-    g.add_argument("--check", action="store_true", help="also validate the grammar with llguidance (if installed)")
+    g.add_argument("--format", choices=("lark", "lark-portable", "gbnf", "json-schema"), default="lark",
+                   help="grammar dialect (default lark)")
+    g.add_argument("--check", action="store_true", help="also validate the Lark grammar with llguidance (if installed)")
     g.set_defaults(func=run_grammar)
 
 
@@ -126,12 +132,23 @@ def _register_infer(sub) -> None:
 
 
 def run_grammar(args) -> int:
+    import json
+    import sys
+
+    from ..llm import exports
     from ..llm.grammar import base_grammar, check_llguidance, lark_parser, specialise
     from ..io.task_files import load_task
 
-    text = specialise(load_task(args.task_dir)) if args.task_dir else base_grammar()
+    task = load_task(args.task_dir) if args.task_dir else None
+    text = specialise(task) if task is not None else base_grammar()
     lark_parser(text)  # loads LALR + strict, or InputError
-    print(text, end="")
+    if args.format == "json-schema":
+        schema = exports.json_schema(task) if task is not None else exports.generic_json_schema()
+        print(json.dumps(schema, indent=1, ensure_ascii=False))
+        print(f"forgeplan: {exports.SCHEMA_CANNOT}", file=sys.stderr)
+        return 0
+    out = {"lark": lambda t: t, "lark-portable": exports.portable_lark, "gbnf": exports.lark_to_gbnf}[args.format](text)
+    print(out, end="")
     if args.check:
         import sys
 

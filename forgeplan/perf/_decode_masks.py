@@ -166,7 +166,7 @@ def xgrammar_run(tok, vocab, tasks) -> dict:
         return {"status": "not installed (pip install xgrammar)"}
     import torch
 
-    from ..llm.gbnf import lark_to_gbnf
+    from ..llm.exports import lark_to_gbnf
     from ..llm.grammar import specialise
     from ..llm.prompt import target_text
 

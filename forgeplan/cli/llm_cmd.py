@@ -14,6 +14,8 @@ def register(sub) -> None:
     _register_merge_adapter(sub)
     _register_reference_model(sub)
     _register_infer(sub)
+    _register_requests(sub)
+    _register_import_answers(sub)
 
 
 def _register_grammar(sub) -> None:
@@ -112,8 +114,18 @@ def _register_infer(sub) -> None:
                        description="Generate an output for every task of a split with greedy decoding, optionally "
                                    "constrained by the task's grammar (always well-formed) or also by the engine "
                                    "(only actions legal in the state reached so far), and write a predictions JSONL "
-                                   "for `evaluate`.")
-    i.add_argument("--model", type=Path, required=True, help="local Hugging Face causal LM folder")
+                                   "for `evaluate`. In process with --model, or through a running OpenAI-compatible "
+                                   "server with --endpoint (the requests of `forgeplan requests`; grammar or none).")
+    i.add_argument("--model", type=Path, help="local Hugging Face causal LM folder (in-process inference)")
+    i.add_argument("--endpoint", metavar="URL",
+                   help="base URL of an OpenAI-compatible server (e.g. http://localhost:8000/v1) instead of --model")
+    i.add_argument("--served-model", default="forgeplan",
+                   help="--endpoint: the model name the server serves (vLLM: a --lora-modules name)")
+    i.add_argument("--engine", choices=("vllm", "sglang", "llama.cpp"), default="vllm",
+                   help="--endpoint: which server, for the request field that carries the grammar")
+    i.add_argument("--concurrency", type=int, default=8, help="--endpoint: requests in flight at most")
+    i.add_argument("--retries", type=int, default=3, help="--endpoint: retries of a failed request (with backoff)")
+    i.add_argument("--timeout", type=float, default=600.0, help="--endpoint: seconds per request")
     i.add_argument("--adapter", type=Path, help="LoRA adapter folder from `forgeplan train`")
     i.add_argument("--bench", type=Path, required=True, help="benchmark folder")
     i.add_argument("--split", default="test", help="benchmark split (train or test)")
@@ -129,6 +141,57 @@ def _register_infer(sub) -> None:
                    help="prompt rendering (default: the one the adapter was trained with, else json)")
     i.add_argument("--threads", type=int, default=0, help="CPU threads for torch (0 = torch's default)")
     i.set_defaults(func=run_infer)
+
+
+def _register_requests(sub) -> None:
+    r = sub.add_parser("requests", help="one OpenAI-compatible request per task, grammar attached -> JSONL",
+                       description="Write one chat-completion request per task of a split in the OpenAI batch-file "
+                                   "layout (`vllm run-batch` reads it; `infer --endpoint` sends the same requests), "
+                                   "greedy, with the task grammar in the field the chosen engine reads: vllm "
+                                   "structured_outputs.grammar (portable Lark), sglang ebnf (GBNF), llama.cpp "
+                                   "grammar (GBNF). `import-answers` turns the batch output into predictions.")
+    r.add_argument("--bench", type=Path, required=True, help="benchmark folder")
+    r.add_argument("--split", default="test", help="benchmark split (train or test)")
+    r.add_argument("--out", type=Path, required=True, help="requests JSONL to write")
+    r.add_argument("--served-model", default="forgeplan", help="the model name in each request")
+    r.add_argument("--engine", choices=("vllm", "sglang", "llama.cpp"), default="vllm", help="target server")
+    r.add_argument("--constrained", choices=("grammar", "none"), default="grammar", help="attach the task grammar")
+    r.add_argument("--prompt", choices=("json", "compact"), default="json", help="prompt rendering")
+    r.add_argument("--max-tokens", type=int, default=4096, help="generation length limit per task")
+    r.add_argument("--limit", type=int, default=0, help="only the first N samples of the split")
+    r.set_defaults(func=run_requests)
+
+
+def _register_import_answers(sub) -> None:
+    a = sub.add_parser("import-answers", help="OpenAI / vllm run-batch output -> predictions JSONL",
+                       description="Turn a batch output file (one {\"custom_id\", \"response\": {\"body\": chat "
+                                   "completion}} per line, as `vllm run-batch` writes) into the predictions JSONL "
+                                   "that `evaluate` reads.")
+    a.add_argument("batch_output", type=Path, metavar="BATCH_OUTPUT", help="the batch output JSONL")
+    a.add_argument("--out", type=Path, required=True, help="predictions JSONL to write")
+    a.set_defaults(func=run_import_answers)
+
+
+def run_requests(args) -> int:
+    from ..llm.serving import requests_for, write_jsonl
+    from ..model.errors import InputError
+
+    if args.max_tokens < 1 or args.limit < 0:
+        raise InputError("--max-tokens must be at least 1 and --limit 0 or more")
+    rows = requests_for(args.bench, args.split, limit=args.limit, model=args.served_model, engine=args.engine,
+                        prompt=args.prompt, max_tokens=args.max_tokens, constrained=args.constrained == "grammar")
+    write_jsonl(rows, args.out)
+    emit_json({"requests": str(args.out), "tasks": len(rows), "engine": args.engine, "constrained": args.constrained})
+    return 0
+
+
+def run_import_answers(args) -> int:
+    from ..llm.serving import answers_from_batch, write_jsonl
+
+    rows = answers_from_batch(args.batch_output)
+    write_jsonl(rows, args.out)
+    emit_json({"predictions": str(args.out), "samples": len(rows)})
+    return 0
 
 
 def run_grammar(args) -> int:
@@ -224,9 +287,39 @@ def run_reference(args) -> int:
     return 0
 
 
-def run_infer(args) -> int:
-    _need_llm(args.threads)
+def _infer_endpoint(args) -> int:
+    import time
+
+    from ..llm.serving import EndpointError, post_all, requests_for, write_jsonl
     from ..model.errors import InputError
+
+    if args.constrained == "legal":
+        raise InputError("legal masking needs the engine beside the decoder: use --model (in-process); "
+                         "a server can take --constrained grammar or none", field="--constrained")
+    if args.concurrency < 1 or args.retries < 0:
+        raise InputError("--concurrency must be at least 1 and --retries 0 or more")
+    reqs = requests_for(args.bench, args.split, limit=args.limit, model=args.served_model, engine=args.engine,
+                        prompt=args.prompt or "json", max_tokens=args.max_new_tokens,
+                        constrained=args.constrained == "grammar")
+    t0 = time.perf_counter()
+    try:
+        rows = post_all(args.endpoint, reqs, concurrency=args.concurrency, retries=args.retries, timeout=args.timeout)
+    except EndpointError as exc:
+        raise InputError(f"a request failed after {args.retries} retries: {exc}", field="--endpoint") from None
+    write_jsonl(rows, args.out)
+    emit_json({"predictions": str(args.out), "samples": len(rows), "split": args.split, "constrained": args.constrained,
+               "endpoint": args.endpoint, "seconds": round(time.perf_counter() - t0, 2)})
+    return 0
+
+
+def run_infer(args) -> int:
+    from ..model.errors import InputError
+
+    if (args.model is None) == (args.endpoint is None):
+        raise InputError("give exactly one of --model (in-process) and --endpoint (a running server)")
+    if args.endpoint is not None:
+        return _infer_endpoint(args)
+    _need_llm(args.threads)
     from ..llm.config import saved_prompt_style
     from ..llm.infer import run_infer as infer
     from ..llm.train import load_for_inference

@@ -339,3 +339,30 @@ def test_cached_dfa_and_vocabulary_equal_fresh_ones(tmp_path, monkeypatch):
     back = _from_cache(json.loads(json.dumps(_to_cache(vocab))))
     assert (back.token_bytes, back.sorted_bytes, back.sorted_ids, back.eos_ids) == \
         (vocab.token_bytes, vocab.sorted_bytes, vocab.sorted_ids, vocab.eos_ids)
+
+
+@pytest.mark.parametrize("most", [0, 10_000])
+def test_legal_tables_between_actions_equal_the_product_walk(most):
+    """The shortcut between actions (the grammar's table for tokens that cannot reach the next action)
+    gives what the full product walk gives, on every state along sampled legal paths."""
+    from forgeplan.llm.masking import walk
+
+    _, task = next(c for c in CASES if "interference_lock" in c[0])
+    text = reference_text(task)
+    vocab = _toy_vocab(text, [b'"actions":[{"action":"', b'},{"action":"remove","part_id":"', b"]}}"])
+    lm = LegalMask(task, vocab)
+    rng = random.Random(3)
+    for _ in range(6):
+        st_, seen = lm.start(), 0
+        while not lm.entry(st_).accepting or rng.random() < 0.9:
+            if st_[0] != -2 and st_[2] is None:
+                got = lm._outside_action(st_, most=most)
+                full = walk(vocab, st_, lm.step, lm.live, lm.bound)
+                if got is not None:
+                    seen += 1
+                    assert got.ids.tolist() == full.ids.tolist() and got.bounds.tolist() == full.bounds.tolist()
+            ids = lm.entry(st_).ids
+            if not len(ids):
+                break
+            st_ = lm.advance(st_, int(rng.choice(ids.tolist())))
+        assert seen or most == 0

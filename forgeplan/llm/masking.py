@@ -365,10 +365,32 @@ class LegalMask:
             return self.grammar.entry(q)  # no token from here reaches an action: the grammar decides
         e = self.cache.get(st)
         if e is None:
-            e = walk(self.vocab, st, self.step, self.live, self.bound)
+            e = self._outside_action(st) if p is None else None
+            if e is None:
+                e = walk(self.vocab, st, self.step, self.live, self.bound)
             e.accepting = self.dfa.accepting[q]
             self.cache[st] = e
         return e
+
+    def _outside_action(self, st, most: int = 256) -> MaskEntry | None:
+        """Between actions: a token shorter than the distance to the next action start cannot reach it, so
+        the grammar's table decides it; only the longer tokens are stepped through the engine (None when
+        there are more than `most` of those: the product walk is then cheaper)."""
+        q = st[0]
+        g = self.grammar.entry(q)
+        long = self.vocab.id_lengths()[g.ids] >= self.near_mark[q]
+        if int(long.sum()) > most:
+            return None
+        ids, bounds = [g.ids[~long]], [g.bounds[~long]]
+        for i in g.ids[long].tolist():
+            nxt = self.advance(st, i)
+            b = self.bound(nxt) if nxt is not None else INF
+            if b < INF:
+                ids.append(np.asarray([i], dtype=np.int64))
+                bounds.append(np.asarray([b], dtype=np.int64))
+        ids_a, bounds_a = np.concatenate(ids), np.concatenate(bounds)
+        order = np.argsort(ids_a, kind="stable")
+        return MaskEntry(ids_a[order], bounds_a[order], False)
 
     def advance(self, st, token_id: int):
         data = self.vocab.token_bytes[token_id] if 0 <= token_id < self.vocab.size else None

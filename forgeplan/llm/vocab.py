@@ -65,6 +65,16 @@ class Vocab:
     def size(self) -> int:
         return len(self.token_bytes)
 
+    def id_lengths(self):
+        """Byte length of each token id (0 for ids without bytes), as a numpy array (built once)."""
+        got = self.__dict__.get("_id_lengths")
+        if got is None:
+            import numpy as np  # noqa: PLC0415
+
+            got = self.__dict__["_id_lengths"] = np.fromiter((len(b) if b else 0 for b in self.token_bytes),
+                                                             dtype=np.int64, count=self.size)
+        return got
+
     def arrays(self) -> "SortedArrays":
         """The sorted table as numpy arrays (built once), for walking every token of a state at once."""
         got = self.__dict__.get("_arrays")

@@ -32,6 +32,7 @@ def add_arguments(p) -> None:
                    help="where locally trained tokenizers and the tiny model are kept")
     p.add_argument("--corpus-mb", type=float, default=60.0, help="text for training the tokenizers")
     p.add_argument("--skip-decode", action="store_true", help="only the mask comparison")
+    p.add_argument("--skip-masks", action="store_true", help="only the tiny-model decoding")
     p.add_argument("--mask-runs", type=int, default=3, help="repetitions of the mask comparison (median)")
     p.add_argument("--vocabs", nargs="+", default=["32k", "65k", "150k"], metavar="SIZE",
                    help="vocabularies to compare, as NNk (32k is SentencePiece-style, others byte-level)")
@@ -142,6 +143,8 @@ def _tokenizers(args) -> dict:
 # --------------------------------------------------------------------------- decoding overhead
 
 def _decode(args, tasks) -> dict:
+    """ms per generated token (after the first) of the tiny model, the three modes interleaved task by task
+    so that a change in machine load falls on all of them alike."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -156,13 +159,16 @@ def _decode(args, tasks) -> dict:
     tok = AutoTokenizer.from_pretrained(path)
     vocab = vocab_from_tokenizer(tok)
     only = [t for t, _ in tasks]
+    modes = ("none", "grammar", "legal")
     out = {"model_parameters": sum(p.numel() for p in model.parameters()), "tokenizer_size": len(tok),
-           "torch_threads": torch.get_num_threads()}
-    for mode in ("none", "grammar", "legal"):
-        generate(model, tok, only[:1], mode, max_new_tokens=4, vocab=vocab)  # warm the caches
-        per_token, proc = [], []
-        for _ in range(args.runs):
-            for task in only:
+           "torch_threads": torch.get_num_threads(), "new_tokens": args.new_tokens}
+    per_token: dict = {m: [] for m in modes}
+    proc: dict = {m: [] for m in modes}
+    for mode in modes:
+        generate(model, tok, only[:1], mode, max_new_tokens=4, vocab=vocab)  # imports and first allocations
+    for _ in range(args.runs):
+        for task in only:
+            for mode in modes:
                 t0 = time.perf_counter()
                 generate(model, tok, [task], mode, max_new_tokens=1, vocab=vocab)
                 prefill = time.perf_counter() - t0
@@ -170,11 +176,12 @@ def _decode(args, tasks) -> dict:
                 row = generate(model, tok, [task], mode, max_new_tokens=args.new_tokens, vocab=vocab)[0]
                 total = time.perf_counter() - t0
                 if row["new_tokens"] > 1:
-                    per_token.append((total - prefill) / (row["new_tokens"] - 1))
+                    per_token[mode].append((total - prefill) / (row["new_tokens"] - 1))
                 if "mask_ms_per_step" in row:
-                    proc.append(row["mask_ms_per_step"] / 1000)
-        out[mode] = {"ms_per_token": round(1000 * statistics.median(per_token), 3) if per_token else None,
-                     "processor_ms_per_step": round(1000 * statistics.median(proc), 4) if proc else None}
+                    proc[mode].append(row["mask_ms_per_step"] / 1000)
+    for mode in modes:
+        out[mode] = {"ms_per_token": round(1000 * statistics.median(per_token[mode]), 3) if per_token[mode] else None,
+                     "processor_ms_per_step": round(1000 * statistics.median(proc[mode]), 4) if proc[mode] else None}
     base = out["none"]["ms_per_token"]
     for mode in ("grammar", "legal"):
         if base and out[mode]["ms_per_token"]:
@@ -191,10 +198,11 @@ def run(args) -> dict:
     if not args.skip_decode:
         result["tiny_model_decoding"] = _decode(args, tasks)
     masks = {}
-    for name, tok in _tokenizers(args).items():
+    for name, tok in (_tokenizers(args) if not args.skip_masks else {}).items():
         runs = [compare(tok, tasks) for _ in range(args.mask_runs)]
         masks[name] = _median_runs(runs)
-    result["mask_per_step"] = masks
+    if masks:
+        result["mask_per_step"] = masks
     return result
 
 

@@ -328,9 +328,13 @@ def test_cached_dfa_and_vocabulary_equal_fresh_ones(tmp_path, monkeypatch):
 
     _, task = CASES[0]
     monkeypatch.setenv("FORGEPLAN_CACHE", str(tmp_path))
-    masking._shared_dfa.cache_clear()
+    def clear():
+        masking._shared_dfa.cache_clear()
+        masking._task_dfa.cache_clear()
+
+    clear()
     fresh = task_dfa(task).dfa
-    masking._shared_dfa.cache_clear()
+    clear()
     cached = task_dfa(task).dfa
     assert list((tmp_path / "dfa").iterdir())
     assert (cached.trans, cached.accepting, cached.marked, cached.dist, cached.live) == \

@@ -29,12 +29,13 @@ def eos_ids(model, tokenizer) -> tuple[int, ...]:
 
 def generate(model, tokenizer, tasks, mode: str, *, device: str = "cpu", max_new_tokens: int = MAX_NEW_TOKENS,
              vocab=None, sample_seed: int | None = None, prompt: str = "json", num_beams: int = 1,
-             num_return_sequences: int = 1) -> list[dict]:
+             num_return_sequences: int = 1, after=()) -> list[dict]:
     """Outputs for a batch of tasks (greedy by default): raw text, new token count, seconds, mask time per step.
 
     `sample_seed` switches to ancestral sampling (tests use it to walk many paths of the masks); `prompt`
     is the rendering the model was trained with (json | compact). With `num_return_sequences` > 1 the
-    rows come task by task, each with its `task_index`.
+    rows come task by task, each with its `task_index`. `after`: more logits processors, run after the
+    mask (`forgeplan perf decode` times steps with one).
     """
     import torch  # noqa: PLC0415
     from transformers import LogitsProcessorList  # noqa: PLC0415
@@ -53,6 +54,7 @@ def generate(model, tokenizer, tasks, mode: str, *, device: str = "cpu", max_new
         vocab = vocab or vocab_from_tokenizer(tokenizer)
         proc = PlanMaskProcessor([make_mask(mode, t, vocab) for t in tasks], eos, max_new_tokens)
         processors.append(proc)
+    processors.extend(after)
     sampling = {"do_sample": False}
     if sample_seed is not None:
         torch.manual_seed(sample_seed)

@@ -53,11 +53,8 @@ class MaskEntry:
     accepting: bool       # EOS allowed: the object is complete
 
     def __post_init__(self):
-        self.packed: dict = {}  # (width, eos ids, device) -> packed bitmask tensor (see processor)
-
-    @property
-    def max_bound(self) -> int:
-        return int(self.bounds.max()) if len(self.bounds) else 0
+        self.packed: dict = {}  # (width, eos ids, device, form) -> the allowed set on a device (see processor)
+        self.max_bound = int(self.bounds.max()) if len(self.bounds) else 0
 
     def within(self, budget: int) -> np.ndarray:
         """Allowed ids whose completion fits in `budget` more tokens."""
@@ -89,7 +86,7 @@ def _forced_prefix(dfa: ByteDFA) -> bytes:
     return bytes(out)
 
 
-@dataclass
+@dataclass(eq=False)
 class TaskDFA:
     """A task's DFA: a chain for the forced prefix (states 0..k-1) then the shared DFA shifted by k."""
 
@@ -99,16 +96,21 @@ class TaskDFA:
 
 
 def task_dfa(task: Task) -> TaskDFA:
+    """The task's DFA (kept for the most recent tasks: decoding a task again reuses it and its tables)."""
     from dataclasses import replace as dc_replace  # noqa: PLC0415
 
-    generic = specialise(dc_replace(task, sample_id=PLACEHOLDER_SAMPLE_ID))
+    return _task_dfa(compact(task.sample_id), specialise(dc_replace(task, sample_id=PLACEHOLDER_SAMPLE_ID)))
+
+
+@lru_cache(maxsize=256)
+def _task_dfa(sample_json: str, generic: str) -> TaskDFA:
     shared = _shared_dfa(generic)
     forced = _forced_prefix(shared)
     ph = compact(PLACEHOLDER_SAMPLE_ID).encode("utf-8")
     if forced.count(ph) != 1:
         raise InputError("the grammar must start with a fixed literal that contains the sample id", field="grammar")
     cut = forced.index(ph) + len(ph)
-    prefix = forced[:cut].replace(ph, compact(task.sample_id).encode("utf-8"))
+    prefix = forced[:cut].replace(ph, sample_json.encode("utf-8"))
     resume = shared.run(forced[:cut])
     k = len(prefix)
     trans = [{prefix[i]: i + 1} for i in range(k - 1)] + [{prefix[-1]: resume + k}]
@@ -220,6 +222,11 @@ def _shared_tables(shared: ByteDFA, vocab: Vocab) -> LazyTables:
     return LazyTables(shared, vocab)
 
 
+@lru_cache(maxsize=256)
+def _prefix_tables(td: TaskDFA, vocab: Vocab) -> LazyTables:
+    return LazyTables(td.dfa, vocab, vector=False)
+
+
 class GrammarMask:
     """Allowed tokens per DFA state of one task (forced-prefix states its own, the rest shared per assembly)."""
 
@@ -227,7 +234,7 @@ class GrammarMask:
         self.task, self.vocab = task, vocab
         td = task_dfa(task)
         self.dfa, self.offset = td.dfa, td.offset
-        self.prefix = LazyTables(td.dfa, vocab, vector=False)
+        self.prefix = _prefix_tables(td, vocab)
         self.shared = _shared_tables(td.shared, vocab)
         self._pre: MaskEntry | None = None
         if not len(self.entry(self.start()).ids):
@@ -237,12 +244,14 @@ class GrammarMask:
         return PRE if self.vocab.strip_first_space else 0
 
     def _pre_entry(self) -> MaskEntry:
+        self._pre = self._pre or getattr(self.prefix, "pre", None)
         if self._pre is None:
             trans, dfa = self.dfa.trans, self.dfa
             self._pre = walk(self.vocab, PRE,
                              lambda s, b: 0 if s == PRE and b == 0x20 else trans[0 if s == PRE else s].get(b),
                              lambda s: (0x20, *dfa.live[0]) if s == PRE else dfa.live[s],
                              lambda s: dfa.dist[0 if s == PRE else s])
+            self.prefix.pre = self._pre
         return self._pre
 
     def entry(self, state) -> MaskEntry:

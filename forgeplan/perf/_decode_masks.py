@@ -55,8 +55,8 @@ def token_ids(vocab, text: str) -> list[int]:
 def _clear_memory_caches() -> None:
     from ..llm import masking
 
-    masking._shared_dfa.cache_clear()
-    masking._shared_tables.cache_clear()
+    for cached in (masking._shared_dfa, masking._shared_tables, masking._task_dfa, masking._prefix_tables):
+        cached.cache_clear()
 
 
 def forgeplan_setup(vocab, tasks, *, cold_dfa: bool) -> dict:

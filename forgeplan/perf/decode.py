@@ -26,13 +26,15 @@ def add_arguments(p) -> None:
     p.add_argument("--assemblies", nargs="+", metavar="ID",
                    help="built-in assemblies to take the tasks from, in this order (default: all, sorted by id)")
     p.add_argument("--runs", type=int, default=3, help="repetitions of the decoding timings (median)")
-    p.add_argument("--new-tokens", type=int, default=160, help="max new tokens in the decoding timings")
+    p.add_argument("--new-tokens", type=int, default=512, help="max new tokens in the decoding timings")
     p.add_argument("--vocab-65k", type=Path, help="anthropic-0.34.2 wheel or a tokenizer.json (65k byte-level BPE)")
     p.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "forgeplan" / "perf",
                    help="where locally trained tokenizers and the tiny model are kept")
     p.add_argument("--corpus-mb", type=float, default=60.0, help="text for training the tokenizers")
     p.add_argument("--skip-decode", action="store_true", help="only the mask comparison")
     p.add_argument("--skip-masks", action="store_true", help="only the tiny-model decoding")
+    p.add_argument("--threads", type=int, default=1,
+                   help="torch threads for the tiny-model decoding (on a shared machine one is steadiest)")
     p.add_argument("--mask-runs", type=int, default=3, help="repetitions of the mask comparison (median)")
     p.add_argument("--vocabs", nargs="+", default=["32k", "65k", "150k"], metavar="SIZE",
                    help="vocabularies to compare, as NNk (32k is SentencePiece-style, others byte-level)")
@@ -142,9 +144,27 @@ def _tokenizers(args) -> dict:
 
 # --------------------------------------------------------------------------- decoding overhead
 
+class _Clock:
+    """A logits processor that only notes when it is called: the gaps are whole decoding steps."""
+
+    def __init__(self):
+        self.times: list[float] = []
+
+    def __call__(self, input_ids, scores):
+        self.times.append(time.perf_counter())
+        return scores
+
+    def gaps(self) -> list[float]:
+        return [b - a for a, b in zip(self.times, self.times[1:])]
+
+
 def _decode(args, tasks) -> dict:
-    """ms per generated token (after the first) of the tiny model, the three modes interleaved task by task
-    so that a change in machine load falls on all of them alike."""
+    """Wall time of one decoding step of the tiny model (forward pass, masks, token choice: the gap between
+    two calls of a last logits processor), the three modes interleaved task by task so that a change in
+    machine load falls on all of them alike, each mode compared with the unconstrained steps at the same
+    positions (a step's cost grows with the sequence). The first decoding of a task builds the tables of
+    the states it visits: `first_run_*` is that run alone, `step_ms` and `overhead_pct` the later runs,
+    which find them built (as later tasks of an assembly find its shared states)."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -152,6 +172,7 @@ def _decode(args, tasks) -> dict:
     from ..llm.tiny import make_tiny
     from ..llm.vocab import vocab_from_tokenizer
 
+    torch.set_num_threads(args.threads)
     path = args.cache / "tiny-model"
     if not (path / "config.json").is_file():
         make_tiny(path)
@@ -159,34 +180,40 @@ def _decode(args, tasks) -> dict:
     tok = AutoTokenizer.from_pretrained(path)
     vocab = vocab_from_tokenizer(tok)
     only = [t for t, _ in tasks]
-    modes = ("none", "grammar", "legal")
-    out = {"model_parameters": sum(p.numel() for p in model.parameters()), "tokenizer_size": len(tok),
-           "torch_threads": torch.get_num_threads(), "new_tokens": args.new_tokens}
-    per_token: dict = {m: [] for m in modes}
-    proc: dict = {m: [] for m in modes}
-    for mode in modes:
-        generate(model, tok, only[:1], mode, max_new_tokens=4, vocab=vocab)  # imports and first allocations
-    for _ in range(args.runs):
+    modes = ("grammar", "legal")
+    steps: dict = {m: [] for m in (*modes, "none")}
+    base: dict = {m: [] for m in modes}  # unconstrained steps at the same positions as each mode's
+    first: dict = {m: [] for m in (*modes, "none")}
+    first_base: dict = {m: [] for m in modes}
+    for mode in (*modes, "none"):
+        generate(model, tok, [only[0]], mode, max_new_tokens=4, vocab=vocab)  # imports and first allocations
+    for run in range(args.runs):
         for task in only:
-            for mode in modes:
-                t0 = time.perf_counter()
-                generate(model, tok, [task], mode, max_new_tokens=1, vocab=vocab)
-                prefill = time.perf_counter() - t0
-                t0 = time.perf_counter()
-                row = generate(model, tok, [task], mode, max_new_tokens=args.new_tokens, vocab=vocab)[0]
-                total = time.perf_counter() - t0
-                if row["new_tokens"] > 1:
-                    per_token[mode].append((total - prefill) / (row["new_tokens"] - 1))
-                if "mask_ms_per_step" in row:
-                    proc[mode].append(row["mask_ms_per_step"] / 1000)
+            gaps = {}
+            for mode in (*modes, "none"):
+                clock = _Clock()
+                length = args.new_tokens if mode != "none" else max(len(gaps[m]) for m in modes) + 1
+                generate(model, tok, [task], mode, max_new_tokens=length, vocab=vocab, after=[clock])
+                gaps[mode] = clock.gaps()
+            for mode, g in gaps.items():
+                same = gaps["none"][: len(g)]
+                (first if run == 0 else steps)[mode] += g
+                if mode in modes:
+                    (first_base if run == 0 else base)[mode] += same
+    out = {"model_parameters": sum(p.numel() for p in model.parameters()), "tokenizer_size": len(tok),
+           "torch_threads": torch.get_num_threads(), "new_tokens": args.new_tokens,
+           "none": {"step_ms": round(1e3 * statistics.median(steps["none"]), 3), "steps": len(steps["none"])}}
+    if args.runs < 2:
+        from ..model.errors import InputError
+
+        raise InputError("needs at least 2 (the first run builds the tables)", field="--runs")
+    med = statistics.median
     for mode in modes:
-        out[mode] = {"ms_per_token": round(1000 * statistics.median(per_token[mode]), 3) if per_token[mode] else None,
-                     "processor_ms_per_step": round(1000 * statistics.median(proc[mode]), 4) if proc[mode] else None}
-    base = out["none"]["ms_per_token"]
-    for mode in ("grammar", "legal"):
-        if base and out[mode]["ms_per_token"]:
-            out[mode]["overhead_pct_vs_unconstrained"] = round(100 * (out[mode]["ms_per_token"] / base - 1), 1)
-            out[mode]["processor_share_of_step_pct"] = round(100 * out[mode]["processor_ms_per_step"] / base, 1)
+        out[mode] = {"step_ms": round(1e3 * med(steps[mode]), 3), "steps": len(steps[mode]),
+                     "unconstrained_same_positions_ms": round(1e3 * med(base[mode]), 3),
+                     "overhead_pct": round(100 * (med(steps[mode]) / med(base[mode]) - 1), 1),
+                     "first_run_step_ms": round(1e3 * med(first[mode]), 3),
+                     "first_run_overhead_pct": round(100 * (med(first[mode]) / med(first_base[mode]) - 1), 1)}
     return out
 
 

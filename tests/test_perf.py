@@ -61,3 +61,26 @@ def test_perf_fuzz_counts_cases_per_entry_point_and_finds_no_crash(capsys, small
     for e in out["entry_points"].values():
         assert e["cases"] == 4 == e["verdicts"] + e["clean_errors"] + e["crashes"]
     assert set(out["time_limit_overshoot_s"]["median_by_limit"]) == {"1e-06", "0.05", "0.2"} and out["peak_rss_mb"] > 0
+
+
+@pytest.mark.slow
+def test_perf_decode_compares_all_three_on_a_small_vocabulary(capsys, tmp_path):
+    """Setup and per-step figures for forgeplan, llguidance and xgrammar on one tokenizer trained here,
+    and the tiny model's step time in the three modes."""
+    pytest.importorskip("torch")
+    pytest.importorskip("llguidance")
+    pytest.importorskip("xgrammar")
+    assert main(["perf", "decode", "--vocabs", "4k", "--tasks", "1", "--runs", "2", "--mask-runs", "1",
+                 "--new-tokens", "48", "--corpus-mb", "0.3", "--cache", str(tmp_path)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    row = out["mask_per_step"]["4k"]
+    ours = row["forgeplan"]
+    assert ours["setup"]["same_assembly_ms"] > 0 and ours["setup_dfa_compiled"]["first_of_assembly_ms"] > 0
+    for mode in ("grammar", "legal"):
+        assert ours[mode]["steps"] > 10 and ours[mode]["step_us"] > 0 and ours[mode]["step_warm_us"] > 0
+    for peer in ("llguidance", "xgrammar"):
+        assert row[peer]["status"] == "ok" and row[peer]["step_us"] > 0 and row[peer]["per_task_setup_ms"] > 0
+    assert row["grammar_step_over_fastest_peer"] > 0
+    tiny = out["tiny_model_decoding"]
+    assert tiny["none"]["steps"] > 0 and all(tiny[m]["steps"] > 0 and "overhead_pct" in tiny[m] for m in ("grammar", "legal"))
+    assert main(["perf", "decode", "--vocabs", "32", "--skip-decode", "--cache", str(tmp_path)]) == 2

@@ -223,7 +223,13 @@ def run(args) -> dict:
     tasks = _tasks(args.tasks, args.assemblies)
     result: dict = {"benchmark": "decode", "tasks": [t.sample_id for t, _ in tasks], **machine()}
     if not args.skip_decode:
-        result["tiny_model_decoding"] = _decode(args, tasks)
+        import torch
+
+        threads = torch.get_num_threads()
+        try:
+            result["tiny_model_decoding"] = _decode(args, tasks)
+        finally:
+            torch.set_num_threads(threads)
     masks = {}
     for name, tok in (_tokenizers(args) if not args.skip_masks else {}).items():
         runs = [compare(tok, tasks) for _ in range(args.mask_runs)]

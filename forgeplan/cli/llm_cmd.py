@@ -290,7 +290,7 @@ def run_reference(args) -> int:
 def _infer_endpoint(args) -> int:
     import time
 
-    from ..llm.serving import EndpointError, post_all, requests_for, write_jsonl
+    from ..llm.serving import post_all, requests_for, write_jsonl
     from ..model.errors import InputError
 
     if args.constrained == "legal":
@@ -302,11 +302,13 @@ def _infer_endpoint(args) -> int:
                         prompt=args.prompt or "json", max_tokens=args.max_new_tokens,
                         constrained=args.constrained == "grammar")
     t0 = time.perf_counter()
-    try:
-        rows = post_all(args.endpoint, reqs, concurrency=args.concurrency, retries=args.retries, timeout=args.timeout)
-    except EndpointError as exc:
-        raise InputError(f"a request failed after {args.retries} retries: {exc}", field="--endpoint") from None
+    rows, failed = post_all(args.endpoint, reqs, concurrency=args.concurrency, retries=args.retries,
+                            timeout=args.timeout)
     write_jsonl(rows, args.out)
+    if failed:
+        sid, reason = next(iter(failed.items()))
+        raise InputError(f"{len(failed)} of {len(reqs)} requests failed after {args.retries} retries (the others "
+                         f"are in {args.out}); {sid}: {reason}", field="--endpoint")
     emit_json({"predictions": str(args.out), "samples": len(rows), "split": args.split, "constrained": args.constrained,
                "endpoint": args.endpoint, "seconds": round(time.perf_counter() - t0, 2)})
     return 0

@@ -11,7 +11,8 @@ limit) plus the task's grammar in the field the chosen engine reads:
 
 Only the grammar travels: `--constrained legal` needs the engine stepping beside the decoder, which
 a server does not run, so `legal` stays with in-process inference. `post_all` sends requests to a
-running server with bounded concurrency, retries with backoff and a progress bar; `answers_from_batch`
+running server with bounded concurrency, retries with backoff and a progress bar (a task that still
+fails is reported, the others are kept); `answers_from_batch`
 turns `vllm run-batch` output into the predictions JSONL `forgeplan evaluate` reads. Standard library
 HTTP only.
 """
@@ -122,22 +123,28 @@ def _mode(body: dict) -> str:
 
 
 def post_all(base_url: str, requests: list[dict], *, concurrency: int = 8, retries: int = 3, timeout: float = 600.0,
-             backoff: float = 1.0, api_key: str | None = None, progress: bool = True) -> list[dict]:
-    """Every request's predictions row, in request order (at most `concurrency` in flight)."""
+             backoff: float = 1.0, api_key: str | None = None, progress: bool = True) -> tuple[list[dict], dict]:
+    """(predictions rows of the requests that succeeded, in request order; sample id -> reason for those
+    that failed after their retries), with at most `concurrency` requests in flight."""
     from tqdm import tqdm  # noqa: PLC0415
 
     url = base_url.rstrip("/")
     url = url[: -len("/v1")] if url.endswith("/v1") else url
     rows: list[dict | None] = [None] * len(requests)
+    failed: dict[str, str] = {}
     with ThreadPoolExecutor(max_workers=concurrency) as pool, \
             tqdm(total=len(requests), desc="infer (endpoint)", unit="task", disable=not progress) as bar:
         futures = {pool.submit(post_one, url + r["url"], r["body"], retries=retries, timeout=timeout,
                                backoff=backoff, api_key=api_key): k for k, r in enumerate(requests)}
         for fut in as_completed(futures):
             k = futures[fut]
-            rows[k] = answer_row(requests[k]["custom_id"], fut.result(), _mode(requests[k]["body"]))
+            sid = requests[k]["custom_id"]
+            try:
+                rows[k] = answer_row(sid, fut.result(), _mode(requests[k]["body"]))
+            except EndpointError as exc:
+                failed[sid] = str(exc)
             bar.update(1)
-    return rows  # type: ignore[return-value]
+    return [r for r in rows if r is not None], failed
 
 
 # --------------------------------------------------------------------------- batch output

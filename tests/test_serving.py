@@ -100,15 +100,16 @@ class _Handler(BaseHTTPRequestHandler):
             srv.max_in_flight = max(srv.max_in_flight, srv.in_flight)
         try:
             if self.path != "/v1/chat/completions":
-                return self._send(404, {"error": "not found"})
-            if first:
-                return self._send(503, {"error": "warming up"})
-            self._send(200, srv.complete(body))
-            with srv.count_lock:
-                srv.answered += 1
+                code, payload = 404, {"error": "not found"}
+            elif first:
+                code, payload = 503, {"error": "warming up"}
+            else:
+                code, payload = 200, srv.complete(body)
         finally:
-            with srv.count_lock:
+            with srv.count_lock:  # before the client can see the answer and send the next request
                 srv.in_flight -= 1
+                srv.answered += code == 200
+        self._send(code, payload)
 
 
 @pytest.fixture(scope="module")

@@ -98,6 +98,7 @@ class _Handler(BaseHTTPRequestHandler):
             first = srv.requests == 1
             srv.in_flight += 1
             srv.max_in_flight = max(srv.max_in_flight, srv.in_flight)
+        code, payload = 500, {"error": "the model failed"}
         try:
             if self.path != "/v1/chat/completions":
                 code, payload = 404, {"error": "not found"}

@@ -28,15 +28,20 @@ MODES = {
 
 
 @pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
+def tiny_dir(tmp_path_factory):
     from forgeplan.llm.tiny import make_tiny
 
     out = tmp_path_factory.mktemp("tiny")
     make_tiny(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_dir):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
     torch.set_num_threads(1)
-    return AutoModelForCausalLM.from_pretrained(out).eval(), AutoTokenizer.from_pretrained(out)
+    return AutoModelForCausalLM.from_pretrained(tiny_dir).eval(), AutoTokenizer.from_pretrained(tiny_dir)
 
 
 @pytest.fixture(scope="module")
@@ -144,3 +149,22 @@ def test_packed_bitmask_allows_exactly_its_ids(case):
     apply_bitmask(scores, packed)
     for row, ids in enumerate((a, b)):
         assert set(torch.nonzero(torch.isfinite(scores[row])).flatten().tolist()) == {i for i in ids if i < width}
+
+
+def test_cli_infer_with_beam_search(tiny_dir, small_bench, tmp_path):
+    import json
+
+    from forgeplan.cli import main
+    from forgeplan.llm.bench import load_sample
+
+    out = tmp_path / "p.jsonl"
+    assert main(["infer", "--model", str(tiny_dir), "--bench", str(small_bench), "--limit", "2", "--num-beams", "2",
+                 "--max-new-tokens", "120", "--out", str(out), "--constrained", "legal", "--threads", "1"]) == 0
+    rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(rows) == 2
+    for row in rows:
+        task = load_sample(small_bench, row["sample_id"])[0]
+        plan = parse_output(row["raw_output"])
+        assert plan.sample_id == row["sample_id"] and task.world.replay(task.actual, plan.actions).failure is None
+    assert main(["infer", "--model", str(tiny_dir), "--bench", str(small_bench), "--num-beams", "0",
+                 "--out", str(tmp_path / "q.jsonl")]) == 2

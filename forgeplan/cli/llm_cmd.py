@@ -135,6 +135,7 @@ def _register_infer(sub) -> None:
     i.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="where to run the model (auto: cuda when available)")
     i.add_argument("--dtype", choices=("float32", "bfloat16", "float16"), default="float32", help="weight precision")
     i.add_argument("--batch-size", type=int, default=1, help="prompts decoded together")
+    i.add_argument("--num-beams", type=int, default=1, help="beam search width (1: greedy)")
     i.add_argument("--limit", type=int, default=0, help="only the first N samples of the split")
     i.add_argument("--max-new-tokens", type=int, default=4096, help="generation length limit per task")
     i.add_argument("--prompt", choices=("json", "compact"),
@@ -326,10 +327,11 @@ def run_infer(args) -> int:
     from ..llm.infer import run_infer as infer
     from ..llm.train import load_for_inference
 
-    if args.batch_size < 1 or args.max_new_tokens < 1:
-        raise InputError("--batch-size and --max-new-tokens must be at least 1")
+    if args.batch_size < 1 or args.max_new_tokens < 1 or args.num_beams < 1:
+        raise InputError("--batch-size, --max-new-tokens and --num-beams must be at least 1")
     prompt = args.prompt or saved_prompt_style(args.adapter) or "json"
     model, tokenizer, device = load_for_inference(args.model, args.adapter, args.device, args.dtype)
     emit_json(infer(model, tokenizer, args.bench, args.split, args.out, mode=args.constrained, device=device,
-                    batch_size=args.batch_size, limit=args.limit, max_new_tokens=args.max_new_tokens, prompt=prompt))
+                    batch_size=args.batch_size, limit=args.limit, max_new_tokens=args.max_new_tokens, prompt=prompt,
+                    num_beams=args.num_beams))
     return 0

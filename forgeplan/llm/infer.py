@@ -90,7 +90,8 @@ def generate_all(model, tokenizer, tasks, mode: str, *, batch_size: int = 8, **k
 
 
 def run_infer(model, tokenizer, bench: Path, split: str, out: Path, *, mode: str, device: str, batch_size: int = 1,
-              limit: int = 0, max_new_tokens: int = MAX_NEW_TOKENS, progress: bool = True, prompt: str = "json") -> dict:
+              limit: int = 0, max_new_tokens: int = MAX_NEW_TOKENS, progress: bool = True, prompt: str = "json",
+              num_beams: int = 1) -> dict:
     """Write one {"sample_id", "raw_output", ...} line per sample of the split; returns a summary."""
     from tqdm import tqdm  # noqa: PLC0415
 
@@ -105,7 +106,7 @@ def run_infer(model, tokenizer, bench: Path, split: str, out: Path, *, mode: str
             chunk = ids[k:k + batch_size]
             tasks = [load_sample(bench, sid)[0] for sid in chunk]
             rows = generate(model, tokenizer, tasks, mode, device=device, max_new_tokens=max_new_tokens, vocab=vocab,
-                            prompt=prompt)
+                            prompt=prompt, num_beams=num_beams)
             for sid, row in zip(chunk, rows):
                 fh.write(json.dumps({"sample_id": sid, "raw_output": row["raw_output"], "constrained": mode,
                                      "new_tokens": row["new_tokens"], "stopped": row["stopped"]}, ensure_ascii=False) + "\n")

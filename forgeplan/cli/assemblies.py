@@ -11,10 +11,12 @@ def register(sub) -> None:
         "assemblies", help="list the built-in assemblies",
         description="List the built-in assemblies (id, family, parts, locks, spares, blocking depth, and whether "
                     "they come apart one part at a time or need group moves), or with --check validate one "
-                    "assembly and say how it comes apart. Exit 1 when the checked assembly is interlocked "
-                    "(no straight moves take it apart), as `import` does; 2 on bad input.")
+                    "assembly and say how it comes apart: with straight moves, or else with partial moves "
+                    "(its BurrTools level and a replayable plan). Exit 1 when some parts cannot be separated "
+                    "by any sequence of moves; 2 on bad input.")
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--check", metavar="ASSEMBLY", help="validate one assembly (id or JSON file) and report")
+    p.add_argument("--check", metavar="ASSEMBLY", help="validate one assembly (id, assembly JSON file, or a puzzle "
+                                                       "file as `import` reads it) and report")
     p.set_defaults(func=run)
 
 
@@ -30,17 +32,20 @@ def _row(asm) -> dict:
 
 
 def run(args) -> int:
-    from ..io.catalog import load_assembly
+    from ..io.catalog import load_assembly, load_checkable
+    from ..geometry.partial import partial_verdict
     from ..geometry.separation import disassembly_verdict
     from ..library import BUILTIN
     from . import EXIT_NEGATIVE
 
     if args.check is not None:
-        asm = load_assembly(args.check, check_disassembly=False)
-        verdict = disassembly_verdict(asm)
+        asm = load_checkable(args.check)
+        straight = disassembly_verdict(asm)
+        verdict = straight if straight["disassemblable"] else partial_verdict(asm)
         row = {"assembly_id": asm.assembly_id, "family": asm.family, "parts": len(asm.parts),
                "locks": len(asm.locks), "spares": len(asm.spares), **verdict}
-        if verdict["disassemblable"]:
+        if straight["disassemblable"]:   # straight moves separate every subset in one move: level 1
+            row["level"] = "1"
             row["blocking_depth"] = _row(asm)["blocking_depth"]
         if args.json:
             emit_json(row)

@@ -81,5 +81,21 @@ def load_assembly(ref: str | Path, *, check_disassembly: bool = True) -> Assembl
     return asm
 
 
+def load_checkable(ref: str | Path) -> Assembly:
+    """What `assemblies --check` accepts: a built-in id, an assembly JSON file, or a puzzle file (a data/burr
+    JSON puzzle, recognised by its `pieces`, or a BurrTools `.xmpuzzle`), imported as `import` would. Not
+    checked for disassembly: the caller reports how the assembly comes apart."""
+    from .importers import import_puzzle
+
+    path = Path(str(ref))
+    if str(ref) not in BUILTIN and path.is_file():
+        if path.suffix.lower() == ".xmpuzzle":
+            return import_puzzle(path)
+        data = read_json(path, "assembly file")
+        if isinstance(data, dict) and "pieces" in data and "parts" not in data:
+            return import_puzzle(path)
+    return load_assembly(ref, check_disassembly=False)
+
+
 def save_assembly(asm: Assembly, path: Path) -> None:
     path.write_text(json.dumps(assembly_to_json(asm), indent=1) + "\n", encoding="utf-8")

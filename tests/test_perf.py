@@ -84,3 +84,10 @@ def test_perf_decode_compares_all_three_on_a_small_vocabulary(capsys, tmp_path):
     tiny = out["tiny_model_decoding"]
     assert tiny["none"]["steps"] > 0 and all(tiny[m]["steps"] > 0 and "overhead_pct" in tiny[m] for m in ("grammar", "legal"))
     assert main(["perf", "decode", "--vocabs", "32", "--skip-decode", "--cache", str(tmp_path)]) == 2
+def test_perf_partial_finds_and_replays_every_shipped_burr_at_its_level(capsys):
+    assert main(["perf", "partial", "--runs", "1"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["puzzles"] == out["first_separation_matches"] == out["replayed"] == out["fully_disassembled"] == 5
+    levels = {r["puzzle"]: r["level"] for r in out["rows"]}
+    assert levels["mj_burr6_puzzle3.json"] == "6" and levels["mj_burr6_puzzle1.json"] == "5.4"
+    assert set(out["time_vs_level"]) == {"mj_burr6_puzzle1.json", "mj_burr6_puzzle3.json"}

@@ -157,6 +157,7 @@ class SlotModel(Strict):
     rotation: AngleVec3
     seated: Coord
     locked: Optional[StrictBool] = None
+    offset: Optional[IntVec3] = None
 
 
 class TolerancesModel(Strict):

@@ -12,7 +12,7 @@ from ..geometry.graphs import assembly_sequence
 from ..geometry.relations import blocking_relation, contact_relation, symmetry_group
 from ..model.assembly import DIRECTIONS, Assembly, LockMechanism, Part, Pose, SparePart, unlocked_pose, validate_assembly
 from ..model.errors import InputError
-from ..model.state import Slot, State, Tolerances
+from ..model.state import NO_OFFSET, Slot, State, Tolerances
 from ..semantics.engine import World
 from ..semantics.grounded import action_space
 from ..semantics.task import Task, world_for
@@ -51,6 +51,8 @@ def state_json(world: World, state: State, tol: Tolerances | None = None) -> dic
              "rotation": list(s.rotation), "seated": s.seated}
         if s.locked is not None:
             d["locked"] = s.locked
+        if s.offset != NO_OFFSET:   # only partial-move assemblies ever displace a part (SEMANTICS §8)
+            d["offset"] = list(s.offset)
         slots[pid] = d
     out["slots"] = slots
     return out
@@ -260,5 +262,9 @@ def _state_from_file(world: World, sm: StateFile, file: str) -> State:
             raise InputError("'locked' is only for lock parts", file=file, field=f"{f}.locked")
         if not s.present and s.locked:
             raise InputError("an absent lock cannot be engaged", file=file, field=f"{f}.locked")
-        slots.append(Slot(s.present, s.occupant, tuple(s.position), tuple(s.rotation), s.seated, s.locked))  # type: ignore[arg-type]
+        offset = tuple(s.offset) if s.offset is not None else NO_OFFSET
+        if offset != NO_OFFSET and not s.present:
+            raise InputError("an absent slot has no displacement", file=file, field=f"{f}.offset")
+        slots.append(Slot(s.present, s.occupant, tuple(s.position), tuple(s.rotation), s.seated, s.locked,  # type: ignore[arg-type]
+                          offset))  # type: ignore[arg-type]
     return State(slots)

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from typing import Iterable, NamedTuple
 
 Vec = tuple[float, float, float]
+Offset = tuple[int, int, int]
+NO_OFFSET: Offset = (0, 0, 0)
 
 
 class Slot(NamedTuple):
@@ -15,6 +17,7 @@ class Slot(NamedTuple):
     rotation: Vec
     seated: float
     locked: bool | None  # None for parts without a lock
+    offset: Offset = NO_OFFSET   # displacement in voxel units (SEMANTICS §8); 0 unless a slide moved it
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,12 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple, Sequence
 
+from ..geometry.displacement import FREE, shapes
 from ..geometry.relations import blocking_relation, symmetry_group
 from ..model.actions import Action, GroupMove, Insert, PoseMove, Replace, Turn, lock_action
 from ..model.assembly import DIRECTIONS, Assembly, Pose, unlocked_pose
 from ..model.rotations import angle_of, as_float, axis_matrix, euler_to_matrix, matmul, matrix_to_euler, transpose
-from ..model.state import Slot, State, Tolerances
+from ..model.state import NO_OFFSET, Offset, Slot, State, Tolerances
 
 ZERO3 = (0.0, 0.0, 0.0)
 
@@ -70,6 +71,7 @@ class World:
         self.blockers_along = [{d: blockers[(p.part_id, d)] for d in DIRECTIONS} for p in self.parts]
         self._separable: dict[int, bool] = {}
         self._needs_groups: bool | None = group_moves
+        self._partial: bool | None = None
         self.supports_mask = [sum(1 << self.index[s] for s in p.supports) for p in self.parts]
         self.holders = [tuple(j for j, q in enumerate(self.parts) if q.lock and p.part_id in q.lock.holds)
                         for p in self.parts]
@@ -110,17 +112,56 @@ class World:
 
     def restored(self, state: State, i: int) -> bool:
         s = state.slots[i]
-        return s.present and s.occupant == self.ids[i] and not self.pose_off(i, s) and not self.rot_off(i, s)
+        return (s.present and s.occupant == self.ids[i] and not self.pose_off(i, s) and not self.rot_off(i, s)
+                and s.offset == NO_OFFSET)
 
     def held(self, state: State, i: int) -> bool:
         return any(state.slots[j].present and state.slots[j].locked for j in self.holders[i])
 
-    def free_direction(self, state: State, i: int) -> str | None:
-        others = state.mask & ~(1 << i)
-        for d, m in self.dir_masks[i]:
-            if not m & others:
+    def free_direction(self, state: State, i: int, at: Offset | None = None) -> str | None:
+        """A removal direction along which slot `i` (at its offset, or at `at`) has a clear ray."""
+        if not self.partial:   # nothing is ever displaced: the target-geometry blocker masks answer
+            others = state.mask & ~(1 << i)
+            for d, m in self.dir_masks[i]:
+                if not m & others:
+                    return d
+            return None
+        for d in self.parts[i].removal_dirs:
+            if not self.blockers(state, i, d, at):
                 return d
         return None
+
+    def blockers(self, state: State, i: int, d: str, at: Offset | None = None) -> int:
+        """Mask of the present slots (other than `i`) that block slot `i` along `d`, every part where it is
+        (SEMANTICS §1; displaced ones from their offsets, §8). `at`: slot `i`'s offset instead of its own."""
+        others = state.mask & ~(1 << i)
+        if not self.partial:
+            return self.blockers_along[i][d] & others
+        mine = state.slots[i].offset if at is None else at
+        if mine == NO_OFFSET and not self.displaced(state):
+            return self.blockers_along[i][d] & others
+        gaps, k, m = shapes(self.assembly).gaps, DIRECTIONS.index(d), 0
+        j = 0
+        while others >> j:
+            if others >> j & 1:
+                o = state.slots[j].offset
+                if gaps(i, j, (o[0] - mine[0], o[1] - mine[1], o[2] - mine[2]))[k] < FREE:
+                    m |= 1 << j
+            j += 1
+        return m
+
+    def displaced(self, state: State) -> bool:
+        """Does some present part sit away from its target position by a slide (SEMANTICS §8)?"""
+        return any(s.offset != NO_OFFSET for s in state.slots)
+
+    @property
+    def partial(self) -> bool:
+        """True when slides are in play: straight moves do not take the assembly apart (SEMANTICS §8)."""
+        if self._partial is None:
+            from ..geometry.separation import is_level1
+
+            self._partial = not is_level1(self.assembly)
+        return self._partial
 
     def _clearance(self, state: State, i: int) -> Illegal | None:
         s = state.slots[i]
@@ -135,9 +176,8 @@ class World:
     def _holder_names(self, state: State, i: int) -> str:
         return ", ".join(self.ids[j] for j in self.holders[i] if state.slots[j].present and state.slots[j].locked)
 
-    def blocker_names(self, state: State, i: int) -> str:
-        others = state.mask & ~(1 << i)
-        return "; ".join(f"{d}: {self._names(m & others)}" for d, m in self.dir_masks[i])
+    def blocker_names(self, state: State, i: int, at: Offset | None = None) -> str:
+        return "; ".join(f"{d}: {self._names(self.blockers(state, i, d, at))}" for d in self.parts[i].removal_dirs)
 
     # ------------------------------------------------------------------ legality
 
@@ -191,7 +231,7 @@ class World:
             return Illegal("locked", f"{x} is an engaged lock; unlock it first")
         if self.held(state, i):
             return Illegal("held", f"{x} is held by engaged lock {self._holder_names(state, i)}")
-        return self._blocked_along(x, i, d, self.blockers_along[i][d] & state.mask & ~group)
+        return self._blocked_along(x, i, d, self.blockers(state, i, d) & ~group)
 
     def _join_member(self, state: State, x: str, i: int, d: str, group: int) -> Illegal | None:
         s = state.slots[i]
@@ -204,7 +244,7 @@ class World:
             return Illegal("supports_missing", f"{x} needs its supports present: {self._names(missing)}")
         if self.held(state, i):
             return Illegal("held", f"{x} is held by engaged lock {self._holder_names(state, i)}")
-        return self._blocked_along(x, i, d, self.blockers_along[i][d] & state.mask)
+        return self._blocked_along(x, i, d, self.blockers(state, i, d, NO_OFFSET) & ~group)
 
     def _blocked_along(self, x: str, i: int, d: str, blocking: int) -> Illegal | None:
         return Illegal("blocked", f"{x} is blocked along {d} by {self._names(blocking)}") if blocking else None
@@ -283,6 +323,8 @@ class World:
                 out.append(f"{pid}: seated offset {s.seated:g}, target {t.seated:g}")
             if self.rotation_error(i, s.rotation) > self.tol.rot_tol + self.rotation_error(i, t.rotation):
                 out.append(f"{pid}: rotation {list(s.rotation)} is {self.rotation_error(i, s.rotation):.1f} deg off")
+            if s.offset != t.offset:
+                out.append(f"{pid}: displaced by {list(s.offset)} voxels, target {list(t.offset)}")
             if self.lock[i] and bool(s.locked) != bool(t.locked):
                 out.append(f"{pid}: {'engaged' if s.locked else 'disengaged'}, target {'engaged' if t.locked else 'disengaged'}")
         return out

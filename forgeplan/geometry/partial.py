@@ -28,7 +28,7 @@ than one move.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -242,3 +242,12 @@ def partial_verdict(asm: Assembly, cap: int = MAX_STATES) -> dict:
     done = f"after level {tree.level()} " if tree.moves else ""
     out["verdict"] = f"not fully disassemblable: {done}parts {sets} cannot be separated by any sequence of moves ({why})"
     return out
+
+
+def separates_completely(asm: Assembly, parts) -> bool:
+    """Do these parts, alone at their target geometry, come apart completely with partial moves
+    (SEMANTICS §8's *separable* in an assembly that needs partial moves)?"""
+    keep = set(parts)
+    sub = replace(asm, assembly_id=f"{asm.assembly_id}[{','.join(sorted(keep))}]",
+                  parts=tuple(p for p in asm.parts if p.part_id in keep), spares=())
+    return not disassemble_partial(sub).stuck_sets()

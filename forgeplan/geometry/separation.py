@@ -345,8 +345,8 @@ def _interlock_text(plan: Disassembly) -> str:
     done = ", ".join(f"{list(st.move)} along {st.direction}" for st in plan.steps)
     before = f"straight moves separate {done} first, then " if done else ""
     return (f"not disassemblable with straight moves: {before}{sets} (no straight translation to infinity separates "
-            "them into two groups); partial moves (BurrTools level above 1) would be needed, and forgeplan's "
-            "model covers straight removals to infinity only")
+            "them into two groups); partial moves (BurrTools level above 1) are needed: `forgeplan assemblies --check` "
+            "finds them, while tasks and benchmarks take assemblies that straight moves take apart")
 
 
 def disassembly_verdict(asm: Assembly) -> dict:

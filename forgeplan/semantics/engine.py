@@ -24,7 +24,7 @@ ZERO3 = (0.0, 0.0, 0.0)
 
 # reason codes -> the verifier's failure categories (FORGE Table 9)
 DEPENDENCY_CODES = frozenset({"blocked", "held", "locked", "supports_missing", "holds_not_restored"})
-PARAMETER_CODES = frozenset({"bad_axis", "bad_angle", "bad_after_pose", "bad_direction"})
+PARAMETER_CODES = frozenset({"bad_axis", "bad_angle", "bad_after_pose", "bad_direction", "bad_distance", "bad_offset"})
 
 
 class Illegal(NamedTuple):
@@ -256,17 +256,19 @@ class World:
         if self._needs_groups is None:
             from ..geometry.separation import needs_group_moves
 
-            self._needs_groups = needs_group_moves(self.assembly)
+            self._needs_groups = self.partial or needs_group_moves(self.assembly)
         return self._needs_groups
 
     def separable(self, group: int) -> bool:
         """Can the slots of bitmask `group` be pre-assembled (separated) in free space? Cached."""
         ok = self._separable.get(group)
         if ok is None:
+            from ..geometry.partial import separates_completely
             from ..geometry.separation import is_separable
 
             members = [self.ids[j] for j in range(len(self.ids)) if group >> j & 1]
-            ok = self._separable[group] = is_separable(self.assembly, members)
+            whole = separates_completely if self.partial else is_separable   # SEMANTICS §8 / §5
+            ok = self._separable[group] = whole(self.assembly, members)
         return ok
 
     def _names(self, mask: int) -> str:

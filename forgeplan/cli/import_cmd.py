@@ -13,8 +13,9 @@ def register(sub) -> None:
         description="Read a real interlocking puzzle (a voxel JSON puzzle, a BurrTools .xmpuzzle file or one of "
                     "the example puzzles shipped with forgeplan) and write it as an assembly JSON file that every "
                     "other command accepts. The summary says whether the assembly comes apart with straight "
-                    "moves. Exit 0 when it does, 1 when it is interlocked (the file is still written, but tasks "
-                    "and benchmarks refuse it), 2 on bad input.")
+                    "moves, and otherwise its partial-move level (see `assemblies --check`). Exit 0 when straight "
+                    "moves take it apart, 1 when they do not (the file is still written, but tasks and benchmarks "
+                    "refuse it), 2 on bad input.")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("path", metavar="PATH", type=Path, nargs="?", help="puzzle file (.json or .xmpuzzle)")
     src.add_argument("--example", metavar="NAME",
@@ -62,6 +63,7 @@ def _source(args) -> Path:
 def run(args) -> int:
     from ..io.catalog import save_assembly
     from ..model.errors import InputError
+    from ..geometry.partial import partial_verdict
     from ..geometry.separation import disassembly_verdict
     from ..io.guarded import output_folder
     from ..io.importers import read_puzzle
@@ -78,13 +80,17 @@ def run(args) -> int:
     except OSError as exc:
         raise InputError(f"cannot write assembly: {exc.strerror or exc}", file=str(args.out), field="--out") from None
     verdict = disassembly_verdict(asm)
+    partial = None if verdict["disassemblable"] else partial_verdict(asm)
     if args.json:
         emit_json({"assembly_id": asm.assembly_id, "out": str(args.out), "family": asm.family,
                    "parts": [{"part_id": p.part_id, "kind": p.kind, "source_name": imported.piece_names[p.part_id],
                               "voxels": len(p.voxels)} for p in asm.parts],
-                   "mode": verdict["mode"], "verdict": verdict["verdict"]})
+                   "mode": verdict["mode"], "verdict": verdict["verdict"],
+                   "partial_moves": None if partial is None else {k: partial[k] for k in ("mode", "level", "verdict")}})
     else:
         print(f"wrote {args.out} ({asm.assembly_id}, {len(asm.parts)} parts); {verdict['verdict']}")
+        if partial is not None:
+            print(partial["verdict"])
         if not verdict["disassemblable"]:
             print("the source names these parts: " + ", ".join(f"{p} = {n}" for p, n in imported.piece_names.items()))
     return 0 if verdict["disassemblable"] else EXIT_NEGATIVE

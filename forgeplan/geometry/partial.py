@@ -157,19 +157,32 @@ def _search(sh: Shapes, members: tuple[int, ...], start: tuple[Vec, ...], anchor
     while queue:
         state = queue.popleft()
         table = _gap_table(sh, members, state)
+        exits = []
         for d in range(6):
             for group, room in _group_moves(table, n, d, anchor):
                 if room >= FREE:
-                    return _path(parent, state) + [(group, d, None)], group, len(parent)
+                    exits.append(_smaller_side(group, d, n))
+                    continue
                 vec = _VEC[d]
                 for k in range(1, room + 1):
                     child = tuple(_add(o, vec, k) if group >> a & 1 else o for a, o in enumerate(state))
                     if child not in parent:
                         parent[child] = (state, (group, d, k))
                         queue.append(child)
+        if exits:
+            group, d = min(exits, key=lambda gd: (bin(gd[0]).count("1"), gd[1], gd[0]))
+            return _path(parent, state) + [(group, d, None)], group, len(parent)
         if len(parent) > cap:
             break
     return None, None, len(parent)
+
+
+def _smaller_side(group: int, d: int, n: int) -> tuple[int, int]:
+    """A separation takes out the smaller half: the group along `d` or, equivalently, the rest along -d."""
+    rest = ((1 << n) - 1) & ~group
+    if bin(rest).count("1") < bin(group).count("1"):
+        return rest, d ^ 1
+    return group, d
 
 
 def _path(parent: dict, state) -> list:

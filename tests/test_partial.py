@@ -157,3 +157,82 @@ def test_check_never_says_interlocked_for_a_real_burr(path, capsys):
     level = _data_level(path.name)
     assert f"level {level.split('.')[0]}" in out if level != "1" else "straight moves" in out
     assert code == (1 if "inseparable_groups" in json.loads(path.read_text(encoding="utf-8")) else 0)
+
+
+# ----------------------------------------------------------------------------- minimality against brute force
+
+def brute_first_separation(asm: Assembly, limit: int = 20_000) -> int | None:
+    """Fewest moves to the first separation by a naive breadth-first search: every proper subset of
+    the parts (not only the closed ones), every direction, every distance up to the grid size, each
+    checked by stepping voxels; states are offsets relative to the first part."""
+    from forgeplan.model.assembly import DIRECTION_VECTORS
+
+    vox = [p.voxels for p in asm.parts]
+    n, size = len(vox), 1 + max(c for v in vox for x in v for c in x)
+
+    def cells(group, state, shift):
+        return {(x + o[0] + shift[0], y + o[1] + shift[1], z + o[2] + shift[2])
+                for i in group for o in (state[i],) for x, y, z in vox[i]}
+
+    def clear(group, rest, state, v, steps):
+        fixed = cells(rest, state, (0, 0, 0))
+        return all(not cells(group, state, (v[0] * s, v[1] * s, v[2] * s)) & fixed for s in range(1, steps + 1))
+
+    start = ((0, 0, 0),) * n
+    seen, frontier, depth = {start}, [start], 0
+    while frontier and len(seen) < limit:
+        depth += 1
+        nxt = []
+        for state in frontier:
+            for mask in range(1, (1 << n) - 1):
+                group = [i for i in range(n) if mask >> i & 1]
+                rest = [i for i in range(n) if not mask >> i & 1]
+                for v in DIRECTION_VECTORS.values():
+                    if clear(group, rest, state, v, 3 * size):
+                        return depth
+                    k = 1
+                    while k <= 2 * size and clear(group, rest, state, v, k):
+                        moved = [tuple(o[a] + v[a] * k * (i in group) for a in range(3)) for i, o in enumerate(state)]
+                        child = tuple(tuple(o[a] - moved[0][a] for a in range(3)) for o in moved)
+                        if child not in seen:
+                            seen.add(child)
+                            nxt.append(child)
+                        k += 1
+        frontier = nxt
+    return None
+
+
+def tunnel_puzzle(steps, core_cells: int, cut_x: int | None, cut_y: int | None = None) -> Assembly:
+    """A 5x5x5 shell with a tunnel dug by `steps` (unit directions, revisits skipped) from the centre to
+    the outside; the core is the tunnel's first `core_cells` cells; the shell is split at x = cut_x and
+    at y = cut_y (when given) into up to four pieces."""
+    from forgeplan.model.assembly import DIRECTION_VECTORS
+
+    walk, at = [(2, 2, 2)], (2, 2, 2)
+    for d in steps:
+        v = DIRECTION_VECTORS[d]
+        nxt = (at[0] + v[0], at[1] + v[1], at[2] + v[2])
+        if nxt in walk:
+            continue
+        if not all(0 <= c < 5 for c in nxt):
+            break
+        walk.append(nxt)
+        at = nxt
+    shell = box(0, 0, 0, 5, 5, 5) - frozenset(walk)
+    quarter = {}
+    for v in shell:
+        quarter.setdefault((cut_x is not None and v[0] >= cut_x, cut_y is not None and v[1] >= cut_y), set()).add(v)
+    shells = [part(f"Shell{k}", "shell", frozenset(q)) for k, (_, q) in enumerate(sorted(quarter.items()))]
+    return asm_of(part("Core", "core", frozenset(walk[:core_cells])), *shells)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.sampled_from(DIRECTIONS), min_size=1, max_size=12), st.integers(1, 2),
+       st.none() | st.integers(1, 4), st.none() | st.integers(1, 4))
+def test_first_separation_is_as_short_as_a_naive_search_over_every_subset(steps, core_cells, cut_x, cut_y):
+    """Random tunnels out of a (possibly split) shell: the level search's first separation takes exactly
+    as many moves as a naive search over every subset, or neither finds one."""
+    asm = tunnel_puzzle(steps, core_cells, cut_x, cut_y)
+    tree = disassemble_partial(asm)
+    ours = len(tree.moves) if tree.moves else None
+    assert ours == brute_first_separation(asm)

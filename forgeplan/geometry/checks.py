@@ -8,12 +8,14 @@ from ..model.assembly import Assembly
 from ..model.errors import AssemblyError
 from .graphs import support_graph
 from .relations import contact_relation
+from .partial import partial_verdict
 from .separation import disassembly_verdict
 
 
-def check_geometry(asm: Assembly, *, disassembly: bool = True) -> None:
+def check_geometry(asm: Assembly, *, disassembly: bool = True, partial_moves: bool = False) -> None:
     """Reject overlapping voxels, supports without contact or in a cycle, and (unless `disassembly` is
-    False) assemblies that straight single-part and group moves cannot take apart."""
+    False) assemblies that straight single-part and group moves cannot take apart; with `partial_moves`
+    those that partial moves take apart completely pass too (SEMANTICS §8)."""
     owner: dict = {}
     for p in asm.parts:
         for v in p.voxels:
@@ -33,5 +35,5 @@ def check_geometry(asm: Assembly, *, disassembly: bool = True) -> None:
         raise AssemblyError(f"supports form a cycle: {[e[0] for e in cyc]}", file=f"assembly {asm.assembly_id}")
     if disassembly:
         verdict = disassembly_verdict(asm)
-        if not verdict["disassemblable"]:
+        if not verdict["disassemblable"] and not (partial_moves and partial_verdict(asm)["disassemblable"]):
             raise AssemblyError(verdict["verdict"], file=f"assembly {asm.assembly_id}")

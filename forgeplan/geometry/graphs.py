@@ -54,7 +54,8 @@ def disassembly_layers(asm: Assembly) -> tuple[tuple[str, ...], ...]:
 
 def assembly_sequence(asm: Assembly) -> tuple[str, ...]:
     """One validated insertion order: the reverse of the layered disassembly; for assemblies that need
-    group moves, the main body's growth (core part, then each pre-assembled group; groups.main_body).
+    group moves, the main body's growth (core part, then each pre-assembled group; groups.main_body);
+    for assemblies that need partial moves, the reverse of the level search's main chain.
 
     The single-part peeling is tried first: it is linear in the layers, while the group search is
     only needed when peeling gets stuck.
@@ -62,17 +63,22 @@ def assembly_sequence(asm: Assembly) -> tuple[str, ...]:
     try:
         layers = disassembly_layers(asm)
     except AssemblyError:
-        from .separation import main_body
+        from .partial import insertion_order
+        from .separation import is_level1, main_body
 
-        return main_body(asm).insertion_order
+        return main_body(asm).insertion_order if is_level1(asm) else insertion_order(asm)
     return tuple(p for layer in reversed(layers) for p in reversed(layer))
 
 
 def blocking_depth(asm: Assembly) -> int:
-    """Number of disassembly layers (single-part assemblies), or of group joins building the main body."""
+    """Number of disassembly layers (single-part assemblies), or of group joins building the main body, or
+    of separations in the level search's main chain (assemblies that need partial moves)."""
     try:
         return len(disassembly_layers(asm))
     except AssemblyError:
-        from .separation import main_body
+        from .partial import main_chain
+        from .separation import is_level1, main_body
 
-        return len(main_body(asm).joins)
+        if is_level1(asm):
+            return len(main_body(asm).joins)
+        return sum(m.distance is None for m in main_chain(asm)[0])

@@ -257,10 +257,32 @@ def partial_verdict(asm: Assembly, cap: int = MAX_STATES) -> dict:
     return out
 
 
-def separates_completely(asm: Assembly, parts) -> bool:
-    """Do these parts, alone at their target geometry, come apart completely with partial moves
-    (SEMANTICS §8's *separable* in an assembly that needs partial moves)?"""
+def separates_completely(asm: Assembly, parts, offsets: tuple[Vec, ...] | None = None) -> bool:
+    """Do these parts, alone at their target geometry displaced by `offsets` (catalog order; default 0),
+    come apart completely with partial moves (SEMANTICS §8's *separable*)?"""
     keep = set(parts)
     sub = replace(asm, assembly_id=f"{asm.assembly_id}[{','.join(sorted(keep))}]",
                   parts=tuple(p for p in asm.parts if p.part_id in keep), spares=())
-    return not disassemble_partial(sub).stuck_sets()
+    if offsets is None or all(o == (0, 0, 0) for o in offsets):
+        return not disassemble_partial(sub).stuck_sets()
+    moved = tuple(replace(p, voxels=frozenset((x + o[0], y + o[1], z + o[2]) for x, y, z in p.voxels))
+                  for p, o in zip(sub.parts, offsets))
+    return not disassemble_partial(replace(sub, parts=moved)).stuck_sets()
+
+
+def main_chain(asm: Assembly) -> tuple[tuple[Move, ...], tuple[str, ...]]:
+    """The separations that keep taking the remaining half apart, from the whole assembly (the moves
+    one-handed replay can do: what comes out is gone), and the parts left at the end."""
+    node, moves = disassemble_partial(asm), []
+    while node.left is not None and node.moves:
+        moves += node.moves
+        node = node.left
+    return tuple(moves), node.parts
+
+
+def insertion_order(asm: Assembly) -> tuple[str, ...]:
+    """An assembly order for an assembly that needs partial moves: what the main chain leaves, then each
+    half it took out, latest first (members in catalog order)."""
+    moves, rest = main_chain(asm)
+    outs = [m.parts for m in moves if m.distance is None]
+    return (*rest, *(p for out in reversed(outs) for p in out))

@@ -188,7 +188,7 @@ def _assembly_from_files(folder: Path, m: dict) -> Assembly:
                    getattr(cat, "source", "") or "task")
     validate_assembly(asm)
     _check_names(folder, m, asm)
-    check_geometry(asm)
+    check_geometry(asm, partial_moves=True)
     derived = blocking_relation(asm)
     for d in DIRECTIONS:
         given = {tuple(e) for e in bg.edges.get(d, [])}

@@ -8,7 +8,11 @@ shape but a group move acts on one part (`OnePart.part_id`):
 - `Turn` (part_id, axis, angle_deg): rotate, rotate_to_unlock, rotate_to_lock;
 - `PoseMove` (part_id, after_pose): rotate_translate_to_unlock, translate_rotate_to_lock;
 - `Replace` (part_id = the wrong part, target_part_id);
-- `GroupMove` (part_ids, direction): separate, join (SEMANTICS §5).
+- `GroupMove` (part_ids, direction): separate, join (SEMANTICS §5);
+- `Slide` (part_ids, direction, distance): slide (SEMANTICS §8).
+
+`insert` may name an `offset` and `join` per-member `offsets` (SEMANTICS §8): optional contract fields
+(`optional`), written only when non-zero, so plans without partial moves keep their JSON.
 
 `KINDS` lists the kinds in library order, which is the canonical tie-break rank (SEMANTICS §4);
 `KIND[name]` builds an action from its name (the decoders). To add a kind: a class here, appended to
@@ -21,6 +25,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from .assembly import DIRECTIONS, Part, Pose, unlocked_pose
+from .state import NO_OFFSET
 
 
 class Action:
@@ -30,6 +35,7 @@ class Action:
     __slots__ = ()
     name: ClassVar[str]
     params: ClassVar[tuple[str, ...]]   # its JSON fields in the output contract (action_space.json)
+    optional: ClassVar[tuple[str, ...]] = ()   # contract fields it may carry besides (written when non-zero)
 
     @property
     def touched(self) -> tuple[str, ...]:
@@ -83,8 +89,28 @@ class Remove(PartMove):
     name = "remove"
 
 
+@dataclass(frozen=True)
 class Insert(PartMove):
-    name = "insert"
+    """A target part goes in; where partial moves are in play it may arrive displaced by `offset` voxels."""
+
+    offset: tuple[int, int, int] = NO_OFFSET
+    name: ClassVar[str] = "insert"
+    optional: ClassVar[tuple[str, ...]] = ("offset",)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "offset", tuple(self.offset))
+
+    def to_json(self) -> dict:
+        d = super().to_json()
+        if self.offset != NO_OFFSET:
+            d["offset"] = list(self.offset)
+        return d
+
+    def sort_key(self, ranks: dict[str, int]) -> tuple:
+        return (ranks[self.part_id],) if self.offset == NO_OFFSET else (ranks[self.part_id], self.offset)
+
+    def __str__(self) -> str:
+        return f"insert({self.part_id})" if self.offset == NO_OFFSET else f"insert({self.part_id}, {list(self.offset)})"
 
 
 class ResetPose(PartMove):
@@ -202,14 +228,65 @@ class Separate(GroupMove):
     name = "separate"
 
 
+@dataclass(frozen=True)
 class Join(GroupMove):
-    name = "join"
+    """A pre-assembled group comes in; `offsets` (one per member, empty = all 0) places it displaced."""
+
+    offsets: tuple[tuple[int, int, int], ...] = ()
+    name: ClassVar[str] = "join"
+    optional: ClassVar[tuple[str, ...]] = ("offsets",)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        offsets = tuple(tuple(o) for o in self.offsets or ())
+        object.__setattr__(self, "offsets", () if all(o == NO_OFFSET for o in offsets) else offsets)
+
+    def to_json(self) -> dict:
+        d = super().to_json()
+        if self.offsets:
+            d["offsets"] = [list(o) for o in self.offsets]
+        return d
+
+    def sort_key(self, ranks: dict[str, int]) -> tuple:
+        return super().sort_key(ranks) + ((self.offsets,) if self.offsets else ())
+
+
+@dataclass(frozen=True)
+class Slide(Action):
+    """One part or a group translating `distance` unit steps along `direction` (SEMANTICS §8)."""
+
+    part_ids: tuple[str, ...]
+    direction: str
+    distance: int
+    name: ClassVar[str] = "slide"
+    params: ClassVar[tuple[str, ...]] = ("part_ids", "direction", "distance")
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "part_ids", tuple(self.part_ids))
+
+    @property
+    def touched(self) -> tuple[str, ...]:
+        return self.part_ids
+
+    @property
+    def action_id(self) -> str:
+        return f"slide:{'+'.join(self.part_ids)}:{self.direction}:{self.distance}"
+
+    def to_json(self) -> dict:
+        return {"action": "slide", "part_ids": list(self.part_ids), "direction": self.direction, "distance": self.distance}
+
+    def sort_key(self, ranks: dict[str, int]) -> tuple:
+        return (ranks[self.part_ids[0]], DIRECTIONS.index(self.direction), self.distance,
+                tuple(ranks[x] for x in self.part_ids))
+
+    def __str__(self) -> str:
+        return f"slide([{', '.join(self.part_ids)}], {self.direction}, {self.distance})"
 
 
 # library order = canonical tie-break rank (encodings/SEMANTICS.md §4)
 KINDS: tuple[type[Action], ...] = (
     Remove, Insert, ResetPose, Rotate, RotateToUnlock, RotateTranslateToUnlock,
-    RotateToLock, TranslateRotateToLock, Replace, Separate, Join,
+    RotateToLock, TranslateRotateToLock, Replace, Separate, Join, Slide,
 )
 KIND: dict[str, type[Action]] = {k.name: k for k in KINDS}
 ACTION_NAMES = tuple(KIND)

@@ -13,9 +13,9 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple, Sequence
 
-from ..geometry.displacement import FREE, shapes
+from ..geometry.displacement import FREE, shapes, shifted
 from ..geometry.relations import blocking_relation, symmetry_group
-from ..model.actions import Action, GroupMove, Insert, PoseMove, Replace, Turn, lock_action
+from ..model.actions import Action, GroupMove, Insert, PoseMove, Replace, Slide, Turn, lock_action
 from ..model.assembly import DIRECTIONS, Assembly, Pose, unlocked_pose
 from ..model.rotations import angle_of, as_float, axis_matrix, euler_to_matrix, matmul, matrix_to_euler, transpose
 from ..model.state import NO_OFFSET, Offset, Slot, State, Tolerances
@@ -25,6 +25,11 @@ ZERO3 = (0.0, 0.0, 0.0)
 # reason codes -> the verifier's failure categories (FORGE Table 9)
 DEPENDENCY_CODES = frozenset({"blocked", "held", "locked", "supports_missing", "holds_not_restored"})
 PARAMETER_CODES = frozenset({"bad_axis", "bad_angle", "bad_after_pose", "bad_direction", "bad_distance", "bad_offset"})
+
+
+def _is_offset(o) -> bool:
+    return (isinstance(o, (list, tuple)) and len(o) == 3
+            and all(isinstance(c, int) and not isinstance(c, bool) for c in o))
 
 
 class Illegal(NamedTuple):
@@ -69,7 +74,7 @@ class World:
                 blockers[(q, d)] |= 1 << self.index[b]
         self.dir_masks = [tuple((d, blockers[(p.part_id, d)]) for d in p.removal_dirs) for p in self.parts]
         self.blockers_along = [{d: blockers[(p.part_id, d)] for d in DIRECTIONS} for p in self.parts]
-        self._separable: dict[int, bool] = {}
+        self._separable: dict[tuple, bool] = {}
         self._needs_groups: bool | None = group_moves
         self._partial: bool | None = None
         self.supports_mask = [sum(1 << self.index[s] for s in p.supports) for p in self.parts]
@@ -211,19 +216,36 @@ class World:
                 return Illegal("not_applicable", f"{x} shares a slot with another member")
             idx.append(i)
         group = sum(1 << i for i in idx)
+        at = self._group_offsets(state, a, idx)
+        if isinstance(at, Illegal):
+            return at
         member_rule = self._separate_member if a.name == "separate" else self._join_member
-        for x, i in zip(a.part_ids, idx):
+        for x, i, o in zip(a.part_ids, idx, at):
             if a.direction not in self.parts[i].removal_dirs:
                 return Illegal("bad_direction", f"{x} cannot move along {a.direction} (removal directions "
                                                 f"{list(self.parts[i].removal_dirs)})")
-            reason = member_rule(state, x, i, a.direction, group)
+            reason = member_rule(state, x, i, a.direction, group, o)
             if reason is not None:
                 return reason
-        if not self.separable(group):
-            return Illegal("not_separable", "the group cannot itself be taken apart in free space with straight moves")
+        if not self.separable(group, tuple(o for _, o in sorted(zip(idx, at)))):
+            return Illegal("not_separable", "the group cannot itself be taken apart in free space")
         return None
 
-    def _separate_member(self, state: State, x: str, i: int, d: str, group: int) -> Illegal | None:
+    def _group_offsets(self, state: State, a: Action, idx: list[int]) -> list[Offset] | Illegal:
+        """The members' offsets: where they are (separate) or where join puts them (SEMANTICS §8)."""
+        if a.name == "separate":
+            return [state.slots[i].offset for i in idx]
+        given = getattr(a, "offsets", ())
+        if not given:
+            return [NO_OFFSET] * len(idx)
+        if len(given) != len(idx) or not all(_is_offset(o) for o in given):
+            return Illegal("bad_offset", f"join offsets must be one [dx, dy, dz] of whole numbers per member, got {given!r}")
+        if any(tuple(o) != NO_OFFSET for o in given) and not self.partial:
+            return Illegal("not_applicable", f"{self.assembly.assembly_id} comes apart with straight moves: parts are "
+                                             "joined at their target position only")
+        return [tuple(o) for o in given]
+
+    def _separate_member(self, state: State, x: str, i: int, d: str, group: int, at: Offset) -> Illegal | None:
         s = state.slots[i]
         if not s.present or s.occupant != x:
             return Illegal("not_present", f"{x} is not in the assembly")
@@ -233,7 +255,7 @@ class World:
             return Illegal("held", f"{x} is held by engaged lock {self._holder_names(state, i)}")
         return self._blocked_along(x, i, d, self.blockers(state, i, d) & ~group)
 
-    def _join_member(self, state: State, x: str, i: int, d: str, group: int) -> Illegal | None:
+    def _join_member(self, state: State, x: str, i: int, d: str, group: int, at: Offset) -> Illegal | None:
         s = state.slots[i]
         if x not in self.index:
             return Illegal("not_applicable", f"{x} is a spare part; only target parts are inserted")
@@ -244,7 +266,7 @@ class World:
             return Illegal("supports_missing", f"{x} needs its supports present: {self._names(missing)}")
         if self.held(state, i):
             return Illegal("held", f"{x} is held by engaged lock {self._holder_names(state, i)}")
-        return self._blocked_along(x, i, d, self.blockers(state, i, d, NO_OFFSET) & ~group)
+        return self._blocked_along(x, i, d, self.blockers(state, i, d, at) & ~group)
 
     def _blocked_along(self, x: str, i: int, d: str, blocking: int) -> Illegal | None:
         return Illegal("blocked", f"{x} is blocked along {d} by {self._names(blocking)}") if blocking else None
@@ -259,16 +281,23 @@ class World:
             self._needs_groups = self.partial or needs_group_moves(self.assembly)
         return self._needs_groups
 
-    def separable(self, group: int) -> bool:
-        """Can the slots of bitmask `group` be pre-assembled (separated) in free space? Cached."""
-        ok = self._separable.get(group)
+    def separable(self, group: int, offsets: tuple[Offset, ...] | None = None) -> bool:
+        """Can the slots of bitmask `group` (at `offsets`, catalog order; default the target) be
+        pre-assembled (separated) in free space? Cached."""
+        if offsets is not None and not self.partial:
+            offsets = None     # nothing is displaced where partial moves are not in play
+        key = (group, offsets)
+        ok = self._separable.get(key)
         if ok is None:
             from ..geometry.partial import separates_completely
             from ..geometry.separation import is_separable
 
             members = [self.ids[j] for j in range(len(self.ids)) if group >> j & 1]
-            whole = separates_completely if self.partial else is_separable   # SEMANTICS §8 / §5
-            ok = self._separable[group] = whole(self.assembly, members)
+            if self.partial:   # SEMANTICS §8: partial moves take it apart
+                ok = separates_completely(self.assembly, members, offsets)
+            else:              # §5: straight moves do
+                ok = is_separable(self.assembly, members)
+            self._separable[key] = ok
         return ok
 
     def _names(self, mask: int) -> str:
@@ -350,8 +379,14 @@ def _check_insert(w: World, state: State, a: Insert, i: int) -> Illegal | None:
         return Illegal("supports_missing", f"{a.part_id} needs its supports present: {w._names(missing)}")
     if w.held(state, i):
         return Illegal("held", f"{a.part_id} is held by engaged lock {w._holder_names(state, i)}")
-    if w.free_direction(state, i) is None:
-        return Illegal("blocked", f"no free insertion path for {a.part_id}: {w.blocker_names(state, i)}")
+    at = a.offset
+    if not _is_offset(at):
+        return Illegal("bad_offset", f"insert offset must be [dx, dy, dz] of whole numbers, got {at!r}")
+    if at != NO_OFFSET and not w.partial:
+        return Illegal("not_applicable", f"{w.assembly.assembly_id} comes apart with straight moves: parts are "
+                                         "inserted at their target position only")
+    if w.free_direction(state, i, at) is None:
+        return Illegal("blocked", f"no free insertion path for {a.part_id}: {w.blocker_names(state, i, at)}")
     return None
 
 
@@ -429,6 +464,70 @@ def _on_part(rule: Callable, needs_present: bool = True) -> Callable[[World, Sta
     return check
 
 
+# ----------------------------------------------------------------------------- slide (SEMANTICS §8)
+# Every intermediate position must be collision-free against the present non-members: no gap between a
+# member and a non-member along the direction is below the distance (geometry/displacement.py).
+
+def _slide_members(w: World, state: State, a: Slide) -> tuple[list[int], Illegal | None]:
+    """The members' slot indices, or why one of them may not move."""
+    idx: list[int] = []
+    for x in a.part_ids:
+        i = w._slot_of(x)
+        if i is None:
+            return idx, Illegal("unknown_part", f"unknown part id {x!r}")
+        s = state.slots[i]
+        if i in idx:
+            return idx, Illegal("not_applicable", f"{x} shares a slot with another member")
+        if not s.present or s.occupant != x:
+            return idx, Illegal("not_present", f"{x} is not in the assembly")
+        if s.locked:
+            return idx, Illegal("locked", f"{x} is an engaged lock; unlock it first")
+        if w.held(state, i):
+            return idx, Illegal("held", f"{x} is held by engaged lock {w._holder_names(state, i)}")
+        if a.direction not in w.parts[i].removal_dirs:
+            return idx, Illegal("bad_direction", f"{x} cannot move along {a.direction} (removal directions "
+                                                 f"{list(w.parts[i].removal_dirs)})")
+        idx.append(i)
+    return idx, None
+
+
+def _check_slide(w: World, state: State, a: Slide) -> Illegal | None:
+    """None when the slide is legal in `state`, else the reason."""
+    if not w.partial:
+        return Illegal("not_applicable", f"{w.assembly.assembly_id} comes apart with straight moves: slide exists only "
+                                         "for assemblies that need partial moves")
+    if not a.part_ids:
+        return Illegal("not_applicable", "slide needs one or more parts")
+    if a.direction not in DIRECTIONS:
+        return Illegal("bad_direction", f"direction must be one of {list(DIRECTIONS)}, got {a.direction!r}")
+    if isinstance(a.distance, bool) or not isinstance(a.distance, int) or a.distance < 1:
+        return Illegal("bad_distance", f"distance must be a whole number of voxels >= 1, got {a.distance!r}")
+    idx, reason = _slide_members(w, state, a)
+    if reason is not None:
+        return reason
+    group = sum(1 << i for i in idx)
+    gaps, k = shapes(w.assembly).gaps, DIRECTIONS.index(a.direction)
+    others = [j for j in range(len(w.ids)) if state.mask >> j & 1 and not group >> j & 1]
+    for i in idx:
+        oi = state.slots[i].offset
+        for j in others:
+            oj = state.slots[j].offset
+            room = gaps(i, j, (oj[0] - oi[0], oj[1] - oi[1], oj[2] - oi[2]))[k]
+            if room < a.distance:
+                return Illegal("blocked", f"{w.ids[i]} would run into {w.ids[j]} along {a.direction} after "
+                                          f"{max(room, 0)} of {a.distance} step(s)")
+    return None
+
+
+def _apply_slide(w: World, state: State, a: Slide) -> State:
+    """Every member's offset moves `distance` steps along `direction`."""
+    for x in a.part_ids:
+        i = w.slot_index(x)
+        s = state.slots[i]
+        state = state.replace(i, s._replace(offset=shifted(s.offset, a.direction, a.distance)))
+    return state
+
+
 # action kind -> its legality rule (world, state, action)
 CHECKS: dict[str, Callable[[World, State, Any], Illegal | None]] = {
     "insert": _on_part(_check_insert, needs_present=False),
@@ -439,6 +538,7 @@ CHECKS: dict[str, Callable[[World, State, Any], Illegal | None]] = {
     **{name: _on_part(_check_lock) for name in LOCK_ACTIONS},
     "separate": World._check_group,
     "join": World._check_group,
+    "slide": _check_slide,
 }
 
 
@@ -461,9 +561,11 @@ def _unlocked(w: World, state: State, a: PoseMove, i: int) -> Slot:
 
 
 def _move_group(w: World, state: State, a: GroupMove) -> State:
-    for x in a.part_ids:
+    """separate empties the members' slots; join fills them, at their offsets when it names any (§8)."""
+    offsets = getattr(a, "offsets", ()) or (NO_OFFSET,) * len(a.part_ids)
+    for x, o in zip(a.part_ids, offsets):
         j = w.slot_index(x)
-        state = state.replace(j, w.empty_slot(j) if a.name == "separate" else w.inserted_slot(j))
+        state = state.replace(j, w.empty_slot(j) if a.name == "separate" else w.inserted_slot(j)._replace(offset=o))
     return state
 
 
@@ -475,7 +577,7 @@ def _replace(w: World, state: State, a: Replace) -> State:
 # action kind -> its transition (world, state, action) -> successor state
 MOVES: dict[str, Callable[[World, State, Any], State]] = {
     "remove": _at_slot(lambda w, st, a, i: w.empty_slot(i)),
-    "insert": _at_slot(lambda w, st, a, i: w.inserted_slot(i)),
+    "insert": _at_slot(lambda w, st, a, i: w.inserted_slot(i)._replace(offset=a.offset)),
     "reset_pose": _at_slot(lambda w, st, a, i: st.slots[i]._replace(position=w.target_position[i], seated=0.0)),
     "rotate": _at_slot(_turned),
     "replace": _replace,
@@ -485,4 +587,5 @@ MOVES: dict[str, Callable[[World, State, Any], State]] = {
     "translate_rotate_to_lock": _at_slot(lambda w, st, a, i: w.target_slot(i)),
     "separate": _move_group,
     "join": _move_group,
+    "slide": _apply_slide,
 }

@@ -27,7 +27,7 @@ from __future__ import annotations
 import weakref
 from typing import Sequence
 
-from ..model.actions import (KINDS, Action, GroupMove, Insert, Join, PoseMove, Remove, Replace, ResetPose, Rotate, Separate, Turn,
+from ..model.actions import (KINDS, Action, GroupMove, Insert, Join, PoseMove, Remove, Replace, ResetPose, Rotate, Separate, Slide, Turn,
                              lock_action as part_lock_action, moved_parts)
 from ..model.assembly import DIRECTIONS, Assembly
 from ..model.errors import InputError
@@ -84,18 +84,23 @@ def check_canonical_target(task: Task) -> None:
 # ----------------------------------------------------------------------------- the action space
 
 def action_space(asm: Assembly) -> dict:
-    """The action kinds with their parameters, and per part which kinds apply (action_space.json's body)."""
+    """The action kinds with their parameters, and per part which kinds apply (action_space.json's body).
+    `slide` and the optional offsets are listed only where partial moves are in play (SEMANTICS §8)."""
+    from ..geometry.partial import needs_partial_moves
+
+    partial = needs_partial_moves(asm)
     applicable = {}
     for p in asm.parts:
         acts = ["remove", "insert", "reset_pose", "rotate"]
         if p.lock is not None:
             acts += (["rotate_to_unlock", "rotate_to_lock"] if p.lock.kind == "rotate"
                      else ["rotate_translate_to_unlock", "translate_rotate_to_lock"])
-        applicable[p.part_id] = acts
+        applicable[p.part_id] = acts + (["slide"] if partial else [])
     for w in asm.spares:
         applicable[w.part_id] = ["remove", "reset_pose", "rotate", "replace"]
-    return {"actions": [{"action": k.name, "params": _space_params(k)} for k in KINDS],
-            "applicable": applicable}
+    kinds = [k for k in KINDS if partial or k is not Slide]
+    return {"actions": [{"action": k.name, "params": _space_params(k) + (list(k.optional) if partial else [])}
+                        for k in kinds], "applicable": applicable}
 
 
 def _space_params(kind: type[Action]) -> list[str]:

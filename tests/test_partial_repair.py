@@ -40,3 +40,68 @@ def test_two_faults_at_once():
     plan = repair_plan(task.world, task.actual, task.target)
     r = task.world.replay(task.actual, plan)
     assert r.failure is None and task.world.equivalent(r.final, task.target)
+
+
+# ----------------------------------------------------------------------------- the task files and the verifier
+
+def _contract(task, actions: list[dict]) -> str:
+    import json
+
+    from forgeplan.io.contract import output_json
+    from forgeplan.semantics.diagnosis import diagnose
+
+    out = output_json(task.sample_id, task.assembly.assembly_id, diagnose(task.world, task.actual, task.target), [])
+    out["rework_plan"]["actions"] = actions
+    return json.dumps(out)
+
+
+def test_the_verifier_reads_slides_offsets_and_judges_them():
+    from forgeplan.verify import verify
+
+    asm = read_puzzle(burr("mj_burr6_puzzle3")).assembly
+    task = make_task(asm, [FaultSpec("missing_part", asm.part_ids[2])])
+    plan = [a.to_json() for a in repair_plan(task.world, task.actual, task.target)]
+    assert any(a["action"] == "slide" for a in plan) and any("offset" in a for a in plan)
+    assert verify(task, _contract(task, plan)).valid
+    first = plan[0]
+    too_far = {**first, "distance": 5}
+    v = verify(task, _contract(task, [too_far, *plan[1:]]))
+    assert not v.valid and v.category == "dependency_omission"
+    v = verify(task, _contract(task, [{**first, "distance": 0}, *plan[1:]]))
+    assert not v.valid and v.category == "parameter_error"
+    v = verify(task, _contract(task, [{**first, "distance": 1.5}, *plan[1:]]))
+    assert not v.valid and v.category == "schema_failure"
+    v = verify(task, _contract(task, [{"action": "separate", "part_ids": [asm.part_ids[0]], "direction": "+x"}]))
+    assert not v.valid and v.category == "schema_failure" and "two or more" in v.reason
+
+
+def test_level1_outputs_never_need_the_new_fields():
+    """A slide or an offset on a level-1 burr is not applicable: the nine actions keep their meaning."""
+    from forgeplan.verify import verify
+
+    asm = read_puzzle(burr("mj_burr6_puzzle0")).assembly
+    task = make_task(asm, [FaultSpec("missing_part", asm.part_ids[0])])
+    v = verify(task, _contract(task, [{"action": "slide", "part_ids": [asm.part_ids[1]], "direction": "+x", "distance": 1}]))
+    assert not v.valid and v.category == "illegal_grounding"
+    v = verify(task, _contract(task, [{"action": "insert", "part_id": asm.part_ids[0], "offset": [0, 1, 0]}]))
+    assert not v.valid and v.category == "illegal_grounding"
+
+
+def test_cli_task_make_verify_and_a_clear_refusal_to_prove(tmp_path, capsys):
+    import json
+
+    from forgeplan.cli import main
+
+    pid = read_puzzle(burr("mj_burr6_puzzle3")).assembly.part_ids[3]
+    asm_file = tmp_path / "p3.json"
+    assert main(["import", "--example", "mj_burr6_puzzle3", "--out", str(asm_file)]) == 1   # not straight: exit 1
+    folder = tmp_path / "t"
+    assert main(["task", "make", str(asm_file), "--out", str(folder), "--fault", f"missing_part:{pid}", "--no-proof"]) == 0
+    ref = json.loads((folder / "reference.json").read_text())
+    assert ref["proof"]["optimal"] is False and any(a["action"] == "slide" for a in ref["rework_plan"]["actions"])
+    out = tmp_path / "out.json"
+    out.write_text(json.dumps({k: v for k, v in ref.items() if k not in ("proof", "sample_id")}))
+    capsys.readouterr()
+    assert main(["verify", str(folder), str(out)]) == 0
+    assert main(["solve", str(folder)]) == 2
+    assert "needs partial moves" in capsys.readouterr().err

@@ -286,3 +286,11 @@ def insertion_order(asm: Assembly) -> tuple[str, ...]:
     moves, rest = main_chain(asm)
     outs = [m.parts for m in moves if m.distance is None]
     return (*rest, *(p for out in reversed(outs) for p in out))
+
+
+def needs_partial_moves(asm: Assembly) -> bool:
+    """Is this an assembly of SEMANTICS §8's scope: every part may move in all six directions (a real
+    puzzle, not a mechanism with guided parts) and straight moves do not take it apart?"""
+    from .separation import is_level1
+
+    return all(len(set(p.removal_dirs)) == len(DIRECTIONS) for p in asm.parts) and not is_level1(asm)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from pydantic import ValidationError
 
-from ..model.actions import KIND, Action
+from ..model.actions import KIND, Action, GroupMove
 from ..model.assembly import Pose
 from .guarded import LIMITS, Rejected, one_line, parse_json
 from .schema import ActionModel, OutputModel
@@ -134,13 +134,15 @@ def _to_output(m: OutputModel, ignored: tuple[str, ...]) -> Output:
 def _to_action(i: int, a) -> Action:
     where = f"field rework_plan.actions.{i}"
     kind = KIND[a.action]
-    allowed = set(kind.params)
+    allowed, optional = set(kind.params), set(kind.optional)
     given = {f for f in ActionModel.model_fields if f != "action" and getattr(a, f) is not None}
-    if given != allowed:
-        missing, extra = sorted(allowed - given), sorted(given - allowed)
+    if not allowed <= given <= allowed | optional:
+        missing, extra = sorted(allowed - given), sorted(given - allowed - optional)
         detail = "; ".join(x for x in (f"missing {missing}" if missing else "", f"unexpected {extra}" if extra else "") if x)
         raise ContractError(f"{where}: {a.action} takes {sorted(allowed)} ({detail})")
-    return kind(*(_value(a, f) for f in kind.params))
+    if issubclass(kind, GroupMove) and len(a.part_ids) < 2:
+        raise ContractError(f"{where}.part_ids: {a.action} moves a group of two or more parts")
+    return kind(*(_value(a, f) for f in kind.params), **{f: _value(a, f) for f in given & optional})
 
 
 def _value(a, field: str):
@@ -148,7 +150,9 @@ def _value(a, field: str):
     value = getattr(a, field)
     if field == "after_pose":
         return Pose(tuple(value.position), tuple(value.rotation))
-    return tuple(value) if field == "part_ids" else value
+    if field == "offsets":
+        return tuple(tuple(o) for o in value)
+    return tuple(value) if field in ("part_ids", "offset") else value
 
 
 def output_json(sample_id: str, assembly_id: str, mistakes: list[dict], actions) -> dict:

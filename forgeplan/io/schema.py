@@ -200,15 +200,18 @@ class AnnotationModel(Strict):
 
 class ActionModel(Strict):
     action: Literal["remove", "insert", "reset_pose", "rotate", "rotate_to_unlock", "rotate_translate_to_unlock",
-                    "rotate_to_lock", "translate_rotate_to_lock", "replace", "separate", "join"]
+                    "rotate_to_lock", "translate_rotate_to_lock", "replace", "separate", "join", "slide"]
     part_id: Optional[str] = None
-    part_ids: Optional[Annotated[list[str], Field(min_length=2, max_length=1000)]] = None
+    part_ids: Optional[Annotated[list[str], Field(min_length=1, max_length=1000)]] = None   # 2+ for separate/join
     direction: Optional[Direction] = None
     wrong_part_id: Optional[str] = None
     target_part_id: Optional[str] = None
     axis: Optional[Axis] = None
     angle_deg: Optional[Angle] = None
     after_pose: Optional[PoseModel] = None
+    distance: Optional[Annotated[int, Field(strict=True, ge=-MAX_COORD, le=MAX_COORD)]] = None   # slide (SEMANTICS §8)
+    offset: Optional[IntVec3] = None                                                      # insert at an offset
+    offsets: Optional[Annotated[list[IntVec3], Field(min_length=1, max_length=1000)]] = None  # join at offsets
 
 
 class ReworkPlanModel(Strict):

@@ -72,8 +72,14 @@ def plan_value(objective: str, actions: Sequence[Action], weight: int = DEFAULT_
 # ----------------------------------------------------------------------------- the canonical target
 
 def check_canonical_target(task: Task) -> None:
-    """Planners restore the canonical target: every slot present with its own part, seated, every lock engaged."""
+    """Planners restore the canonical target: every slot present with its own part, seated, every lock engaged.
+    They ground the actions of SEMANTICS §1-§7 only: an assembly that needs partial moves (§8) is refused."""
     world = task.world
+    if world.partial:
+        raise InputError(f"assembly {task.assembly.assembly_id} needs partial moves (slides, SEMANTICS §8), which the "
+                         "ASP encoding and the PDDL domain do not ground yet; `forgeplan task make --no-proof` gives a "
+                         "valid plan from the repair search and `forgeplan verify` checks any plan",
+                         field="assembly")
     diffs = world.differences(task.target, world.target_state())
     if diffs:
         raise InputError("the target state must be the assembly's target configuration (every slot present, "

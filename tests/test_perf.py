@@ -91,3 +91,4 @@ def test_perf_partial_finds_and_replays_every_shipped_burr_at_its_level(capsys):
     levels = {r["puzzle"]: r["level"] for r in out["rows"]}
     assert levels["mj_burr6_puzzle3.json"] == "6" and levels["mj_burr6_puzzle1.json"] == "5.4"
     assert set(out["time_vs_level"]) == {"mj_burr6_puzzle1.json", "mj_burr6_puzzle3.json"}
+    assert out["rework_tasks"] == out["rework_valid"] == 48      # 6 parts x 4 fault types x 2 burrs

@@ -161,11 +161,12 @@ class World:
 
     @property
     def partial(self) -> bool:
-        """True when slides are in play: straight moves do not take the assembly apart (SEMANTICS §8)."""
+        """True when slides are in play (SEMANTICS §8): every part may move in all six directions and
+        straight moves do not take the assembly apart."""
         if self._partial is None:
-            from ..geometry.separation import is_level1
+            from ..geometry.partial import needs_partial_moves
 
-            self._partial = not is_level1(self.assembly)
+            self._partial = needs_partial_moves(self.assembly)
         return self._partial
 
     def _clearance(self, state: State, i: int) -> Illegal | None:

@@ -11,6 +11,7 @@ from forgeplan.geometry.partial import disassemble_partial
 from forgeplan.io.importers import read_puzzle
 from forgeplan.library.voxels import box, part
 from forgeplan.model.actions import Insert, Remove, Separate, Slide
+from forgeplan.planners.repair import repair_plan
 from forgeplan.model.assembly import DIRECTION_VECTORS, DIRECTIONS, Assembly
 from forgeplan.semantics.engine import World
 from forgeplan.verify import illegal_step_category
@@ -121,3 +122,45 @@ def test_the_level_search_plan_replays_in_the_engine(name):
     while node.left is not None and node.moves:
         node = node.left
     assert {p for p, s in zip(w.ids, r.final.slots) if s.present} == set(node.parts)
+
+
+# ----------------------------------------------------------------------------- offered actions and the grammar
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.frozensets(st.tuples(*[st.integers(0, 3)] * 3), min_size=1, max_size=5), min_size=2, max_size=3),
+       st.lists(st.tuples(*[st.integers(-2, 2)] * 3), min_size=2, max_size=2),
+       st.sets(st.sampled_from(DIRECTIONS), min_size=1))
+def test_arrival_offsets_are_exactly_the_clear_rays(pieces, offsets, dirs):
+    from forgeplan.geometry.displacement import FREE, arrival_offsets, shapes
+
+    sh = shapes(Assembly("a", "a", tuple(part(f"P{k}", "p", v) for k, v in enumerate(pieces))))
+    others = list(range(1, len(pieces)))
+    at = dict(zip(others, offsets))
+    dirs = sorted(dirs)
+    got = set(arrival_offsets(sh, 0, others, [at[j] for j in others], dirs, 3))
+    span = range(-3, 4)
+    want = {(x, y, z) for x in span for y in span for z in span
+            if any(all(sh.gaps(0, j, tuple(at[j][a] - (x, y, z)[a] for a in range(3)))[DIRECTIONS.index(d)] >= FREE
+                       for j in others) for d in dirs)}
+    assert got == want
+
+
+def test_legal_actions_offer_every_step_of_a_partial_repair_and_the_grammar_parses_it():
+    import json
+
+    from forgeplan.llm.grammar import lark_parser, specialise
+    from forgeplan.planners.reference import simple_reference
+    from forgeplan.semantics.faults import FaultSpec, make_task
+    from forgeplan.semantics.legal import legal_actions
+
+    asm = read_puzzle(burr("mj_burr6_puzzle3")).assembly
+    task = make_task(asm, [FaultSpec("missing_part", asm.part_ids[2])])
+    ref = simple_reference(task)
+    state = task.actual
+    for a in repair_plan(task.world, task.actual, task.target):
+        assert a in legal_actions(task.world, state), a
+        state = task.world.apply(state, a)
+    text = json.dumps({k: ref[k] for k in ("annotation", "rework_plan")}, separators=(",", ":"))
+    lark_parser(specialise(task)).parse(text)
+    level1 = specialise(make_task(read_puzzle(burr("mj_burr6_puzzle0")).assembly, [FaultSpec("missing_part", None)]))
+    assert "slide_group:" not in level1 and "coordinate:" not in level1

@@ -191,3 +191,49 @@ def replay_moves(asm: Assembly, steps: Sequence[dict]) -> MoveReplay:
         left = [[sh.ids[i] for i in sorted(c)] for c in components if len(c) > 1]
         return result(False, len(steps), f"plan ends with parts still together: {left}")
     return result(True, len(steps), None)
+
+
+def arrival_offsets(sh: Shapes, i: int, present: Sequence[int], offsets: Sequence[Vec], directions: Sequence[str],
+                    reach: int) -> list[Vec]:
+    """Every offset within `reach` (per axis) from which part `i` has a clear ray along one of `directions`
+    against the `present` parts at their `offsets`: where an insertion may put it (SEMANTICS §8).
+
+    Vectorised over all candidate offsets: along +x, say, `i` at `o` is blocked iff some pair of voxels
+    `v` of `i` and `w` of the others has `w - v` equal to `o` across the axis and `w_x - v_x >= o_x`; so
+    per cross-axis difference only the largest `w_x - v_x` matters.
+    """
+    import numpy as np
+
+    mine = np.array(sorted(sh.voxels[i]), dtype=np.int64)
+    others = [np.array(sorted(sh.voxels[j]), dtype=np.int64) + np.array(offsets[k], dtype=np.int64)
+              for k, j in enumerate(present)]
+    size = 2 * reach + 1
+    free = np.zeros((size, size, size), dtype=bool)
+    if not others:
+        free[:] = True
+    else:
+        diff = (np.concatenate(others)[None, :, :] - mine[:, None, :]).reshape(-1, 3)
+        for d in directions:
+            free |= _ray_clear(diff, d, reach)
+    grid = np.argwhere(free) - reach
+    return [tuple(int(c) for c in o) for o in grid]
+
+
+def _ray_clear(diff, direction: str, reach: int):
+    """Boolean grid over offsets in [-reach, reach]^3: clear ray along `direction` (see arrival_offsets)."""
+    import numpy as np
+
+    axis, sign = "xyz".index(direction[1]), 1 if direction[0] == "+" else -1
+    size = 2 * reach + 1
+    along = diff[:, axis] * sign
+    cross = [a for a in range(3) if a != axis]
+    inside = np.all(np.abs(diff[:, cross]) <= reach, axis=1)
+    far = np.full((size, size), -10 ** 9, dtype=np.int64)          # per cross offset: largest blocking `along`
+    idx = diff[inside][:, cross] + reach
+    np.maximum.at(far, (idx[:, 0], idx[:, 1]), along[inside])
+    coords = np.arange(-reach, reach + 1) * sign                  # o_axis * sign per grid index along the axis
+    shape = [1, 1, 1]
+    shape[axis] = size
+    o_along = coords.reshape(shape)
+    far_b = np.expand_dims(far, axis)                             # broadcast over the axis
+    return o_along > far_b

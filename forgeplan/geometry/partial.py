@@ -119,10 +119,10 @@ def _gap_table(sh: Shapes, members: tuple[int, ...], state: tuple[Vec, ...]) -> 
     return table
 
 
-def _group_moves(table, n: int, d: int, anchor: int) -> list[tuple[int, int]]:
-    """(group mask, room) of every group without the anchor that can move along `d` (room FREE: it
-    separates). Such a group is closed under "meets within one step", so it is a union of the closures
-    of its members; all unions of seed closures are tried, smallest first."""
+def _group_moves(table, n: int, d: int, anchor: int | None) -> list[tuple[int, int]]:
+    """(group mask, room) of every group without the anchor (None: any proper group) that can move along
+    `d` (room FREE: it separates). Such a group is closed under "meets within one step", so it is a union
+    of the closures of its members; all unions of seed closures are tried, smallest first."""
     closures = set()
     for seed in range(n):
         group, frontier = 1 << seed, [seed]
@@ -132,12 +132,13 @@ def _group_moves(table, n: int, d: int, anchor: int) -> list[tuple[int, int]]:
                 if not group >> b & 1 and row[b][d] < 1:
                     group |= 1 << b
                     frontier.append(b)
-        if not group >> anchor & 1:
+        if anchor is None or not group >> anchor & 1:
             closures.add(group)
     unions = {0}
     for c in closures:
         unions |= {u | c for u in unions}
     unions.discard(0)
+    unions.discard((1 << n) - 1)
     out = []
     for group in sorted(unions, key=lambda g: (bin(g).count("1"), g)):
         inside = [a for a in range(n) if group >> a & 1]
@@ -294,3 +295,10 @@ def needs_partial_moves(asm: Assembly) -> bool:
     from .separation import is_level1
 
     return all(len(set(p.removal_dirs)) == len(DIRECTIONS) for p in asm.parts) and not is_level1(asm)
+
+
+def movable_groups(asm: Assembly, members: tuple[int, ...], offsets: tuple[Vec, ...]) -> list[tuple[int, str, int]]:
+    """Every proper group of `members` (catalog indices, displaced by `offsets`) that can slide, per
+    direction: (mask over `members`, direction, room: the most steps it can go, FREE when it can leave)."""
+    table = _gap_table(shapes(asm), members, offsets)
+    return [(g, DIRECTIONS[d], room) for d in range(6) for g, room in _group_moves(table, len(members), d, None)]

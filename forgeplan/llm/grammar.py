@@ -24,8 +24,12 @@ from ..semantics.task import Task
 
 GRAMMAR_PATH = grammars_dir() / "rework_plan.lark"
 VOCABULARY_RULES = ("sample_id", "assembly_id", "slot", "present_part", "spare_slot", "spare", "lock_slot",
-                    "rotate_unlock", "rotate_lock", "coupled_unlock", "coupled_lock", "replace_pair")
-GROUP_RULES = {"separate_group": "present_part", "join_group": "slot"}  # group list rule -> its member rule
+                    "rotate_unlock", "rotate_lock", "coupled_unlock", "coupled_lock", "replace_pair",
+                    "distance", "coordinate")
+# group list rule -> (its member rule, fewest members); a slide may move one part, join names an offset per member
+GROUP_RULES = {"separate_group": ("present_part", 2), "join_group": ("slot", 2), "slide_group": ("slot", 1),
+               "offset_list": ("offset", 1)}
+PARTIAL_RULES = ("slide_group", "offset_list")   # listed only where partial moves are in play (SEMANTICS §8)
 ACTION_RULE = "action"  # marked in the automaton: the legal-action mask starts each action there
 _RULE_LINE = re.compile(r"^(\??[a-z_][a-z0-9_]*)\s*:(.*)$")
 
@@ -82,7 +86,23 @@ def vocabulary(task: Task) -> dict[str, list[str]]:
         "coupled_unlock": [_pose(lock_move(p, locking=False)) for p in coupled],
         "coupled_lock": [_pose(lock_move(p, locking=True)) for p in coupled],
         "replace_pair": [_fields(("wrong_part_id", w.part_id), ("target_part_id", w.variant_of)) for w in asm.spares],
+        "distance": [str(k) for k in range(1, reach(task) + 1)],
+        "coordinate": [str(k) for k in range(-reach(task), reach(task) + 1)] if reach(task) else [],
     }
+
+
+def partial_limit(task: Task) -> int:
+    """Most members a slide (or offsets a join) of this task can name; 0 when partial moves are not in play."""
+    return len(task.assembly.part_ids) if task.world.partial else 0
+
+
+def reach(task: Task) -> int:
+    """How far (voxels) a slide or an offset of this task's grammar reaches: the assembly's largest extent,
+    beyond which a displaced part is clear of the others (a bound on the language, the engine judges)."""
+    if not task.world.partial:
+        return 0
+    voxels = [v for p in task.assembly.parts for v in p.voxels]
+    return max(max(v[a] for v in voxels) - min(v[a] for v in voxels) + 1 for a in range(3))
 
 
 def group_limit(task: Task) -> int:
@@ -129,15 +149,15 @@ def specialise(task: Task) -> str:
         if name not in alts:
             raise InputError(f"vocabulary rule {name} is missing", file=str(GRAMMAR_PATH))
         alts[name] = [lark_literal(v) for v in vocab[name]]
-    limit = group_limit(task)
-    for name, member in GROUP_RULES.items():
+    for name, (member, least) in GROUP_RULES.items():
+        limit = partial_limit(task) if name in PARTIAL_RULES else group_limit(task)
         if name not in alts:
             raise InputError(f"group rule {name} is missing", file=str(GRAMMAR_PATH))
-        if limit < 2 or member in empty:
+        if limit < least or member in empty:
             alts[name] = []
             empty.add(name)
         else:
-            alts[name] = [bounded_list(member, 2, limit)]
+            alts[name] = [bounded_list(member, least, limit)]
     # drop alternatives that use an empty vocabulary, to the fixed point (a rule may become empty too)
     changed = bool(empty)
     while changed:

@@ -2,14 +2,14 @@
 
 The parameters come from `forgeplan.semantics.grounded` (lock values, the repairing turn, the candidate
 groups); this module lists, per state, the actions whose part is in the right place for them, legal or
-not (`slot_actions`, `group_actions`), and filters them with the engine (`legal_actions`).
+not (`slot_actions`, `group_actions`, `partial_actions`), and filters them with the engine (`legal_actions`).
 """
 
 from __future__ import annotations
 
-from ..model.actions import Action, Insert, Join, Remove, Replace, ResetPose, Rotate, Separate
+from ..model.actions import Action, Insert, Join, Remove, Replace, ResetPose, Rotate, Separate, Slide
 from ..model.assembly import DIRECTIONS
-from ..model.state import State
+from ..model.state import NO_OFFSET, State
 from .engine import World
 from .grounded import lock_action, rotation_fix, separable_groups
 
@@ -41,6 +41,8 @@ def group_actions(world: World, state: State) -> list[Action]:
     """
     if not world.needs_groups:
         return []
+    if world.partial:
+        return _leaving_groups(world, state)
     ids = world.ids
     out: list[Action] = []
     for g in sorted(separable_groups(world), key=lambda m: (bin(m).count("1"), m)):
@@ -53,7 +55,58 @@ def group_actions(world: World, state: State) -> list[Action]:
     return out
 
 
+def _leaving_groups(world: World, state: State) -> list[Action]:
+    """Where partial moves are in play: separate for the groups of two or more present parts that can
+    leave now (clear rays from where they are); joins are judged by the engine when a plan names one,
+    not listed (every subset of the absent parts at every offset would be)."""
+    from ..geometry.displacement import FREE
+    from ..geometry.partial import movable_groups
+
+    here = tuple(j for j in range(len(world.ids)) if state.mask >> j & 1)
+    out: list[Action] = []
+    for g, d, room in movable_groups(world.assembly, here, tuple(state.slots[j].offset for j in here)):
+        if room >= FREE and bin(g).count("1") >= 2:
+            out.append(Separate(tuple(state.slots[here[a]].occupant for a in range(len(here)) if g >> a & 1), d))
+    return sorted(out, key=lambda a: (len(a.part_ids), a.part_ids, DIRECTIONS.index(a.direction)))
+
+
+def partial_actions(world: World, state: State) -> list[Action]:
+    """Slides and insertions at an offset (SEMANTICS §8), only where partial moves are in play.
+
+    Every group of present parts that can move along a direction (`geometry.partial.movable_groups`),
+    by every distance it has room for up to the assembly's extent; every absent target part at every
+    non-zero offset within that extent from which it has a clear ray. Joins at offsets are left out
+    (one offset per member would multiply the list); the engine judges them when a plan names one.
+    """
+    if not world.partial:
+        return []
+    from ..geometry.displacement import arrival_offsets, shapes
+    from ..geometry.partial import movable_groups
+
+    reach = extent(world)
+    here = tuple(j for j in range(len(world.ids)) if state.mask >> j & 1)
+    out: list[Action] = []
+    moves = movable_groups(world.assembly, here, tuple(state.slots[j].offset for j in here))
+    for g, d, room in sorted(moves, key=lambda m: (bin(m[0]).count("1"), m[0], DIRECTIONS.index(m[1]))):
+        names = tuple(state.slots[here[a]].occupant for a in range(len(here)) if g >> a & 1)
+        out += [Slide(names, d, k) for k in range(1, min(room, reach) + 1)]
+    sh, offsets = shapes(world.assembly), [state.slots[j].offset for j in here]
+    for i in range(len(world.ids)):
+        if not state.mask >> i & 1:
+            at = arrival_offsets(sh, i, here, offsets, world.parts[i].removal_dirs, reach)
+            out += [Insert(world.ids[i], o) for o in at if o != NO_OFFSET]
+    return out
+
+
+def extent(world: World) -> int:
+    """The assembly's largest extent in voxels: how far slides and offsets are offered (beyond it a
+    displaced part is clear of the others)."""
+    voxels = [v for p in world.parts for v in p.voxels]
+    return max(max(v[a] for v in voxels) - min(v[a] for v in voxels) + 1 for a in range(3))
+
+
 def legal_actions(world: World, state: State, slots=None) -> list[Action]:
     idx = range(len(world.ids)) if slots is None else slots
     single = [a for i in idx for a in slot_actions(world, state, i) if world.check(state, a) is None]
-    return single + [a for a in group_actions(world, state) if world.check(state, a) is None]
+    groups = [a for a in group_actions(world, state) if world.check(state, a) is None]
+    return single + groups + [a for a in partial_actions(world, state) if world.check(state, a) is None]

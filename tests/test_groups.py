@@ -234,7 +234,7 @@ def test_engine_separate_agrees_with_group_moves(name):
     """The engine's `separate` legality (SEMANTICS §5) is exactly `group_moves` for groups of 2+ parts
     (plus the whole present set, which `group_moves` leaves out), in the target state and after a move.
     Where straight moves do not take the assembly apart (solid6burr_e, level 1.2) a group need only come
-    apart with partial moves (SEMANTICS §8)."""
+    apart with partial moves (SEMANTICS §9)."""
     from forgeplan.geometry.partial import separates_completely
     from forgeplan.model.actions import Separate
     from forgeplan.semantics.engine import World

@@ -1,4 +1,4 @@
-"""Partial moves (SEMANTICS.md §8): gaps between displaced parts, plan replay, the BurrTools-style
+"""Partial moves (SEMANTICS.md §9): gaps between displaced parts, plan replay, the BurrTools-style
 disassembler and its dotted level against every real burr's recorded level."""
 
 from __future__ import annotations

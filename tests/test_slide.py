@@ -1,4 +1,4 @@
-"""The engine's slide, removal from displaced positions and insertion at an offset (SEMANTICS.md §8),
+"""The engine's slide, removal from displaced positions and insertion at an offset (SEMANTICS.md §9),
 against brute-force voxel stepping and the level search's disassembly plans."""
 
 from __future__ import annotations

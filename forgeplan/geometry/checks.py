@@ -15,7 +15,7 @@ from .separation import disassembly_verdict
 def check_geometry(asm: Assembly, *, disassembly: bool = True, partial_moves: bool = False) -> None:
     """Reject overlapping voxels, supports without contact or in a cycle, and (unless `disassembly` is
     False) assemblies that straight single-part and group moves cannot take apart; with `partial_moves`
-    those that partial moves take apart completely pass too (SEMANTICS §8)."""
+    those that partial moves take apart completely pass too (SEMANTICS §9)."""
     owner: dict = {}
     for p in asm.parts:
         for v in p.voxels:

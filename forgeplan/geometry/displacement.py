@@ -1,4 +1,4 @@
-"""Displaced parts (SEMANTICS.md §8): voxel collision, slide legality and clear rays between translated parts.
+"""Displaced parts (SEMANTICS.md §9): voxel collision, slide legality and clear rays between translated parts.
 
 A part displaced by an integer offset `o` (voxel units) occupies its target voxels shifted by `o`. All
 questions asked about displaced parts reduce to one pairwise quantity, the *gap*: how many unit steps
@@ -196,7 +196,7 @@ def replay_moves(asm: Assembly, steps: Sequence[dict]) -> MoveReplay:
 def arrival_offsets(sh: Shapes, i: int, present: Sequence[int], offsets: Sequence[Vec], directions: Sequence[str],
                     reach: int) -> list[Vec]:
     """Every offset within `reach` (per axis) from which part `i` has a clear ray along one of `directions`
-    against the `present` parts at their `offsets`: where an insertion may put it (SEMANTICS §8).
+    against the `present` parts at their `offsets`: where an insertion may put it (SEMANTICS §9).
 
     Vectorised over all candidate offsets: along +x, say, `i` at `o` is blocked iff some pair of voxels
     `v` of `i` and `w` of the others has `w - v` equal to `o` across the axis and `w_x - v_x >= o_x`; so

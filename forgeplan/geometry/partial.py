@@ -1,4 +1,4 @@
-"""BurrTools-style disassembly with partial moves (SEMANTICS.md §8) and the dotted level.
+"""BurrTools-style disassembly with partial moves (SEMANTICS.md §9) and the dotted level.
 
 Two-handed, as BurrTools: a (sub)assembly floats in free space; a *move* translates one group of its
 parts along one direction by `k >= 1` unit steps (one move whatever `k`, every step collision-free) or
@@ -18,7 +18,7 @@ taken apart in turn, each starting from the displacements it has.
   of an inseparable set is finite and the search proves it: every reachable state was visited.
 
 - **Minimal.** Every group that can move (closed under "meets within one step") is tried with every
-  distance, so the first separation of each subassembly takes the fewest moves §8 allows.
+  distance, so the first separation of each subassembly takes the fewest moves §9 allows.
 
 The level string follows BurrTools: the number of moves of a separation, then `.` and the level of the
 remaining half, then of the removed half, each only when some separation inside that half takes more
@@ -260,7 +260,7 @@ def partial_verdict(asm: Assembly, cap: int = MAX_STATES) -> dict:
 
 def separates_completely(asm: Assembly, parts, offsets: tuple[Vec, ...] | None = None) -> bool:
     """Do these parts, alone at their target geometry displaced by `offsets` (catalog order; default 0),
-    come apart completely with partial moves (SEMANTICS §8's *separable*)?"""
+    come apart completely with partial moves (SEMANTICS §9's *separable*)?"""
     keep = set(parts)
     sub = replace(asm, assembly_id=f"{asm.assembly_id}[{','.join(sorted(keep))}]",
                   parts=tuple(p for p in asm.parts if p.part_id in keep), spares=())
@@ -290,7 +290,7 @@ def insertion_order(asm: Assembly) -> tuple[str, ...]:
 
 
 def needs_partial_moves(asm: Assembly) -> bool:
-    """Is this an assembly of SEMANTICS §8's scope: every part may move in all six directions (a real
+    """Is this an assembly of SEMANTICS §9's scope: every part may move in all six directions (a real
     puzzle, not a mechanism with guided parts) and straight moves do not take it apart?"""
     from .separation import is_level1
 

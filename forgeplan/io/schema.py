@@ -209,7 +209,7 @@ class ActionModel(Strict):
     axis: Optional[Axis] = None
     angle_deg: Optional[Angle] = None
     after_pose: Optional[PoseModel] = None
-    distance: Optional[Annotated[int, Field(strict=True, ge=-MAX_COORD, le=MAX_COORD)]] = None   # slide (SEMANTICS §8)
+    distance: Optional[Annotated[int, Field(strict=True, ge=-MAX_COORD, le=MAX_COORD)]] = None   # slide (SEMANTICS §9)
     offset: Optional[IntVec3] = None                                                      # insert at an offset
     offsets: Optional[Annotated[list[IntVec3], Field(min_length=1, max_length=1000)]] = None  # join at offsets
 

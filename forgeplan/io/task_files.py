@@ -51,7 +51,7 @@ def state_json(world: World, state: State, tol: Tolerances | None = None) -> dic
              "rotation": list(s.rotation), "seated": s.seated}
         if s.locked is not None:
             d["locked"] = s.locked
-        if s.offset != NO_OFFSET:   # only partial-move assemblies ever displace a part (SEMANTICS §8)
+        if s.offset != NO_OFFSET:   # only partial-move assemblies ever displace a part (SEMANTICS §9)
             d["offset"] = list(s.offset)
         slots[pid] = d
     out["slots"] = slots

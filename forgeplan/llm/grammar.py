@@ -29,7 +29,7 @@ VOCABULARY_RULES = ("sample_id", "assembly_id", "slot", "present_part", "spare_s
 # group list rule -> (its member rule, fewest members); a slide may move one part, join names an offset per member
 GROUP_RULES = {"separate_group": ("present_part", 2), "join_group": ("slot", 2), "slide_group": ("slot", 1),
                "offset_list": ("offset", 1)}
-PARTIAL_RULES = ("slide_group", "offset_list")   # listed only where partial moves are in play (SEMANTICS §8)
+PARTIAL_RULES = ("slide_group", "offset_list")   # listed only where partial moves are in play (SEMANTICS §9)
 ACTION_RULE = "action"  # marked in the automaton: the legal-action mask starts each action there
 _RULE_LINE = re.compile(r"^(\??[a-z_][a-z0-9_]*)\s*:(.*)$")
 

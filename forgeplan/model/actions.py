@@ -9,9 +9,9 @@ shape but a group move acts on one part (`OnePart.part_id`):
 - `PoseMove` (part_id, after_pose): rotate_translate_to_unlock, translate_rotate_to_lock;
 - `Replace` (part_id = the wrong part, target_part_id);
 - `GroupMove` (part_ids, direction): separate, join (SEMANTICS §5);
-- `Slide` (part_ids, direction, distance): slide (SEMANTICS §8).
+- `Slide` (part_ids, direction, distance): slide (SEMANTICS §9).
 
-`insert` may name an `offset` and `join` per-member `offsets` (SEMANTICS §8): optional contract fields
+`insert` may name an `offset` and `join` per-member `offsets` (SEMANTICS §9): optional contract fields
 (`optional`), written only when non-zero, so plans without partial moves keep their JSON.
 
 `KINDS` lists the kinds in library order, which is the canonical tie-break rank (SEMANTICS §4);
@@ -253,7 +253,7 @@ class Join(GroupMove):
 
 @dataclass(frozen=True)
 class Slide(Action):
-    """One part or a group translating `distance` unit steps along `direction` (SEMANTICS §8)."""
+    """One part or a group translating `distance` unit steps along `direction` (SEMANTICS §9)."""
 
     part_ids: tuple[str, ...]
     direction: str

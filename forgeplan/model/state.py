@@ -17,7 +17,7 @@ class Slot(NamedTuple):
     rotation: Vec
     seated: float
     locked: bool | None  # None for parts without a lock
-    offset: Offset = NO_OFFSET   # displacement in voxel units (SEMANTICS §8); 0 unless a slide moved it
+    offset: Offset = NO_OFFSET   # displacement in voxel units (SEMANTICS §9); 0 unless a slide moved it
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""A valid (not minimal) rework plan for assemblies that need partial moves (SEMANTICS.md §8).
+"""A valid (not minimal) rework plan for assemblies that need partial moves (SEMANTICS.md §9).
 
 The level search's main chain (`geometry.partial.main_chain`: its slides and removals, always taking
 the remaining half further apart) is replayed on the actual state until every faulty slot has come

@@ -138,7 +138,7 @@ class World:
 
     def blockers(self, state: State, i: int, d: str, at: Offset | None = None) -> int:
         """Mask of the present slots (other than `i`) that block slot `i` along `d`, every part where it is
-        (SEMANTICS §1; displaced ones from their offsets, §8). `at`: slot `i`'s offset instead of its own."""
+        (SEMANTICS §1; displaced ones from their offsets, §9). `at`: slot `i`'s offset instead of its own."""
         others = state.mask & ~(1 << i)
         if not self.partial:
             return self.blockers_along[i][d] & others
@@ -156,12 +156,12 @@ class World:
         return m
 
     def displaced(self, state: State) -> bool:
-        """Does some present part sit away from its target position by a slide (SEMANTICS §8)?"""
+        """Does some present part sit away from its target position by a slide (SEMANTICS §9)?"""
         return any(s.offset != NO_OFFSET for s in state.slots)
 
     @property
     def partial(self) -> bool:
-        """True when slides are in play (SEMANTICS §8): every part may move in all six directions and
+        """True when slides are in play (SEMANTICS §9): every part may move in all six directions and
         straight moves do not take the assembly apart."""
         if self._partial is None:
             from ..geometry.partial import needs_partial_moves
@@ -233,7 +233,7 @@ class World:
         return None
 
     def _group_offsets(self, state: State, a: Action, idx: list[int]) -> list[Offset] | Illegal:
-        """The members' offsets: where they are (separate) or where join puts them (SEMANTICS §8)."""
+        """The members' offsets: where they are (separate) or where join puts them (SEMANTICS §9)."""
         if a.name == "separate":
             return [state.slots[i].offset for i in idx]
         given = getattr(a, "offsets", ())
@@ -294,7 +294,7 @@ class World:
             from ..geometry.separation import is_separable
 
             members = [self.ids[j] for j in range(len(self.ids)) if group >> j & 1]
-            if self.partial:   # SEMANTICS §8: partial moves take it apart
+            if self.partial:   # SEMANTICS §9: partial moves take it apart
                 ok = separates_completely(self.assembly, members, offsets)
             else:              # §5: straight moves do
                 ok = is_separable(self.assembly, members)
@@ -465,7 +465,7 @@ def _on_part(rule: Callable, needs_present: bool = True) -> Callable[[World, Sta
     return check
 
 
-# ----------------------------------------------------------------------------- slide (SEMANTICS §8)
+# ----------------------------------------------------------------------------- slide (SEMANTICS §9)
 # Every intermediate position must be collision-free against the present non-members: no gap between a
 # member and a non-member along the direction is below the distance (geometry/displacement.py).
 
@@ -562,7 +562,7 @@ def _unlocked(w: World, state: State, a: PoseMove, i: int) -> Slot:
 
 
 def _move_group(w: World, state: State, a: GroupMove) -> State:
-    """separate empties the members' slots; join fills them, at their offsets when it names any (§8)."""
+    """separate empties the members' slots; join fills them, at their offsets when it names any (§9)."""
     offsets = getattr(a, "offsets", ()) or (NO_OFFSET,) * len(a.part_ids)
     for x, o in zip(a.part_ids, offsets):
         j = w.slot_index(x)

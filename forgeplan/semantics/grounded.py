@@ -73,10 +73,10 @@ def plan_value(objective: str, actions: Sequence[Action], weight: int = DEFAULT_
 
 def check_canonical_target(task: Task) -> None:
     """Planners restore the canonical target: every slot present with its own part, seated, every lock engaged.
-    They ground the actions of SEMANTICS §1-§7 only: an assembly that needs partial moves (§8) is refused."""
+    They ground the actions of SEMANTICS §1-§7 only: an assembly that needs partial moves (§9) is refused."""
     world = task.world
     if world.partial:
-        raise InputError(f"assembly {task.assembly.assembly_id} needs partial moves (slides, SEMANTICS §8), which the "
+        raise InputError(f"assembly {task.assembly.assembly_id} needs partial moves (slides, SEMANTICS §9), which the "
                          "ASP encoding and the PDDL domain do not ground yet; `forgeplan task make --no-proof` gives a "
                          "valid plan from the repair search and `forgeplan verify` checks any plan",
                          field="assembly")
@@ -91,7 +91,7 @@ def check_canonical_target(task: Task) -> None:
 
 def action_space(asm: Assembly) -> dict:
     """The action kinds with their parameters, and per part which kinds apply (action_space.json's body).
-    `slide` and the optional offsets are listed only where partial moves are in play (SEMANTICS §8)."""
+    `slide` and the optional offsets are listed only where partial moves are in play (SEMANTICS §9)."""
     from ..geometry.partial import needs_partial_moves
 
     partial = needs_partial_moves(asm)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..model.actions import Action, GroupMove, Replace
+from ..model.actions import Action, GroupMove, Replace, Slide
 from ..model.state import State
 from .engine import World
 
@@ -18,7 +18,7 @@ from .engine import World
 OPERATIONS = ("Place", "Align", "Lock", "Recover", "Inspect", "Execute Subtask")
 OPERATION_OF = {
     "insert": "Place", "join": "Place",
-    "reset_pose": "Align", "rotate": "Align",
+    "reset_pose": "Align", "rotate": "Align", "slide": "Align",
     "rotate_to_lock": "Lock", "translate_rotate_to_lock": "Lock",
     "rotate_to_unlock": "Lock", "rotate_translate_to_unlock": "Lock",
     "remove": "Recover", "separate": "Recover", "replace": "Recover",
@@ -28,13 +28,14 @@ INSPECT_SUBGOAL = "assembly matches target"
 # subgoal kind -> the text pattern; {x} one part id, {g} a group "{A, B}" in catalog order
 _PATTERNS = {  # group kinds first: "{x} seated" would also match "subassembly {A, B} seated"
     "group_seated": "subassembly {g} seated", "group_removed": "subassembly {g} removed",
+    "group_slid": "subassembly {g} slid",
     "seated": "{x} seated", "removed": "{x} removed",
     "replaces": "{x} replaces {y}", "positioned": "{x} at target position",
     "oriented": "{x} at target orientation", "released": "lock {x} released", "engaged": "lock {x} engaged",
 }
 SUBGOAL_OF = {
     "insert": "seated", "remove": "removed", "join": "group_seated", "separate": "group_removed",
-    "replace": "replaces", "reset_pose": "positioned", "rotate": "oriented",
+    "replace": "replaces", "reset_pose": "positioned", "rotate": "oriented", "slide": "group_slid",
     "rotate_to_unlock": "released", "rotate_translate_to_unlock": "released",
     "rotate_to_lock": "engaged", "translate_rotate_to_lock": "engaged",
 }
@@ -63,7 +64,7 @@ def subgoal_text(kind: str, parts: tuple[str, ...]) -> str:
 def decision_of(action: Action) -> Decision:
     """The (o, P, g) of an action: replace(w, s) establishes "s replaces w"."""
     kind = SUBGOAL_OF[action.name]
-    if isinstance(action, GroupMove):
+    if isinstance(action, (GroupMove, Slide)):
         named = action.part_ids
     elif isinstance(action, Replace):
         named = (action.target_part_id, action.part_id)
@@ -110,6 +111,7 @@ _CHECKS = {
     "group_seated": lambda w, s, i, p: _present(s, i) and s.slots[i].occupant == p and not w.pose_off(i, s.slots[i]),
     "removed": lambda w, s, i, p: not _present(s, i),
     "group_removed": lambda w, s, i, p: not _present(s, i),
+    "group_slid": lambda w, s, i, p: _present(s, i) and s.slots[i].occupant == p,
     "replaces": lambda w, s, i, p: _present(s, i) and s.slots[i].occupant == w.ids[i],
     "positioned": lambda w, s, i, p: _present(s, i) and not w.pose_off(i, s.slots[i]),
     "oriented": lambda w, s, i, p: _present(s, i) and not w.rot_off(i, s.slots[i]),

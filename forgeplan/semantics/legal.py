@@ -71,7 +71,7 @@ def _leaving_groups(world: World, state: State) -> list[Action]:
 
 
 def partial_actions(world: World, state: State) -> list[Action]:
-    """Slides and insertions at an offset (SEMANTICS §8), only where partial moves are in play.
+    """Slides and insertions at an offset (SEMANTICS §9), only where partial moves are in play.
 
     Every group of present parts that can move along a direction (`geometry.partial.movable_groups`),
     by every distance it has room for up to the assembly's extent; every absent target part at every

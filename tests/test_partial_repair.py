@@ -105,3 +105,18 @@ def test_cli_task_make_verify_and_a_clear_refusal_to_prove(tmp_path, capsys):
     assert main(["verify", str(folder), str(out)]) == 0
     assert main(["solve", str(folder)]) == 2
     assert "needs partial moves" in capsys.readouterr().err
+
+
+def test_scoring_a_prediction_with_slides():
+    """The per-sample scores read slides and offsets (identity sequence, optimal identity) without error."""
+    from forgeplan.evaluation.samples import identity, is_optimal_identity
+    from forgeplan.model.actions import moved_parts as moved
+
+    asm = read_puzzle(burr("mj_burr6_puzzle3")).assembly
+    task = make_task(asm, [FaultSpec("missing_part", asm.part_ids[2])])
+    plan = repair_plan(task.world, task.actual, task.target)
+    ids = identity(plan)
+    assert ("slide", "+".join(plan[0].part_ids)) == ids[0]
+    cost = (len(moved(plan)), len(plan))
+    assert is_optimal_identity(task, plan, cost, "moved-parts,actions")
+    assert not is_optimal_identity(task, plan[:-1], (len(moved(plan[:-1])), len(plan) - 1), "moved-parts,actions")

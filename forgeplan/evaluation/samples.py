@@ -9,7 +9,8 @@ import math
 from dataclasses import dataclass
 
 from ..io.contract import ContractError, Output, parse_output
-from ..model.actions import Action, GroupMove, moved_parts
+from ..model.actions import Action, GroupMove, Insert, Slide, moved_parts
+from ..model.state import NO_OFFSET
 from ..semantics.engine import angle_diff
 from ..semantics.legal import slot_actions
 from ..semantics.task import Task
@@ -55,7 +56,7 @@ def identity(actions) -> list[tuple[str, str]]:
             group = a.get("part_ids")
             out.append((a["action"], "+".join(group) if group is not None else a.get("part_id") or a.get("wrong_part_id")))
         else:
-            out.append((a.name, "+".join(a.part_ids) if isinstance(a, GroupMove) else a.part_id))
+            out.append((a.name, "+".join(a.part_ids) if isinstance(a, (GroupMove, Slide)) else a.part_id))
     return out
 
 
@@ -266,8 +267,8 @@ def is_optimal_identity(task: Task, actions, ref_cost: tuple[int, ...], referenc
     state = task.actual
     for a in actions:
         cand: list[Action]
-        if isinstance(a, GroupMove):
-            cand = [a]
+        if isinstance(a, (GroupMove, Slide)) or (isinstance(a, Insert) and a.offset != NO_OFFSET):
+            cand = [a]   # a group, a slide's distance or an insertion's offset is part of what it does
         else:
             i = w._slot_of(a.part_id)
             if i is None:

@@ -214,17 +214,20 @@ def slot_rotations(world: World, actual: State, i: int) -> tuple[SlotRotations, 
     return SlotRotations(world, actual, i, seeds), unlocked
 
 
-def slot_universe(world: World, i: int, occupants: list[str], fix_params) -> list[Action]:
-    """Every single-part action on slot i any reachable state can offer (its target part or the spare in it)."""
+def slot_universe(world: World, actual: State, i: int) -> list[Action]:
+    """Every single-part action on slot i any state reachable from `actual` can offer: on its target part
+    and on the spare in it (ending with the spare's replacement), then the lock actions."""
     pid = world.ids[i]
+    s = actual.slots[i]
+    occupants = [pid] + ([s.occupant] if s.present and s.occupant is not None and s.occupant != pid else [])
+    turns = dict.fromkeys((ax, ang) for _, ax, ang, _ in slot_rotations(world, actual, i)[0].fixes)
     actions: list[Action] = [Insert(pid)]
     for x in occupants:
-        actions += [Remove(x), ResetPose(x)]
-        actions += [Rotate(x, ax, ang) for ax, ang in fix_params]
+        actions += [Remove(x), ResetPose(x), *(Rotate(x, ax, ang) for ax, ang in turns)]
+        if x != pid:
+            actions.append(Replace(x, pid))
     if world.lock[i] is not None:
         actions += [lock_action(world, i, locking=False), lock_action(world, i, locking=True)]
-    if len(occupants) > 1:
-        actions.append(Replace(occupants[1], pid))
     return actions
 
 
@@ -259,11 +262,8 @@ def action_universe(task: Task) -> list[Action]:
     """
     world, actual = task.world, task.actual
     actions: list[Action] = []
-    for i, pid in enumerate(world.ids):
-        s = actual.slots[i]
-        fixes = slot_rotations(world, actual, i)[0].fixes
-        occupants = [pid] + ([s.occupant] if s.present and s.occupant != pid else [])  # type: ignore[list-item]
-        actions += slot_universe(world, i, occupants, list(dict.fromkeys((ax, ang) for _, ax, ang, _ in fixes)))
+    for i in range(len(world.ids)):
+        actions += slot_universe(world, actual, i)
     if world.needs_groups:
         actions += group_universe(world, actual)
     ranks = part_ranks(world)

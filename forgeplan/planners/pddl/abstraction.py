@@ -1,8 +1,9 @@
 """The symbolic abstraction of a task: slot fluents, the initial state, the goal and the grounded steps.
 
-Every number-dependent fact (which rotations are off modulo symmetry, which turn repairs them, whether
-a coupled lock's unlocked pose is off) is decided here with the engine's own functions; the steps are
-the grounded action set (forgeplan.semantics.grounded) over every state the abstraction can reach.
+Every number-dependent fact (which rotations are off modulo symmetry, whether a coupled lock's unlocked
+pose is off) is decided here with the engine's own functions. The steps render the grounded task
+(forgeplan.semantics.grounded): its single-part action universe (`slot_universe`, with the repairing
+turns of `slot_rotations`) and its candidate groups, each action with its literals over the slot fluents.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from typing import Sequence
 
 from ...model.actions import Action, Insert, Join, Remove, Replace, ResetPose, Rotate, Separate
 from ...model.state import Slot, State
-from ...semantics.engine import World
-from ...semantics.grounded import (check_canonical_target, group_blockers, group_names, lock_action, removal_paths,
-                                   rotation_fix)
+from ...semantics.engine import LOCK_ACTIONS, World
+from ...semantics.grounded import (check_canonical_target, group_blockers, group_names, removal_paths, slot_rotations,
+                                   slot_universe)
 from ...semantics.task import Task
 from .groups import GroupCandidates, candidate_groups
 
@@ -62,113 +63,119 @@ def abstraction(task: Task, every_direction: bool = False) -> Abstraction:
     check_canonical_target(task)
     world = task.world
     ab = Abstraction(world)
-    ids = world.ids
-    for i, pid in enumerate(ids):
-        s = task.actual.slots[i]
-        ab.fluents.add(("present", pid))
-        ab.fluents.update({("pose_off", pid), ("rot_off", pid)})
-        if world.lock[i] is not None:
-            ab.fluents.add(("locked", pid))
-            ab.goal.append(("locked", pid, True))
-        if s.present:
-            ab.init.add(("present", pid, True))
-            if s.occupant != pid:
-                ab.spare_in[pid] = s.occupant  # type: ignore[assignment]
-                ab.fluents.add(("wrong", pid))
-                ab.init.add(("wrong", pid, True))
-            if world.pose_off(i, s):
-                ab.init.add(("pose_off", pid, True))
-            if world.rot_off(i, s):
-                ab.init.add(("rot_off", pid, True))
-                fix = rotation_fix(world, i, s.rotation)
-                if fix is not None:
-                    ab.turn_fix[pid] = _checked_fix(world, i, s, fix)
-            if s.locked:
-                ab.init.add(("locked", pid, True))
-        lock = world.lock[i]
-        if lock is not None and lock.kind == "coupled":
-            up = world.unlocked[i]
-            after = Slot(True, pid, up.position, up.rotation, 0.0, False)
-            if world.pose_off(i, after):
-                ab.unlock_pose_off.add(pid)
-            if world.rot_off(i, after):
-                ab.unlock_rot_off.add(pid)
-                ab.fluents.add(("unlock_turned", pid))
-                fix = rotation_fix(world, i, up.rotation)
-                if fix is not None:
-                    ab.unlock_fix[pid] = _checked_fix(world, i, after, fix)
+    for i, pid in enumerate(world.ids):
+        _slot_facts(ab, task.actual, i)
         ab.goal += [("present", pid, True), ("pose_off", pid, False), ("rot_off", pid, False)]
         if ("wrong", pid) in ab.fluents:
             ab.goal.append(("wrong", pid, False))
-    paths = {pid: removal_paths(world, i) for i, pid in enumerate(ids)}
-    for i, pid in enumerate(ids):
-        ab.steps += _slot_steps(ab, i, paths[pid])
+    for i in range(len(world.ids)):
+        ab.steps += _slot_steps(ab, i, slot_universe(world, task.actual, i))
     if world.needs_groups:
         ab.groups = candidate_groups(world)
         ab.steps += _group_steps(ab, ab.groups.groups if every_direction else ab.groups.moves)
     return ab
 
 
-def _checked_fix(world: World, i: int, slot: Slot, fix: tuple[str, float]) -> tuple[str, float]:
-    """The repairing turn, checked with the engine to clear rot_off (the abstraction relies on it)."""
-    turned = world.apply(State([slot if j == i else world.target_slot(j) for j in range(len(world.ids))]),
-                         Rotate(slot.occupant, *fix))  # type: ignore[arg-type]
-    if world.rot_off(i, turned.slots[i]):
-        raise AssertionError(f"rotation fix {fix} does not restore {world.ids[i]}")
-    return fix
+def _slot_facts(ab: Abstraction, actual: State, i: int) -> None:
+    """Slot i's fluents, its initial values, and the repairing turns of its actual rotation and of a
+    coupled lock's unlocked rotation (the grounded task's `slot_rotations`)."""
+    world = ab.world
+    pid, s, lock = world.ids[i], actual.slots[i], world.lock[i]
+    fixes = {r: (ax, ang) for r, ax, ang, _ in slot_rotations(world, actual, i)[0].fixes}
+    ab.fluents.update({("present", pid), ("pose_off", pid), ("rot_off", pid)})
+    if lock is not None:
+        ab.fluents.add(("locked", pid))
+        ab.goal.append(("locked", pid, True))
+    if s.present:
+        ab.init.add(("present", pid, True))
+        if s.occupant != pid:
+            ab.spare_in[pid] = s.occupant  # type: ignore[assignment]
+            ab.fluents.add(("wrong", pid))
+            ab.init.add(("wrong", pid, True))
+        if world.pose_off(i, s):
+            ab.init.add(("pose_off", pid, True))
+        if world.rot_off(i, s):
+            ab.init.add(("rot_off", pid, True))
+            if s.rotation in fixes:
+                ab.turn_fix[pid] = fixes[s.rotation]
+        if s.locked:
+            ab.init.add(("locked", pid, True))
+    up = world.unlocked[i]
+    if lock is not None and lock.kind == "coupled" and up is not None:
+        after = Slot(True, pid, up.position, up.rotation, 0.0, False)
+        if world.pose_off(i, after):
+            ab.unlock_pose_off.add(pid)
+        if world.rot_off(i, after):
+            ab.unlock_rot_off.add(pid)
+            ab.fluents.add(("unlock_turned", pid))
+            if up.rotation in fixes:
+                ab.unlock_fix[pid] = fixes[up.rotation]
 
 
-def _slot_steps(ab: Abstraction, i: int, paths) -> list[GroundStep]:
-    """The grounded actions on slot i over every state reachable in the abstraction (grounding.slot_actions)."""
+def _slot_steps(ab: Abstraction, i: int, actions: list[Action]) -> list[GroundStep]:
+    """The symbolic form of the grounded actions on slot i (`grounded.slot_universe`), in their order.
+
+    A turn gets one step per rotation the abstraction can reach that it repairs: the actual occupant's
+    rotation, and a coupled lock's unlocked rotation; a turn that repairs neither gets none.
+    """
     world = ab.world
     pid = world.ids[i]
-    lock = world.lock[i]
-    has = lambda f: (f, pid) in ab.fluents  # noqa: E731
-    holders = [world.ids[j] for j in world.holders[i]]
-    not_held = tuple(("locked", h, False) for h in holders)
-    reset_all = _reset_all(ab, pid)
-    steps = [GroundStep(Insert(pid),
-                  (("present", pid, False), *(("present", q, True) for q in world.parts[i].supports), *not_held),
-                  (("present", pid, True), *reset_all), paths)]
-    clear = ((("locked", pid, False),) if lock is not None else ()) + not_held
-    occupants = [(pid, (("present", pid, True),) + ((("wrong", pid, False),) if has("wrong") else ()))]
-    if pid in ab.spare_in:
-        occupants.append((ab.spare_in[pid], (("wrong", pid, True),)))
-    for x, here in occupants:
-        pre = here + clear
-        steps.append(GroundStep(Remove(x), pre, (("present", pid, False), *reset_all), paths))
-        steps.append(GroundStep(ResetPose(x), pre, (("pose_off", pid, False),), paths))
-        actual_is_x = (ab.spare_in.get(pid, pid) == x)
-        rot_done = (("rot_off", pid, False),) + ((("unlock_turned", pid, False),) if has("unlock_turned") else ())
-        if actual_is_x and pid in ab.turn_fix:
-            ax, ang = ab.turn_fix[pid]
-            src = (("unlock_turned", pid, False),) if has("unlock_turned") else ()
-            steps.append(GroundStep(Rotate(x, ax, ang), pre + (("rot_off", pid, True),) + src, rot_done, paths))
-        if x == pid and pid in ab.unlock_fix:
-            ax, ang = ab.unlock_fix[pid]
-            steps.append(GroundStep(Rotate(x, ax, ang),
-                              pre + (("rot_off", pid, True), ("unlock_turned", pid, True)), rot_done, paths))
-        if x != pid:
-            steps.append(GroundStep(Replace(x, pid), pre,
-                              (("wrong", pid, False), ("pose_off", pid, False), ("rot_off", pid, False)), paths))
-    if lock is not None:
-        here = (("present", pid, True),)
-        restored = tuple(lit for j in world.holds[i] for lit in _restored(ab, world.ids[j]))
-        if lock.kind == "rotate":
-            steps.append(GroundStep(lock_action(world, i, locking=False),
-                              here + (("locked", pid, True),), (("locked", pid, False),)))
-            steps.append(GroundStep(lock_action(world, i, locking=True),
-                              here + (("locked", pid, False), ("pose_off", pid, False), ("rot_off", pid, False)) + restored,
-                              (("locked", pid, True),)))
+    paths = removal_paths(world, i)
+    not_held = tuple(("locked", world.ids[h], False) for h in world.holders[i])
+    steps = []
+    for a in actions:
+        if isinstance(a, Insert):
+            steps.append(GroundStep(a, (("present", pid, False), *(("present", q, True) for q in world.parts[i].supports),
+                                        *not_held), (("present", pid, True), *_reset_all(ab, pid)), paths))
+        elif a.name in LOCK_ACTIONS:
+            steps.append(_lock_step(ab, i, a, *LOCK_ACTIONS[a.name]))
         else:
-            eff = (("locked", pid, False), ("pose_off", pid, pid in ab.unlock_pose_off),
-                   ("rot_off", pid, pid in ab.unlock_rot_off)) + ((("unlock_turned", pid, True),) if has("unlock_turned") else ())
-            steps.append(GroundStep(lock_action(world, i, locking=False),
-                              here + (("locked", pid, True),), eff))
-            steps.append(GroundStep(lock_action(world, i, locking=True),
-                              here + (("locked", pid, False),) + restored,
-                              (("locked", pid, True), *rot_done, ("pose_off", pid, False))))
+            clear = ((("locked", pid, False),) if world.lock[i] is not None else ()) + not_held
+            steps += [GroundStep(a, pre, eff, paths) for pre, eff in _occupant_literals(ab, pid, a, clear)]
     return steps
+
+
+def _occupant_literals(ab: Abstraction, pid: str, a: Action, clear: tuple[Literal, ...]):
+    """[(pre, eff)] of remove, reset_pose, rotate or replace on slot `pid`'s occupant; `clear`: the
+    preconditions that nothing holds it (its own lock and its holders disengaged)."""
+    x = a.touched[0]
+    has = lambda f: (f, pid) in ab.fluents  # noqa: E731
+    here = ((("present", pid, True),) + ((("wrong", pid, False),) if has("wrong") else ()) if x == pid
+            else (("wrong", pid, True),)) + clear
+    if isinstance(a, Remove):
+        return [(here, (("present", pid, False), *_reset_all(ab, pid)))]
+    if isinstance(a, ResetPose):
+        return [(here, (("pose_off", pid, False),))]
+    if isinstance(a, Replace):
+        return [(here, (("wrong", pid, False), ("pose_off", pid, False), ("rot_off", pid, False)))]
+    assert isinstance(a, Rotate)
+    turned = (("unlock_turned", pid, False),) if has("unlock_turned") else ()
+    done = (("rot_off", pid, False),) + turned
+    out = []
+    if ab.spare_in.get(pid, pid) == x and ab.turn_fix.get(pid) == (a.axis, a.angle_deg):
+        out.append((here + (("rot_off", pid, True),) + turned, done))
+    if x == pid and ab.unlock_fix.get(pid) == (a.axis, a.angle_deg):
+        out.append((here + (("rot_off", pid, True), ("unlock_turned", pid, True)), done))
+    return out
+
+
+def _lock_step(ab: Abstraction, i: int, a: Action, kind: str, locking: bool) -> GroundStep:
+    """A lock's unlock or lock action: a rotate lock only flips `locked`; a coupled lock's unlock moves
+    the part to its unlocked pose, and its lock needs the parts it holds restored and restores the part."""
+    pid = ab.world.ids[i]
+    here = (("present", pid, True),)
+    restored = tuple(lit for j in ab.world.holds[i] for lit in _restored(ab, ab.world.ids[j]))
+    turned = (("unlock_turned", pid, True),) if ("unlock_turned", pid) in ab.fluents else ()
+    if not locking:
+        eff = ((("locked", pid, False),) if kind == "rotate" else
+               (("locked", pid, False), ("pose_off", pid, pid in ab.unlock_pose_off),
+                ("rot_off", pid, pid in ab.unlock_rot_off)) + turned)
+        return GroundStep(a, here + (("locked", pid, True),), eff)
+    if kind == "rotate":
+        return GroundStep(a, here + (("locked", pid, False), ("pose_off", pid, False), ("rot_off", pid, False)) + restored,
+                          (("locked", pid, True),))
+    done = (("rot_off", pid, False),) + tuple((f, p, False) for f, p, _ in turned)
+    return GroundStep(a, here + (("locked", pid, False),) + restored, (("locked", pid, True), *done, ("pose_off", pid, False)))
 
 
 def _reset_all(ab: Abstraction, pid: str) -> tuple[Literal, ...]:

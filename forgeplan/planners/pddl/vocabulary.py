@@ -23,7 +23,7 @@ class Vocabulary:
         self.static = {
             "spare_in": Fluent("spare_in", b, x=self.part, s=s),
             "supports": Fluent("supports", b, q=s, p=s),
-            "holds": Fluent("holds", b, l=s, p=s),
+            "holds": Fluent("holds", b, l=s, p=s),   # lock l holds part p: ASP's lock_holds/2, not its holds/2
             "blocks": Fluent("blocks", b, b=s, p=s, d=self.direction),
             "removal_dir": Fluent("removal_dir", b, p=s, d=self.direction),
             "turn_fix": Fluent("turn_fix", b, s=s, a=self.axis, n=self.angle),

@@ -19,6 +19,12 @@ closure of each of its members, and that closure is itself a valid moving group.
 
 Parts are handled internally as bitmasks over the catalog order; results are memoised per set.
 One module (about 400 lines) because the verdict, the search and the replay share the compiled bitmask form.
+
+Some of the public functions serve the tests only, as oracles for the search: `blocking_closure` and
+`is_movable` (single closure and movability queries on the same compiled form the search uses, which
+tests could reach only through private helpers), `replay_separations` (an independent check of any
+separation plan, such as the reference disassemblies that come with imported burr puzzles),
+`assembly_steps` and `is_level1` (the verdict in the terms the burr literature uses).
 """
 
 from __future__ import annotations

@@ -60,7 +60,7 @@ def _asp_closure(task) -> list[str]:
     return sorted(a.symbol.arguments[0].string for a in ctl.symbolic_atoms.by_signature("closure", 1))
 
 
-@pytest.mark.parametrize("name,task", CASES[::3], ids=[n for n, _ in CASES[::3]])
+@pytest.mark.parametrize("name,task", lane(CASES[::3], every=4))
 def test_asp_closure_equals_python_closure(name, task):
     world = task.world
     py = dependency_closure(world, task.actual, faulty_slots(world, task.actual, task.target))
@@ -231,6 +231,7 @@ def test_objectives_and_all_optimal_on_a_wrong_part():
     assert json.loads(json.dumps(default.to_json()))["n_optimal"] == default.n_optimal
 
 
+@pytest.mark.slow
 def test_reference_output_passes_the_verifier():
     for name, task in CASES[1::15]:
         out = reference_output(task, solve_task(task))

@@ -43,8 +43,8 @@ def test_four_level1_burrs_need_group_moves():
     assert len(LEVEL1) == 7 and len(group_burrs()) == 4
 
 
-@pytest.mark.parametrize("name", LEVEL1)
-@pytest.mark.parametrize("fault", FAULTS)
+@pytest.mark.parametrize("name, fault", [pytest.param(n, f, id=f"{f}-{n}", marks=() if k == 0 else pytest.mark.slow)
+                                         for k, n in enumerate(LEVEL1) for f in FAULTS])
 def test_inner_faults_in_level1_burrs_get_proved_optimal_plans(name, fault):
     task = burr_task(name, fault)
     assert task is not None
@@ -95,7 +95,7 @@ def brute_optimum(task) -> tuple[int, int]:
     raise AssertionError("no plan")
 
 
-@pytest.mark.parametrize("fault", FAULTS)
+@pytest.mark.parametrize("fault", [FAULTS[0], *(pytest.param(f, marks=pytest.mark.slow) for f in FAULTS[1:])])
 def test_brute_force_agrees_on_small_group_move_burrs(fault):
     for name in group_burrs()[:2]:
         task = burr_task(name, fault)
@@ -104,8 +104,8 @@ def test_brute_force_agrees_on_small_group_move_burrs(fault):
         assert (r.moved_parts, r.actions) == brute_optimum(task), name
 
 
-@pytest.mark.parametrize("seed", range(3))
-@pytest.mark.parametrize("fault", FAULTS)
+@pytest.mark.parametrize("fault, seed", [pytest.param(f, s, id=f"{f}-{s}", marks=() if s == 0 else pytest.mark.slow)
+                                         for f in FAULTS for s in range(3)])
 def test_checker_legality_equals_engine_with_group_moves(fault, seed):
     """Random walks over the grounded actions (group moves included): the ASP plan checker finds the
     engine's first failing step and reason code, and nothing on a legal walk."""
@@ -134,7 +134,8 @@ def test_checker_legality_equals_engine_with_group_moves(fault, seed):
 MECHANISED = [(["wrong_part"], 1), (["wrong_part", "misplacement"], 2), (["missing_part"], 2)]
 
 
-@pytest.mark.parametrize("faults,seed", MECHANISED, ids=["+".join(f) for f, _ in MECHANISED])
+@pytest.mark.parametrize("faults,seed", [pytest.param(f, s, id="+".join(f), marks=() if f == ["missing_part"] else pytest.mark.slow)
+                                         for f, s in MECHANISED])
 def test_group_moves_meet_spares_locks_and_supports(faults, seed):
     """The mechanised burr of tests/test_pddl_groups.py (a rotate lock, a support, a wrong stick for the
     core piece): clingo's optimum equals the brute force's, and Fast Downward's where a spare is involved."""
@@ -150,8 +151,10 @@ def test_group_moves_meet_spares_locks_and_supports(faults, seed):
         assert compare_task(task, time_limit=120).verdict == "agree"
 
 
-@pytest.mark.parametrize("aid", ["burr_6_split", "burr_6_pairs"])
-@pytest.mark.parametrize("fault", ["missing_part", "wrong_orientation", "misplacement", "wrong_part"])
+@pytest.mark.parametrize("aid, fault", [pytest.param(a, f, id=f"{f}-{a}", marks=() if (a, f) == ("burr_6_pairs", "missing_part")
+                                                      else pytest.mark.slow)
+                                         for a in ("burr_6_split", "burr_6_pairs")
+                                         for f in ("missing_part", "wrong_orientation", "misplacement", "wrong_part")])
 def test_dropping_outranked_directions_keeps_the_reference(aid, fault):
     """The planner skips group moves whose direction is dominated (closure.lp); enumerating every optimal
     plan keeps them. Both must prove the same optimum and pick the same tie-break reference."""

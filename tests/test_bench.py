@@ -3,6 +3,8 @@
 import filecmp
 import json
 
+import pytest
+
 from conftest import SMALL_BENCH_ASSEMBLIES, SMALL_BENCH_TASKS
 from forgeplan.bench.composition import PROTOCOL, composition_counts, plan_composition, split_assemblies
 from forgeplan.bench.store import build_bench, load_manifest
@@ -85,6 +87,7 @@ def test_counterfactual_pairs_differ_only_in_the_faulty_part(small_bench):
         assert differ == faulty
 
 
+@pytest.mark.slow
 def test_same_seed_gives_byte_identical_output_whatever_the_jobs(small_bench, tmp_path):
     other = tmp_path / "b1"
     build_bench(other, tasks=SMALL_BENCH_TASKS, seed=42, jobs=1, assemblies=SMALL_BENCH_ASSEMBLIES)

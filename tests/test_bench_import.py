@@ -90,6 +90,7 @@ def test_stats_and_export_include_the_imported_tasks(mixed_bench, tmp_path, caps
     assert len(rows) == TASKS and any(r["sample_id"].startswith(BURRS[1]) for r in rows)
 
 
+@pytest.mark.slow
 def test_same_bytes_whatever_the_jobs_and_the_order_of_assemblies(mixed_bench, burr_files, tmp_path):
     other = tmp_path / "b1"
     assert build(other, list(burr_files.values())[::-1] + BUILTINS[::-1], jobs=1) == 0

@@ -148,7 +148,7 @@ def _mistakes(task):
 ENUMERABLE = 6   # closure size up to which the optimal plan sets are compared (beyond: 10^5 plans)
 
 
-@pytest.mark.parametrize("name,task", lane(TASKS, every=4))
+@pytest.mark.parametrize("name,task", lane(TASKS))
 def test_optimum_and_optimal_plans_match_brute_force(name, task):
     world = task.world
     small = len(dependency_closure(world, task.actual, faulty_slots(world, task.actual, task.target))) <= ENUMERABLE
@@ -170,7 +170,7 @@ def test_optimum_and_optimal_plans_match_brute_force(name, task):
 ACTION_TASKS = [t for t in TASKS[::5] if "bayonet" not in t[0]]  # bayonet bases: 10^5 shortest plans
 
 
-@pytest.mark.parametrize("name,task", ACTION_TASKS, ids=[n for n, _ in ACTION_TASKS])
+@pytest.mark.parametrize("name,task", lane(ACTION_TASKS, every=4))
 def test_actions_objective_matches_brute_force(name, task):
     res = solve_task(task, objective="actions", all_optimal=True, max_plans=10_000)
     assert res.status is Status.OPTIMAL

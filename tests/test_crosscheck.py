@@ -58,6 +58,7 @@ def test_scaling_chain_agrees_with_the_closed_form():
     assert (c.fd.moved_parts, c.fd.actions) == (5, 9)  # missing bottom bar under 4: J = depth + 1, c = 2 depth + 1
 
 
+@pytest.mark.slow
 def test_an_imported_burr_that_needs_group_moves_agrees(tmp_path, capsys):
     """Both planners prove the same optimum with group moves on a real level-1 burr (command path)."""
     _, task = fault_task(import_puzzle(burr("mj_burr6_puzzle4")), "missing_part")

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cases import all_cases
+from cases import all_cases, lane
 from forgeplan.cli import main
 from forgeplan.io.contract import parse_output
 from forgeplan.io.task_files import write_json, write_task
@@ -51,7 +51,7 @@ def generic():
 
 # ----------------------------------------------------------------------------- grammar vs references
 
-@pytest.mark.parametrize("name,task", CASES, ids=IDS)
+@pytest.mark.parametrize("name,task", lane(CASES, every=4))
 def test_reference_parses_under_its_task_grammar(name, task, generic):
     text = reference_text(task)
     assert task_dfa(task).dfa.accepts(text.encode("utf-8"))

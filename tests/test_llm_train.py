@@ -140,6 +140,7 @@ def test_training_lowers_the_completion_loss(tiny, bench, tmp_path, capsys):
     assert after < before - 0.05, (before, after)
 
 
+@pytest.mark.slow
 def test_unknown_or_cli_owned_config_keys_are_errors(tiny, bench, tmp_path, capsys):
     for extra, named in (("learning_rat = 1e-4", "trainer.learning_rat"), ("output_dir = 'x'", "trainer.output_dir")):
         assert train_cli(tiny, bench, tmp_path / "o", small_config(tmp_path, extra=extra)) == 2
@@ -154,6 +155,7 @@ def test_unknown_or_cli_owned_config_keys_are_errors(tiny, bench, tmp_path, caps
     assert "optimizer" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the refusal on a machine without CUDA")
 def test_gpu_only_options_refuse_clearly_on_cpu(tiny, bench, tmp_path, capsys):
     assert train_cli(tiny, bench, tmp_path / "o", small_config(tmp_path), "--load-in-4bit") == 2
@@ -175,6 +177,7 @@ def test_forge_recipe_maps_one_to_one_onto_trainer_and_lora(tmp_path):
     assert (lora.r, lora.lora_alpha, lora.lora_dropout, lora.target_modules) == (8, 32, 0.05, "all-linear")
 
 
+@pytest.mark.slow
 def test_bf16_and_gradient_checkpointing_train_on_cpu_with_tensorboard(tiny, bench, tmp_path, capsys):
     """The GPU recipe's switches (bf16 autocast, gradient checkpointing, TensorBoard) on the CPU path."""
     extra = "bf16 = true\nactivation_checkpointing = true\nsave_strategy = \"no\""
@@ -186,6 +189,7 @@ def test_bf16_and_gradient_checkpointing_train_on_cpu_with_tensorboard(tiny, ben
     assert list(out.rglob("events.out.tfevents.*")), "no TensorBoard event file"
 
 
+@pytest.mark.slow
 def test_merge_adapter_loads_with_from_pretrained(tiny, bench, tmp_path, capsys):
     from peft import PeftModel
     from transformers import AutoModelForCausalLM
@@ -231,6 +235,7 @@ def test_messages_export_keeps_the_older_rows(bench, tmp_path):
     assert row["messages"] == build_prompt(task) and row["target"] == target_text(ref)
 
 
+@pytest.mark.slow
 def test_plain_trl_trains_from_the_exported_file(tiny, bench, tmp_path):
     """The README's recipe: the exported JSONL straight into trl.SFTTrainer, no forgeplan code."""
     from datasets import load_dataset

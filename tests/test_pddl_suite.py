@@ -51,7 +51,7 @@ def replays(task, plan) -> bool:
     return replay.failure is None and task.world.equivalent(replay.final, task.target)
 
 
-@pytest.mark.parametrize("name", ["fixture", *CASE_NAMES])
+@pytest.mark.parametrize("name", ["fixture", *(pytest.param(n, marks=pytest.mark.slow) for n in CASE_NAMES)])
 def test_pyperplan_solves_the_strips_profile_optimally(name):
     task = task_of(name)
     res = plan_external(task, "pyperplan", time_limit=120)
@@ -60,7 +60,7 @@ def test_pyperplan_solves_the_strips_profile_optimally(name):
     assert res.cost == len(res.plan) == clingo_optimum(name, "actions")
 
 
-@pytest.mark.parametrize("name", ["fixture", *CASE_NAMES])
+@pytest.mark.parametrize("name", ["fixture", *(pytest.param(n, marks=pytest.mark.slow) for n in CASE_NAMES)])
 def test_fast_downward_lmcut_solves_strips_costs_at_the_certified_cost(name):
     task = task_of(name)
     res = plan_external(task, "fd", profile="strips-costs", config="astar(lmcut())", time_limit=120)
@@ -82,6 +82,7 @@ def test_full_profile_configurations(grounded, config, solved):
     assert res.cost == clingo_optimum(name, "moved-parts,actions")
 
 
+@pytest.mark.slow
 def test_strips_profiles_use_only_strips_requirements(tmp_path):
     """The written files, read back by UP's PDDL reader: no negative conditions; `strips` has no costs at all."""
     from unified_planning.io import PDDLReader
@@ -141,6 +142,7 @@ def suite(tiny_bench, tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_suite_layout_and_costs_from_the_references(suite, tiny_bench):
     rows = list(csv.DictReader((suite / "costs.csv").open(encoding="utf-8")))
     assert [r["problem"] for r in rows] == ["p01", "p02", "p03", "p04", "p05"]
@@ -155,6 +157,7 @@ def test_suite_layout_and_costs_from_the_references(suite, tiny_bench):
     assert "costs.csv" in (suite / "README.md").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_suite_costs_agree_with_the_planners_on_the_files(suite, tiny_bench):
     """Fast Downward on strips-costs and pyperplan on strips, run on the suite's own files; every plan
     imports back through its profile and restores the task in the engine."""
@@ -172,6 +175,7 @@ def test_suite_costs_agree_with_the_planners_on_the_files(suite, tiny_bench):
                 assert f"cost = {r['cost']} (general cost)" in text
 
 
+@pytest.mark.slow
 def test_suite_export_is_deterministic_and_refuses_a_used_folder(suite, tiny_bench, tmp_path):
     again = tmp_path / "again"
     export_pddl_suite(tiny_bench, again)
@@ -181,6 +185,7 @@ def test_suite_export_is_deterministic_and_refuses_a_used_folder(suite, tiny_ben
     assert main(["bench", "export", str(tiny_bench), "--format", "pddl", "--out", str(again)]) == 2
 
 
+@pytest.mark.slow
 def test_perf_pddl_suite_counts_solved_and_agreeing_problems(suite, capsys, tmp_path):
     assert main(["perf", "pddl-suite", str(suite), "--limit", "2", "--configs", "fd-lmcut-strips-costs", "fd-lmcut-lifted"]) == 0
     out = json.loads(capsys.readouterr().out)["configs"]

@@ -7,6 +7,7 @@ import pytest
 from forgeplan.cli import main
 
 
+@pytest.mark.slow
 def test_perf_solve_reports_group_move_burrs_apart(capsys):
     assert main(["perf", "solve", "--runs", "1", "--seeds", "1", "--no-grid",
                  "--assemblies", "burr_6_pairs", "jigsaw_panel"]) == 0
@@ -52,6 +53,7 @@ def test_perf_pddl_groups_covers_the_built_in_group_burrs(capsys, tmp_path):
         assert all(0 < row["group_moves_exported"][d] <= row["candidate_groups"][d] for d in row["candidate_groups"])
 
 
+@pytest.mark.slow
 def test_perf_fuzz_counts_cases_per_entry_point_and_finds_no_crash(capsys, small_bench):
     from forgeplan.fuzzing import ENTRY_POINTS
 

@@ -62,6 +62,7 @@ def test_random_tasks_are_proved_at_the_brute_force_optimum_deep(seed, shape):
     _check_against_brute_force(seed, shape)
 
 
+@pytest.mark.slow
 @FAST
 @given(seed=SEEDS, shape=shapes(max_parts=5))
 def test_random_tasks_pick_the_tie_break_plan(seed, shape):
@@ -83,6 +84,7 @@ def _query(task, horizon: int, cap: int) -> bool:
 
 
 @FAST
+@pytest.mark.slow
 @given(seed=SEEDS, shape=shapes(max_parts=6))
 def test_completeness_query_keeps_the_prefixes_of_a_shortest_plan(seed, shape):
     """The proof's premise: if a plan touching <= K parts exists, the query finds a path of every
@@ -93,6 +95,7 @@ def test_completeness_query_keeps_the_prefixes_of_a_shortest_plan(seed, shape):
         assert _query(task, h, j), (task.sample_id, h, j)
 
 
+@pytest.mark.slow
 def test_completeness_query_alone_proves_random_optima(monkeypatch):
     """With the relaxation made uninformative, the loop-free proof still lands on the brute-force optimum."""
     real = asp._Planner.lower_bound
@@ -131,7 +134,7 @@ def test_a_loose_relaxation_case_is_proved_by_supports():
     assert brute_optimum(task, "moved-parts,actions") == (6, 9)
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", [*range(2), *(pytest.param(s, marks=pytest.mark.slow) for s in range(2, 6))])
 def test_fast_downward_agrees_on_random_tasks(seed):
     task = random_task(seed, Shape(5, 0.5, 0.5, seed % 3, seed % 2 == 0, 1 + seed % 3))
     c = compare_task(task, time_limit=120)

@@ -8,6 +8,7 @@ as long as no cycle forms. ARCHITECTURE.md explains the layers.
 from __future__ import annotations
 
 import ast
+from functools import lru_cache
 from pathlib import Path
 
 import forgeplan
@@ -35,6 +36,7 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+@lru_cache(maxsize=None)   # parsed once per session; the tests only read it
 def modules() -> dict[str, tuple[ast.AST, bool]]:
     return {module_name(p): (ast.parse(p.read_text(encoding="utf-8")), p.name == "__init__.py")
             for p in sorted(ROOT.rglob("*.py"))}
@@ -63,6 +65,7 @@ def layer(mod: str) -> int | None:
     return LAYERS.get(parts[1]) if len(parts) > 1 else None
 
 
+@lru_cache(maxsize=None)
 def graph() -> dict[str, set[str]]:
     mods = modules()
     known = set(mods)

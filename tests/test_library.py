@@ -167,6 +167,7 @@ def test_visibility_sees_an_enclosed_core_only_when_exploded():
     assert visible_parts(apart, 25.0, 45.0) == {"Shell", "Core"}
 
 
+@pytest.mark.slow
 def test_show_draws_an_interlocked_puzzle(tmp_path, capsys):
     burr = tmp_path / "level6.json"
     assert main(["import", "--example", "mj_burr6_puzzle3", "--out", str(burr)]) == 1

@@ -51,6 +51,7 @@ def wheel(tmp_path_factory) -> Path:
     return whl
 
 
+@pytest.mark.slow
 def test_wheel_carries_the_resource_directories(wheel):
     with zipfile.ZipFile(wheel) as zf:
         names = set(zf.namelist())
@@ -63,6 +64,7 @@ def test_wheel_carries_the_resource_directories(wheel):
                 assert zf.read(member) == data, f"{member} differs from {name}/{rel}"
 
 
+@pytest.mark.slow
 def test_wheel_carries_every_module(wheel):
     """pyproject.toml lists the packages explicitly: a new subpackage must be added there."""
     with zipfile.ZipFile(wheel) as zf:
@@ -113,6 +115,7 @@ def test_resource_functions_return_existing_directories():
     assert (resources.models_dir() / "tiny-cpu.toml").is_file()
 
 
+@pytest.mark.slow
 def test_wheel_carries_the_example_puzzles_with_their_licence(wheel):
     with zipfile.ZipFile(wheel) as zf:
         names = set(zf.namelist())

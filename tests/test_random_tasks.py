@@ -50,6 +50,7 @@ def _check_against_brute_force(seed: int, shape: Shape) -> None:
 
 
 @FAST
+@pytest.mark.slow
 @given(seed=SEEDS, shape=shapes())
 def test_random_tasks_are_proved_at_the_brute_force_optimum(seed, shape):
     _check_against_brute_force(seed, shape)

@@ -8,15 +8,14 @@ turns of `slot_rotations`) and its candidate groups, each action with its litera
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from ...model.actions import Action, Insert, Join, Remove, Replace, ResetPose, Rotate, Separate
+from ...model.actions import Action, GroupMove, Insert, Remove, Replace, ResetPose, Rotate
 from ...model.state import Slot, State
 from ...semantics.engine import LOCK_ACTIONS, World
-from ...semantics.grounded import (check_canonical_target, group_blockers, group_names, removal_paths, slot_rotations,
-                                   slot_universe)
+from ...semantics.grounded import (check_canonical_target, group_blockers, group_names, group_universe, removal_paths,
+                                   slot_rotations, slot_universe)
 from ...semantics.task import Task
 from .groups import GroupCandidates, candidate_groups
 
@@ -72,7 +71,7 @@ def abstraction(task: Task, every_direction: bool = False) -> Abstraction:
         ab.steps += _slot_steps(ab, i, slot_universe(world, task.actual, i))
     if world.needs_groups:
         ab.groups = candidate_groups(world)
-        ab.steps += _group_steps(ab, ab.groups.groups if every_direction else ab.groups.moves)
+        ab.steps += _group_steps(ab, task.actual, ab.groups.groups if every_direction else ab.groups.moves)
     return ab
 
 
@@ -190,13 +189,20 @@ def _restored(ab: Abstraction, q: str) -> tuple[Literal, ...]:
     return tuple(out)
 
 
-def _group_steps(ab: Abstraction, along: dict[str, tuple[tuple[str, ...], ...]]) -> list[GroundStep]:
-    """The separate and join moves of the groups `along` each direction, over every reachable state."""
+def _group_steps(ab: Abstraction, actual: State, along: dict[str, tuple[tuple[str, ...], ...]]) -> list[GroundStep]:
+    """The grounded task's separate and join moves (`grounded.group_universe`) of the groups `along`
+    each direction, in that order, with their literals."""
+    world = ab.world
+    by_move: dict[tuple[str, tuple[str, ...], str], list[GroupMove]] = {}
+    for a in group_universe(world, actual):
+        assert isinstance(a, GroupMove)
+        slots = tuple(world.ids[world.slot_index(x)] for x in a.part_ids)
+        by_move.setdefault((a.name, slots, a.direction), []).append(a)
     steps: list[GroundStep] = []
     for d, found in along.items():
         for g in found:
-            steps += _separate_steps(ab, g, d)
-            steps.append(_join_step(ab, g, d))
+            steps += [_separate_step(ab, a) for a in by_move[("separate", g, d)]]
+            steps += [_join_step(ab, a) for a in by_move[("join", g, d)]]
     return steps
 
 
@@ -205,29 +211,27 @@ def _not_held(world: World, group: Sequence[str]) -> list[Literal]:
     return [("locked", world.ids[h], False) for p in group for h in world.holders[world.index[p]]]
 
 
-def _separate_steps(ab: Abstraction, group: tuple[str, ...], d: str) -> list[GroundStep]:
-    """separate(G, d), one step per choice of occupants (a slot holding a spare is named by the spare)."""
+def _separate_step(ab: Abstraction, a: GroupMove) -> GroundStep:
+    """separate(G, d): each member present as named (its target part, or the spare in its slot), no lock
+    engaged on or holding a member, nothing present in the way."""
     world = ab.world
+    group = tuple(world.ids[world.slot_index(x)] for x in a.part_ids)
     mask = sum(1 << world.index[p] for p in group)
-    outside = group_blockers(world, mask, d)
     common = [("locked", p, False) for p in group if world.lock[world.index[p]] is not None]
-    common += _not_held(world, group) + [("present", b, False) for b in group_names(world, outside)]
+    common += _not_held(world, group) + [("present", b, False) for b in group_names(world, group_blockers(world, mask, a.direction))]
+    here = [lt for x, p in zip(a.part_ids, group)
+            for lt in ((("present", p, True),) + ((("wrong", p, False),) if p in ab.spare_in else ()) if x == p
+                       else (("wrong", p, True),))]
     eff = tuple(lit for p in group for lit in (("present", p, False), *_reset_all(ab, p)))
-    choices = []
-    for p in group:
-        mine = [(p, (("present", p, True),) + ((("wrong", p, False),) if p in ab.spare_in else ()))]
-        choices.append(mine + ([(ab.spare_in[p], (("wrong", p, True),))] if p in ab.spare_in else []))
-    return [GroundStep(Separate(tuple(x for x, _ in combo), d),
-                 tuple(dict.fromkeys([lt for _, here in combo for lt in here] + common)), eff)
-            for combo in itertools.product(*choices)]
+    return GroundStep(a, tuple(dict.fromkeys(here + common)), eff)
 
 
-def _join_step(ab: Abstraction, group: tuple[str, ...], d: str) -> GroundStep:
+def _join_step(ab: Abstraction, a: GroupMove) -> GroundStep:
     """join(G, d): members absent, supports present or joining too, not held, nothing present in the way."""
-    world = ab.world
+    world, group = ab.world, a.part_ids
     mask = sum(1 << world.index[p] for p in group)
     pre = [("present", p, False) for p in group]
     pre += [("present", q, True) for p in group for q in world.parts[world.index[p]].supports if q not in group]
-    pre += _not_held(world, group) + [("present", b, False) for b in group_names(world, group_blockers(world, mask, d))]
+    pre += _not_held(world, group) + [("present", b, False) for b in group_names(world, group_blockers(world, mask, a.direction))]
     eff = tuple(lit for p in group for lit in (("present", p, True), *_reset_all(ab, p)))
-    return GroundStep(Join(group, d), tuple(dict.fromkeys(pre)), eff)
+    return GroundStep(a, tuple(dict.fromkeys(pre)), eff)

@@ -101,6 +101,7 @@ def test_oracle_scores_100_on_every_metric_and_a_perturbed_oracle_less(bench, sp
     assert p["IBC"] < 100.0 and p["Overall"] < 100.0
 
 
+@pytest.mark.slow
 def test_evaluate_prints_magar_columns_and_baselines_order(bench, tmp_path):
     overall = {}
     for name in ("oracle", "local-heuristic", "no-op"):
@@ -120,6 +121,7 @@ def test_evaluate_prints_magar_columns_and_baselines_order(bench, tmp_path):
     assert done.returncode == 2 and "magar-profile" in done.stderr
 
 
+@pytest.mark.slow
 def test_the_build_is_deterministic(bench, tmp_path):
     again = tmp_path / "again"
     cmd = [sys.executable, "-m", "forgeplan", "bench", "build", "--profile", "magar", "--out", str(again),

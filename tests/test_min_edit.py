@@ -13,6 +13,7 @@ from __future__ import annotations
 import heapq
 import itertools
 
+import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from forgeplan.model.actions import Insert, Remove, Rotate, RotateToLock
@@ -73,6 +74,7 @@ def anchored(draw):
     return task, plan
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(anchored())
 def test_clingo_finds_a_valid_plan_at_the_brute_force_minimum(case):

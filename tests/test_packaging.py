@@ -74,6 +74,7 @@ def test_wheel_carries_every_module(wheel):
     assert not missing, f"not in the wheel (add the package to pyproject.toml [tool.setuptools] packages): {missing}"
 
 
+@pytest.mark.slow
 def test_installed_layout_finds_its_resources(wheel, tmp_path):
     """The wheel's own forgeplan (unpacked, first on the path) uses forgeplan/_resources, not the repository."""
     site = tmp_path / "site"

@@ -90,6 +90,7 @@ def test_an_interrupted_build_resumes_to_the_plain_build(small_bench, tmp_path, 
         build(out, resume=True)
 
 
+@pytest.mark.slow
 def test_crosscheck_verdicts_do_not_depend_on_jobs(small_bench):
     def verdicts(jobs):
         return [(c.task_id, c.verdict, c.reason) for c in crosscheck(small_bench, limit=6, jobs=jobs)]

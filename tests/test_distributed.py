@@ -24,12 +24,14 @@ def cluster():
     ray.shutdown()
 
 
+@pytest.mark.slow
 def test_ray_build_is_the_local_build(cluster, small_bench, tmp_path):
     build_bench(tmp_path / "b", tasks=SMALL_BENCH_TASKS, seed=42, jobs=2, assemblies=SMALL_BENCH_ASSEMBLIES,
                 executor="ray")
     assert tree(tmp_path / "b") == tree(small_bench)
 
 
+@pytest.mark.slow
 def test_ray_shard_and_local_shard_merge_into_the_local_build(cluster, small_bench, tmp_path):
     from forgeplan.bench.shards import merge
 
@@ -40,6 +42,7 @@ def test_ray_shard_and_local_shard_merge_into_the_local_build(cluster, small_ben
     assert tree(tmp_path / "m") == tree(small_bench)
 
 
+@pytest.mark.slow
 def test_ray_crosscheck_and_evaluate_match_local(cluster, small_bench):
     from forgeplan.bench.store import load_manifest, load_sample_task, read_sample_file
     from forgeplan.evaluation.baselines import BASELINES

@@ -18,6 +18,7 @@ def test_perf_solve_reports_group_move_burrs_apart(capsys):
     assert 0 < groups["tasks"] < out["tasks"] and groups["proved_optimal"] == groups["tasks"]
 
 
+@pytest.mark.slow
 def test_perf_scale_writes_growth_curves_and_a_projection(capsys, tmp_path):
     assert main(["perf", "scale", "--sizes", "20", "40", "--jobs", "2", "--parts", "10", "25", "--depths", "2",
                  "--runs", "1", "--workers", "1", "10", "--out", str(tmp_path)]) == 0

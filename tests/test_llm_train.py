@@ -259,6 +259,35 @@ def test_plain_trl_trains_from_the_exported_file(tiny, bench, tmp_path):
     assert trainer.train().global_step == 2
 
 
+@pytest.mark.parametrize("kind,arch", [("byte-level", "qwen2"), ("identifiers", "llama"), ("sentencepiece", "llama")])
+def test_tiny_tokenizer_loads_as_it_was_trained(bench, tmp_path, kind, arch, capsys):
+    """AutoTokenizer on the saved folder encodes exactly as the trained tokenizer (its merges are all alive)."""
+    from transformers import AutoTokenizer
+
+    from forgeplan.llm.tiny import corpus, train_tokenizer
+
+    out = tmp_path / "tiny"
+    assert main(["tiny-model", "--out", str(out), "--bench", str(bench), "--vocab-size", "600", "--tokenizer", kind,
+                 "--arch", arch, "--hidden", "16", "--layers", "1", "--prompt", "compact"]) == 0
+    texts = corpus(bench, prompt="compact")
+    trained, loaded = train_tokenizer(texts, 600, kind), AutoTokenizer.from_pretrained(out)
+    for text in texts:
+        ids = loaded(text, add_special_tokens=False)["input_ids"]
+        assert ids == trained(text, add_special_tokens=False)["input_ids"]
+        assert loaded.decode(ids) == text
+    if kind == "identifiers":  # a part id is one token, the same in a prompt and in an answer
+        task, ref = load_sample(bench, split_ids(bench, "train")[0])
+        pid = task.assembly.parts[0].part_id
+        assert len(loaded(pid, add_special_tokens=False)["input_ids"]) == 1
+        assert loaded(pid, add_special_tokens=False)["input_ids"][0] in loaded(f'"part_id":"{pid}"')["input_ids"]
+
+
+def test_tiny_model_refuses_a_tokenizer_its_architecture_would_reload_differently(bench, tmp_path, capsys):
+    assert main(["tiny-model", "--out", str(tmp_path / "t"), "--bench", str(bench), "--tokenizer", "identifiers",
+                 "--arch", "qwen2"]) == 2
+    assert "--tokenizer" in capsys.readouterr().err
+
+
 def test_tiny_reference_config_parses():
     config = load_config(MODELS_DIR / "tiny-cpu.toml")
     assert config.run.prompt == "compact" and config.run.device == "cpu"
@@ -330,7 +359,11 @@ def test_compact_prompt_names_every_deviation_and_nothing_else(bench):
         actual = task_json(task)["actual_state"]
         differing = {pid for pid, slot in actual.items() if any(target.get(pid, {}).get(k) != v for k, v in slot.items())}
         assert lines[:2] == [f"sample {sid}", f"assembly {task.assembly.assembly_id}"]
-        assert {line.split()[1] for line in lines if line.startswith("actual ")} == differing
+        deviations = [json.loads(line.removeprefix("actual ")) for line in lines if line.startswith("actual ")]
+        assert [d["part_id"] for d in deviations] == [pid for pid in actual if pid in differing]
+        for d in deviations:  # exactly the fields that differ, with the actual values
+            assert {k: v for k, v in d.items() if k != "part_id"} == \
+                {k: v for k, v in actual[d["part_id"]].items() if target[d["part_id"]].get(k) != v}
         assert compact_text(task) == compact_text(load_sample(bench, sid)[0])  # deterministic
         faulty += bool(differing)
     assert faulty >= 5

@@ -43,7 +43,9 @@ def _register_tiny_model(sub) -> None:
     t.add_argument("--bench", type=Path, help="benchmark folder whose train split trains the tokenizer "
                                              "(default: tasks of the built-in assemblies)")
     t.add_argument("--vocab-size", type=int, default=2048, help="tokenizer vocabulary size")
-    t.add_argument("--tokenizer", choices=("byte-level", "sentencepiece"), default="byte-level", help="tokenizer kind")
+    t.add_argument("--tokenizer", choices=("byte-level", "identifiers", "sentencepiece"), default="byte-level",
+                   help="byte-level: BPE split as Qwen2 splits; identifiers: BPE that keeps identifiers (part ids) "
+                        "whole; sentencepiece: Llama-2-style (identifiers and sentencepiece need --arch llama)")
     t.add_argument("--arch", choices=("qwen2", "llama"), default="qwen2", help="model architecture")
     t.add_argument("--hidden", type=int, default=64, help="hidden size")
     t.add_argument("--layers", type=int, default=2, help="transformer layers")
@@ -105,7 +107,8 @@ def _register_reference_model(sub) -> None:
     r.add_argument("--max-steps", type=int, help="override trainer.max_steps")
     r.add_argument("--test-fraction", type=float, default=0.1, help="share of the train split held out as `test`")
     r.add_argument("--heldout", type=int, default=40, help="held-out-assembly tasks to score (0 = all)")
-    r.add_argument("--threads", type=int, default=0, help="CPU threads for torch (0 = torch's default)")
+    r.add_argument("--threads", type=int, default=1,
+                   help="CPU threads for torch (0 = torch's default); one makes the CPU-time budget go furthest")
     r.set_defaults(func=run_reference)
 
 

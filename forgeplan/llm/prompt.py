@@ -59,14 +59,13 @@ def task_json(task: Task) -> dict:
     }
 
 
-def _value(v) -> str:
-    return ",".join(_value(x) for x in v) if isinstance(v, list) else compact(v).strip('"')
-
-
 def compact_text(task: Task) -> str:
-    """The task's state as short lines: ids, the actual state where it differs from the target state (field by
-    field), and the parts present initially.
+    """The task's state as short lines: ids, the actual state where it differs from the target state, and the
+    parts present initially.
 
+    Each deviation is a compact JSON object led by `"part_id":"<id>"`, spelled as the answer spells a
+    part: a small model names the faulty part by copying the token that follows `"part_id":"` here
+    (the pattern an induction head learns), not by learning a mapping between two spellings.
     It leaves out the assembly's structure (parts, blocking, supports, contacts, locks, spares), which is
     the same for every task of an assembly: a model prompted this way must have trained on the assembly.
     It exists to train small models in distribution fast (the CPU reference model); the JSON prompt
@@ -77,9 +76,9 @@ def compact_text(task: Task) -> str:
     lines = [f"sample {j['sample_id']}", f"assembly {j['assembly_id']}"]
     target = files["target_state.json"]["slots"]
     for pid, slot in j["actual_state"].items():
-        diff = [f"{k}={_value(v)}" for k, v in slot.items() if target.get(pid, {}).get(k) != v]
+        diff = {k: v for k, v in slot.items() if target.get(pid, {}).get(k) != v}
         if diff:
-            lines.append(f"actual {pid} " + " ".join(diff))
+            lines.append("actual " + compact({"part_id": pid, **diff}))
     lines.append("initially_present " + (",".join(j["initial_state_present"]) or "-"))
     return "\n".join(lines)
 

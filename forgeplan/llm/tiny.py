@@ -12,6 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
+from ..model.errors import InputError
+
 CHAT_TEMPLATE = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
@@ -19,25 +21,42 @@ CHAT_TEMPLATE = (
 SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 
 
+# Qwen2's pre-tokenizer split, which transformers' Qwen2Tokenizer imposes on every qwen2-type model's tokenizer
+# when it loads: a byte-level tokenizer for a qwen2 model is trained with it, or its merges would be dead
+QWEN2_SPLIT = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"""
+               r"""|\s+(?!\S)|\s+""")
+# identifier runs, punctuation runs and white space each stay whole: a frequent part id becomes one token
+IDENTIFIER_SPLIT = r"\w+|[^\w\s]+|\s+"
+KINDS = ("byte-level", "identifiers", "sentencepiece")
+
+
 def train_tokenizer(texts: Iterable[str], vocab_size: int = 2048, kind: str = "byte-level"):
-    """A PreTrainedTokenizerFast trained on `texts` (kind: byte-level | sentencepiece)."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers  # noqa: PLC0415
+    """A tokenizer trained on `texts`, kind:
+
+    byte-level     byte-level BPE pre-split as Qwen2 splits (digits alone, words, punctuation runs);
+    identifiers    byte-level BPE that never splits inside an identifier (`\\w+`) or a punctuation run,
+                   so a frequent part id is one token, the same in the prompt and in the answer;
+    sentencepiece  Llama-2-style BPE with '▁' spaces and `<0xNN>` byte fallback.
+    """
+    from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers  # noqa: PLC0415
     from transformers import PreTrainedTokenizerFast  # noqa: PLC0415
 
     texts = list(texts)
-    if kind == "byte-level":
-        # no pre-split on punctuation: merges run across JSON syntax, so a small vocabulary compresses the
-        # prompts about 4x (as a large real vocabulary would) and tokens span several fields and terminals
+    if kind in ("byte-level", "identifiers"):
+        split = QWEN2_SPLIT if kind == "byte-level" else IDENTIFIER_SPLIT
         tok = Tokenizer(models.BPE())
-        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+        tok.normalizer = normalizers.NFC()
+        tok.pre_tokenizer = pre_tokenizers.Sequence([
+            pre_tokenizers.Split(Regex(split), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
         tok.decoder = decoders.ByteLevel()
-        trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIALS, max_token_length=24,
+        trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIALS, max_token_length=48,
                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
         tok.train_from_iterator(texts, trainer)
     elif kind == "sentencepiece":
         tok = _sentencepiece_bpe(texts, vocab_size)
     else:
-        raise ValueError(f"tokenizer kind {kind!r} must be byte-level or sentencepiece")
+        raise ValueError(f"tokenizer kind {kind!r} must be one of {KINDS}")
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|im_end|>", pad_token="<|endoftext|>",
                                    bos_token=None, unk_token="<unk>" if kind == "sentencepiece" else None,
                                    additional_special_tokens=["<|im_start|>"])
@@ -128,8 +147,17 @@ def corpus(bench: Path | None, limit: int = 400, prompt: str = "json") -> list[s
 
 def make_tiny(out: Path, *, bench: Path | None = None, vocab_size: int = 2048, kind: str = "byte-level",
               arch: str = "qwen2", hidden: int = 64, layers: int = 2, seed: int = 0, prompt: str = "json") -> dict:
-    """Train the tokenizer, build the model, save both with save_pretrained; returns a summary."""
-    tok = train_tokenizer(corpus(bench, prompt=prompt), vocab_size, kind)
+    """Train the tokenizer, build the model, save both with save_pretrained; returns a summary.
+
+    transformers loads a qwen2 model's tokenizer as its Qwen2Tokenizer, which rebuilds the pre-tokenizer as
+    Qwen2's; only the byte-level kind is trained that way, so a qwen2 model takes only that kind. A llama
+    model's tokenizer loads as saved. Either way the saved folder is reloaded and must encode the training
+    text exactly as the trained tokenizer does."""
+    if arch == "qwen2" and kind != "byte-level":
+        raise InputError(f"a qwen2 model loads its tokenizer as Qwen2's, which only the byte-level kind matches; "
+                         f"use --arch llama for {kind!r}", field="--tokenizer")
+    texts = corpus(bench, prompt=prompt)
+    tok = train_tokenizer(texts, vocab_size, kind)
     model = build_model(tok, arch=arch, hidden=hidden, layers=layers, seed=seed)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -137,5 +165,17 @@ def make_tiny(out: Path, *, bench: Path | None = None, vocab_size: int = 2048, k
     model.generation_config.eos_token_id = tok.eos_token_id
     model.generation_config.pad_token_id = tok.pad_token_id
     model.save_pretrained(out)
+    check_reload(tok, out, texts)
     return {"out": str(out), "tokenizer": kind, "tokenizer_size": len(tok), "model_vocab": model.config.vocab_size,
             "arch": arch, "prompt": prompt, "parameters": sum(p.numel() for p in model.parameters())}
+
+
+def check_reload(trained, folder: Path, texts: list[str]) -> None:
+    """Raise unless AutoTokenizer loads from `folder` a tokenizer that encodes `texts` as `trained` does."""
+    from transformers import AutoTokenizer  # noqa: PLC0415
+
+    loaded = AutoTokenizer.from_pretrained(folder)
+    for text in texts:
+        if loaded(text, add_special_tokens=False)["input_ids"] != trained(text, add_special_tokens=False)["input_ids"]:
+            raise InputError(f"the saved tokenizer reloads as {type(loaded).__name__} and encodes differently from "
+                             f"the trained one (e.g. {text[:40]!r})", file=str(folder))

@@ -37,6 +37,7 @@ class RunSettings:
     device: str = "auto"             # auto | cpu | cuda
     load_in_4bit: bool = False       # QLoRA: 4-bit NF4 base weights via bitsandbytes (CUDA only)
     max_minutes: float = 0.0         # stop training after this wall time (0 = no limit); the adapter is saved
+    max_cpu_minutes: float = 0.0     # stop after this much CPU time of the training process, all threads (0 = none)
 
 
 @dataclass

@@ -1,8 +1,9 @@
 """The CPU reference model: the whole chain on a model small enough to train on a laptop CPU.
 
 benchmark -> in-distribution split (`iid.iid_split`) -> tokenizer + tiny random model (`tiny.make_tiny`,
-compact prompts) -> LoRA SFT (`train.train`, models/tiny-cpu.toml) -> legal-mode decoding on the
-in-distribution test split and on held-out assemblies -> FORGE metrics beside the no-op baseline's.
+compact prompts, part ids as single tokens) -> LoRA SFT (`train.train`, models/tiny-cpu.toml) ->
+legal-mode decoding on the in-distribution test split and on held-out assemblies -> FORGE metrics
+beside the no-op baseline's.
 If this model does not beat no-op in distribution, something in export, tokenisation, loss masking,
 LoRA, decoding or evaluation is broken; the held-out-assembly figure shows how far it generalises.
 """
@@ -43,7 +44,8 @@ def model_predictions(model, tokenizer, bench: Path, split: str, out: Path, prom
 
 def reference_model(out: Path, *, tasks: int = 1000, seed: int = 42, jobs: int = 2, config: Path | None = None,
                     test_fraction: float = 0.1, heldout: int = 40, hidden: int = 128, layers: int = 4,
-                    vocab_size: int = 2048, max_steps: int | None = None) -> dict:
+                    vocab_size: int = 2048, tokenizer: str = "identifiers", arch: str = "llama",
+                    max_steps: int | None = None) -> dict:
     """Run the recipe into OUT (bench/, iid/, tiny-model/, adapter/, predictions) and return the figures.
 
     A finished step's output (OUT/bench, OUT/tiny-model, the adapter in OUT/adapter) is reused."""
@@ -61,8 +63,8 @@ def reference_model(out: Path, *, tasks: int = 1000, seed: int = 42, jobs: int =
     splits = iid_split(out / "bench", out / "iid", test_fraction, seed, heldout_limit=heldout)
     bench = out / "iid"
     if not (out / "tiny-model" / "config.json").is_file():
-        make_tiny(out / "tiny-model", bench=bench, vocab_size=vocab_size, hidden=hidden, layers=layers, seed=seed,
-                  prompt=cfg.run.prompt)
+        make_tiny(out / "tiny-model", bench=bench, vocab_size=vocab_size, kind=tokenizer, arch=arch, hidden=hidden,
+                  layers=layers, seed=seed, prompt=cfg.run.prompt)
     saved = out / "adapter" / SAVED_NAME
     if saved.is_file():
         summary = json.loads(saved.read_text(encoding="utf-8"))["summary"]

@@ -127,20 +127,24 @@ def lora_config(config: TrainConfig):
         raise InputError(f"peft.LoraConfig refused the [lora] table: {exc}", field="lora") from None
 
 
-def run_clock(max_minutes: float):
+def run_clock(max_minutes: float, max_cpu_minutes: float = 0.0):
     """A TrainerCallback: note the step training starts from (0, or a resumed checkpoint's), and stop after
-    `max_minutes` of wall time (0 = never) as if max_steps had been reached."""
+    `max_minutes` of wall time or `max_cpu_minutes` of this process's CPU time (0 = never) as if max_steps had
+    been reached. CPU time is the budget that a machine shared with other jobs does not distort."""
     from transformers import TrainerCallback  # noqa: PLC0415
 
     class RunClock(TrainerCallback):
         start_step = 0
         stopped_early = False
+        cpu_seconds = 0.0
 
         def on_train_begin(self, args, state, control, **kwargs):
-            self.start_step, self.t0 = state.global_step, time.perf_counter()
+            self.start_step, self.t0, self.c0 = state.global_step, time.perf_counter(), time.process_time()
 
         def on_step_end(self, args, state, control, **kwargs):
-            if max_minutes and time.perf_counter() - self.t0 > 60 * max_minutes:
+            self.cpu_seconds = time.process_time() - self.c0
+            if (max_minutes and time.perf_counter() - self.t0 > 60 * max_minutes) or (
+                    max_cpu_minutes and self.cpu_seconds > 60 * max_cpu_minutes):
                 self.stopped_early = control.should_training_stop = True
 
     return RunClock()
@@ -166,7 +170,7 @@ def train(model_path: Path, bench: Path, out: Path, config: TrainConfig, *, limi
     train_rows, eval_rows = split_eval(rows, config.run.eval_fraction, args.seed)
     if not train_rows:
         raise InputError(f"no training examples fit max_length={args.max_length} (skipped {skipped})", file=str(bench))
-    clock = run_clock(config.run.max_minutes)
+    clock = run_clock(config.run.max_minutes, config.run.max_cpu_minutes)
     trainer = SFTTrainer(model=load_base(model_path, config, device, quant), args=args, processing_class=tokenizer,
                          train_dataset=Dataset.from_list(train_rows), callbacks=[clock],
                          eval_dataset=Dataset.from_list(eval_rows) if eval_rows else None, peft_config=peft_config)
@@ -184,6 +188,7 @@ def train(model_path: Path, bench: Path, out: Path, config: TrainConfig, *, limi
                "first_loss": next((h["loss"] for h in history if "loss" in h), None),
                "last_loss": next((h["loss"] for h in reversed(history) if "loss" in h), None),
                "eval_loss": metrics.get("eval_loss"), "seconds": round(seconds, 2),
+               "cpu_seconds": round(clock.cpu_seconds, 1),
                "train_tokens": next((h["num_tokens"] for h in reversed(history) if "num_tokens" in h), None),
                "device": device,
                "prompt": config.run.prompt, "base_model": str(model_path),

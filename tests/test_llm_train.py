@@ -361,9 +361,14 @@ def test_compact_prompt_names_every_deviation_and_nothing_else(bench):
         assert lines[:2] == [f"sample {sid}", f"assembly {task.assembly.assembly_id}"]
         deviations = [json.loads(line.removeprefix("actual ")) for line in lines if line.startswith("actual ")]
         assert [d["part_id"] for d in deviations] == [pid for pid in actual if pid in differing]
-        for d in deviations:  # exactly the fields that differ, with the actual values
+        for d in deviations:  # exactly the fields that differ, with the actual values; a position as its offset
+            slot, want = actual[d["part_id"]], target[d["part_id"]]
+            if "offset" in d:
+                assert d.pop("offset") == pytest.approx([a - b for a, b in zip(slot["position"], want["position"])],
+                                                         abs=1e-6)
+                d["position"] = slot["position"]
             assert {k: v for k, v in d.items() if k != "part_id"} == \
-                {k: v for k, v in actual[d["part_id"]].items() if target[d["part_id"]].get(k) != v}
+                pytest.approx({k: v for k, v in slot.items() if want.get(k) != v}, abs=1e-6)
         assert compact_text(task) == compact_text(load_sample(bench, sid)[0])  # deterministic
         faulty += bool(differing)
     assert faulty >= 5

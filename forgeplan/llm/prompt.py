@@ -65,7 +65,9 @@ def compact_text(task: Task) -> str:
 
     Each deviation is a compact JSON object led by `"part_id":"<id>"`, spelled as the answer spells a
     part: a small model names the faulty part by copying the token that follows `"part_id":"` here
-    (the pattern an induction head learns), not by learning a mapping between two spellings.
+    (the pattern an induction head learns), not by learning a mapping between two spellings. A position
+    is given as its offset from the target position (`offset`, as a misplacement is annotated), so a
+    small model sees a fault's size without having memorised every target position.
     It leaves out the assembly's structure (parts, blocking, supports, contacts, locks, spares), which is
     the same for every task of an assembly: a model prompted this way must have trained on the assembly.
     It exists to train small models in distribution fast (the CPU reference model); the JSON prompt
@@ -76,11 +78,22 @@ def compact_text(task: Task) -> str:
     lines = [f"sample {j['sample_id']}", f"assembly {j['assembly_id']}"]
     target = files["target_state.json"]["slots"]
     for pid, slot in j["actual_state"].items():
-        diff = {k: v for k, v in slot.items() if target.get(pid, {}).get(k) != v}
+        want = target.get(pid, {})
+        diff = {k: v for k, v in slot.items() if want.get(k) != v}
+        if "position" in diff and want.get("position") is not None and diff["position"] is not None:
+            diff = {"offset" if k == "position" else k: v for k, v in diff.items()}
+            diff["offset"] = [round(a - b, 6) for a, b in zip(slot["position"], want["position"])]
         if diff:
-            lines.append("actual " + compact({"part_id": pid, **diff}))
+            lines.append("actual " + compact({"part_id": pid, **{k: _round(v) for k, v in diff.items()}}))
     lines.append("initially_present " + (",".join(j["initial_state_present"]) or "-"))
     return "\n".join(lines)
+
+
+def _round(v):
+    """Numbers to the 6 decimals the task files carry (float noise such as 0.8640000000000043 costs tokens)."""
+    if isinstance(v, list):
+        return [_round(x) for x in v]
+    return round(v, 6) if isinstance(v, float) else v
 
 
 PROMPT_STYLES = ("json", "compact")

@@ -60,22 +60,23 @@ def task_json(task: Task) -> dict:
 
 
 def compact_text(task: Task) -> str:
-    """The task's state as short lines: ids, the actual state where it differs from the target state, and the
-    parts present initially.
+    """The task's state in a few lines: the ids, then the actual state where it differs from the target state.
 
-    Each deviation is a compact JSON object led by `"part_id":"<id>"`, spelled as the answer spells a
-    part: a small model names the faulty part by copying the token that follows `"part_id":"` here
-    (the pattern an induction head learns), not by learning a mapping between two spellings. A position
-    is given as its offset from the target position (`offset`, as a misplacement is annotated), so a
-    small model sees a fault's size without having memorised every target position.
-    It leaves out the assembly's structure (parts, blocking, supports, contacts, locks, spares), which is
-    the same for every task of an assembly: a model prompted this way must have trained on the assembly.
-    It exists to train small models in distribution fast (the CPU reference model); the JSON prompt
-    carries everything.
+    Every line is compact JSON spelled as the answer spells it (`"sample_id":"…"`, `"assembly_id":"…"`,
+    one object per deviating part led by `"part_id":"…"`): a small model fills in an id by copying the
+    token that follows the same key in the prompt (the pattern an induction head learns) rather than by
+    learning a mapping between two spellings, and every answer trains that copy several times. A position
+    is given as its offset from the target position (`offset`, as a misplacement is annotated), so a small
+    model sees a fault's size without having memorised every target position.
+
+    It leaves out what a repair does not depend on (the state before the faulty operations) and the
+    assembly's structure (parts, blocking, supports, contacts, locks, spares), which is the same for every
+    task of an assembly: a model prompted this way must have trained on the assembly. It exists to train
+    small models in distribution fast (the CPU reference model); the JSON prompt carries everything.
     """
     files = public_files(task)
     j = task_json(task)
-    lines = [f"sample {j['sample_id']}", f"assembly {j['assembly_id']}"]
+    lines = [compact({"sample_id": j["sample_id"], "assembly_id": j["assembly_id"]})]
     target = files["target_state.json"]["slots"]
     for pid, slot in j["actual_state"].items():
         want = target.get(pid, {})
@@ -85,7 +86,6 @@ def compact_text(task: Task) -> str:
             diff["offset"] = [round(a - b, 6) for a, b in zip(slot["position"], want["position"])]
         if diff:
             lines.append("actual " + compact({"part_id": pid, **{k: _round(v) for k, v in diff.items()}}))
-    lines.append("initially_present " + (",".join(j["initial_state_present"]) or "-"))
     return "\n".join(lines)
 
 

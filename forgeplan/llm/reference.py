@@ -43,15 +43,13 @@ def model_predictions(model, tokenizer, bench: Path, split: str, out: Path, prom
 
 
 def reference_model(out: Path, *, tasks: int = 1000, seed: int = 42, jobs: int = 2, config: Path | None = None,
-                    test_fraction: float = 0.1, heldout: int = 40, hidden: int = 128, layers: int = 4,
-                    vocab_size: int = 2048, tokenizer: str = "identifiers", arch: str = "llama",
-                    max_steps: int | None = None) -> dict:
+                    test_fraction: float = 0.1, heldout: int = 40, max_steps: int | None = None) -> dict:
     """Run the recipe into OUT (bench/, iid/, tiny-model/, adapter/, predictions) and return the figures.
 
     A finished step's output (OUT/bench, OUT/tiny-model, the adapter in OUT/adapter) is reused."""
     from dataclasses import replace  # noqa: PLC0415
 
-    from .tiny import make_tiny  # noqa: PLC0415
+    from .tiny import REFERENCE_SHAPE, make_tiny  # noqa: PLC0415
     from .train import load_for_inference, train  # noqa: PLC0415
 
     out = Path(out)
@@ -63,8 +61,7 @@ def reference_model(out: Path, *, tasks: int = 1000, seed: int = 42, jobs: int =
     splits = iid_split(out / "bench", out / "iid", test_fraction, seed, heldout_limit=heldout)
     bench = out / "iid"
     if not (out / "tiny-model" / "config.json").is_file():
-        make_tiny(out / "tiny-model", bench=bench, vocab_size=vocab_size, kind=tokenizer, arch=arch, hidden=hidden,
-                  layers=layers, seed=seed, prompt=cfg.run.prompt)
+        make_tiny(out / "tiny-model", bench=bench, seed=seed, prompt=cfg.run.prompt, **REFERENCE_SHAPE)
     saved = out / "adapter" / SAVED_NAME
     if saved.is_file():
         summary = json.loads(saved.read_text(encoding="utf-8"))["summary"]

@@ -28,6 +28,8 @@ QWEN2_SPLIT = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| 
 # identifier runs, punctuation runs and white space each stay whole: a frequent part id becomes one token
 IDENTIFIER_SPLIT = r"\w+|[^\w\s]+|\s+"
 KINDS = ("byte-level", "identifiers", "sentencepiece")
+# the CPU reference model's tiny model (make_tiny keywords): part ids as single tokens, 128 wide, 4 layers
+REFERENCE_SHAPE = {"vocab_size": 2048, "kind": "identifiers", "arch": "llama", "hidden": 128, "layers": 4}
 
 
 def train_tokenizer(texts: Iterable[str], vocab_size: int = 2048, kind: str = "byte-level"):

@@ -48,7 +48,7 @@ def run(args) -> dict:
 
     from ..cli.llm_cmd import _need_llm  # noqa: PLC0415
     from ..llm.config import MODELS_DIR, load_config  # noqa: PLC0415
-    from ..llm.tiny import make_tiny  # noqa: PLC0415
+    from ..llm.tiny import REFERENCE_SHAPE, make_tiny  # noqa: PLC0415
     from ..llm.train import train  # noqa: PLC0415
 
     _need_llm()
@@ -61,7 +61,7 @@ def run(args) -> dict:
                      trainer={**config.trainer, "max_steps": args.steps, "save_strategy": "no", "logging_steps": 1})
     with tempfile.TemporaryDirectory() as tmp:
         bench = _bench(Path(tmp) / "bench", args.tasks)
-        tiny = make_tiny(Path(tmp) / "tiny", bench=bench, vocab_size=2048, hidden=128, layers=4, prompt=config.run.prompt)
+        tiny = make_tiny(Path(tmp) / "tiny", bench=bench, prompt=config.run.prompt, **REFERENCE_SHAPE)
         rates = []
         for k in range(args.runs):
             print(f"perf train: run {k + 1}/{args.runs}", file=sys.stderr)

@@ -140,6 +140,25 @@ def test_training_lowers_the_completion_loss(tiny, bench, tmp_path, capsys):
     assert after < before - 0.05, (before, after)
 
 
+def test_full_fine_tuning_trains_every_weight_and_loads_for_inference(tiny, bench, tmp_path, capsys):
+    from forgeplan.llm.train import load_for_inference
+
+    config = small_config(tmp_path)
+    config.write_text(config.read_text().replace('device = "cpu"', 'device = "cpu"\nfinetune = "full"'))
+    out = tmp_path / "run"
+    assert train_cli(tiny, bench, out, config, "--max-steps", "2") == 0
+    summary = json.loads(capsys.readouterr().out)
+    base, _, _ = load_for_inference(tiny, None, "cpu", "float32")
+    assert summary["trainable_parameters"] == sum(p.numel() for p in base.parameters())
+    assert (out / "model.safetensors").is_file() and not (out / "adapter_config.json").exists()
+    tuned, _, _ = load_for_inference(tiny, out, "cpu", "float32")
+    changed = [n for (n, a), b in zip(base.named_parameters(), tuned.parameters()) if not torch.equal(a, b)]
+    assert any("q_proj" in n for n in changed) and any("embed_tokens" in n for n in changed)
+    config.write_text(config.read_text().replace('finetune = "full"', 'finetune = "partial"'))
+    assert train_cli(tiny, bench, tmp_path / "bad", config) == 2
+    assert "run.finetune" in capsys.readouterr().err
+
+
 @pytest.mark.slow
 def test_unknown_or_cli_owned_config_keys_are_errors(tiny, bench, tmp_path, capsys):
     for extra, named in (("learning_rat = 1e-4", "trainer.learning_rat"), ("output_dir = 'x'", "trainer.output_dir")):

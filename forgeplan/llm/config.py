@@ -38,6 +38,7 @@ class RunSettings:
     load_in_4bit: bool = False       # QLoRA: 4-bit NF4 base weights via bitsandbytes (CUDA only)
     max_minutes: float = 0.0         # stop training after this wall time (0 = no limit); the adapter is saved
     max_cpu_minutes: float = 0.0     # stop after this much CPU time of the training process, all threads (0 = none)
+    finetune: str = "lora"           # lora: a peft adapter per [lora]; full: every weight trains ([lora] unused)
 
 
 @dataclass

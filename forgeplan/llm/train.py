@@ -118,8 +118,17 @@ def sft_config(config: TrainConfig, out: Path, device: str, report_to: str):
         raise InputError(f"trl.SFTConfig refused the [trainer] table: {exc}", field="trainer") from None
 
 
+FINETUNE = ("lora", "full")
+
+
 def lora_config(config: TrainConfig):
+    """The peft LoraConfig of the [lora] table, or None for full fine-tuning (every weight trains)."""
     from peft import LoraConfig  # noqa: PLC0415
+
+    if config.run.finetune not in FINETUNE:
+        raise InputError(f"must be one of {list(FINETUNE)}, got {config.run.finetune!r}", field="run.finetune")
+    if config.run.finetune == "full":
+        return None
 
     try:
         return LoraConfig(task_type="CAUSAL_LM", **config.lora)
@@ -222,15 +231,17 @@ def plot_losses(history: list[dict], path: Path) -> None:
 
 
 def load_for_inference(model_path: Path, adapter: Path | None, device: str, dtype_name: str):
-    """(model, tokenizer) ready for generation; the adapter, when given, is merged for speed."""
+    """(model, tokenizer) ready for generation; a LoRA adapter, when given, is merged for speed, and the output
+    folder of a full fine-tune (`run.finetune = "full"`) holds the whole model."""
     from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: PLC0415
 
     device = resolve_device(device)
     dtype = torch_dtype(dtype_name, device)
     tokenizer = AutoTokenizer.from_pretrained(adapter if adapter and (Path(adapter) / "tokenizer_config.json").is_file()
                                               else model_path)
-    model = AutoModelForCausalLM.from_pretrained(model_path, dtype=dtype)
-    if adapter is not None:
+    full = adapter is not None and not (Path(adapter) / "adapter_config.json").is_file()  # a full fine-tune's weights
+    model = AutoModelForCausalLM.from_pretrained(adapter if full else model_path, dtype=dtype)
+    if adapter is not None and not full:
         from peft import PeftModel  # noqa: PLC0415
 
         model = PeftModel.from_pretrained(model, adapter).merge_and_unload()

@@ -392,3 +392,19 @@ def test_compact_prompt_names_every_deviation_and_nothing_else(bench):
         assert compact_text(task) == compact_text(load_sample(bench, sid)[0])  # deterministic
         faulty += bool(differing)
     assert faulty >= 5
+
+
+@pytest.mark.slow
+def test_reference_model_command_runs_the_whole_recipe(tmp_path, capsys):
+    """bench build -> iid split -> tiny model -> train -> legal-mode infer -> both splits scored beside no-op."""
+    out = tmp_path / "ref"
+    assert main(["reference-model", "--out", str(out), "--tasks", "20", "--max-steps", "2", "--heldout", "2"]) == 0
+    printed = capsys.readouterr().out
+    report = json.loads((out / "reference.json").read_text())
+    assert set(report["figures"]) == {"in_distribution", "heldout_assemblies"}
+    for label, pair in report["figures"].items():
+        assert set(pair) == {"model", "no-op"} and pair["no-op"]["DGTR"] in (0.0, None)
+        assert pair["model"]["samples"] == report["splits"]["test" if label == "in_distribution" else "heldout"]
+        assert f"| {label} ({pair['model']['samples']}) | model |" in printed
+    assert report["training"]["steps"] == 2 and (out / "adapter" / "loss_curve.png").is_file()
+    assert (out / "predictions_test.jsonl").is_file() and (out / "predictions_heldout.jsonl").is_file()

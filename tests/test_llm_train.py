@@ -307,9 +307,11 @@ def test_tiny_model_refuses_a_tokenizer_its_architecture_would_reload_differentl
     assert "--tokenizer" in capsys.readouterr().err
 
 
-def test_tiny_reference_config_parses():
-    config = load_config(MODELS_DIR / "tiny-cpu.toml")
-    assert config.run.prompt == "compact" and config.run.device == "cpu"
+def test_bundled_cpu_configs_parse():
+    lora, full = load_config(MODELS_DIR / "tiny-cpu.toml"), load_config(MODELS_DIR / "reference-cpu.toml")
+    assert lora.run.prompt == full.run.prompt == "compact" and lora.run.device == full.run.device == "cpu"
+    assert (lora.run.finetune, full.run.finetune) == ("lora", "full") and full.run.max_cpu_minutes == 20
+    assert not full.lora and lora.lora["r"] == 64
 
 
 def test_lora_parameters_of_a_config_json_match_a_built_model(tmp_path):

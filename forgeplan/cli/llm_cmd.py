@@ -67,8 +67,8 @@ def _register_train(sub) -> None:
     tr.add_argument("--bench", type=Path, required=True, help="benchmark folder (manifest.json, tasks/)")
     tr.add_argument("--out", type=Path, required=True, help="output folder: checkpoints, then the adapter")
     tr.add_argument("--config", type=Path, metavar="FILE|NAME",
-                    help="a TOML training configuration, or the name of a bundled one: tiny-cpu, forge-qwen3.5-9b "
-                         "(default: forge-qwen3.5-9b, the paper's recipe)")
+                    help="a TOML training configuration, or the name of a bundled one: tiny-cpu, reference-cpu, "
+                         "forge-qwen3.5-9b (default: forge-qwen3.5-9b, the paper's recipe)")
     tr.add_argument("--limit", type=int, default=0, help="use only the first N samples of the split")
     tr.add_argument("--max-steps", type=int, help="override trainer.max_steps")
     tr.add_argument("--resume", nargs="?", const=True, default=False, metavar="CHECKPOINT",
@@ -103,7 +103,7 @@ def _register_reference_model(sub) -> None:
     r.add_argument("--tasks", type=int, default=1000, help="benchmark size")
     r.add_argument("--seed", type=int, default=42, help="seed of the benchmark, the split and the model")
     r.add_argument("--jobs", type=int, default=2, help="processes for bench build")
-    r.add_argument("--config", type=Path, help="training config (default models/tiny-cpu.toml)")
+    r.add_argument("--config", type=Path, help="training config (default models/reference-cpu.toml)")
     r.add_argument("--max-steps", type=int, help="override trainer.max_steps")
     r.add_argument("--test-fraction", type=float, default=0.1, help="share of the train split held out as `test`")
     r.add_argument("--heldout", type=int, default=40, help="held-out-assembly tasks to score (0 = all)")

@@ -75,8 +75,9 @@ def _run_settings(data: dict, path: Path) -> RunSettings:
 
 
 def load_config(path: Path | None) -> TrainConfig:
-    """A TrainConfig from a TOML file, or from the name of a bundled one (`tiny-cpu`, `forge-qwen3.5-9b`: the
-    models/NAME.toml that ships with forgeplan); unknown tables and keys are errors naming the file and key."""
+    """A TrainConfig from a TOML file, or from the name of a bundled one (`tiny-cpu`, `reference-cpu`,
+    `forge-qwen3.5-9b`: the models/NAME.toml that ships with forgeplan); unknown tables and keys are errors
+    naming the file and key."""
     path = Path(path) if path else DEFAULT_CONFIG
     if not path.exists() and path.parent == Path(".") and (MODELS_DIR / f"{path.stem}.toml").is_file():
         path = MODELS_DIR / f"{path.stem}.toml"

@@ -132,7 +132,9 @@ def test_legal_mask_plans_replay(tiny, test_tasks, seed):
         assert rp.failure is None, (task.sample_id, str(rp.failure))
         actions += len(out.actions)
     if seed is not None:
-        assert actions >= len(tasks) // 2  # sampling walks plans with actions: the check is not vacuous
+        # sampling walks plans with actions, so the replay check is not vacuous; the tiny tokenizer has single
+        # tokens that close a plan at once (`":[]}}`), so an untrained model's samples are often empty plans
+        assert actions > 0
 
 
 @pytest.mark.slow

@@ -325,3 +325,22 @@ def test_group_move_assemblies_are_exported_grounded_and_refused_lifted():
     enc = build_problem(task, grounded=True)
     assert enc.groups is not None and set(enc.touches.values()) == set(task.world.ids)
     assert {a.name for a in enc.steps.values() if isinstance(a, GroupMove)} == {"separate", "join"}
+
+
+def test_grounded_export_is_byte_identical_across_hash_seeds(tmp_path):
+    """The writer gathers constants in sets: their order must not follow the process's hash seed."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    assert main(["task", "make", "burr_6_split", "--out", str(tmp_path / "t"), "--seed", "3", "--no-proof"]) == 0
+    texts = []
+    for seed in ("1", "2", "3"):
+        out = tmp_path / f"e{seed}"
+        env = {**os.environ, "PYTHONPATH": str(root), "PYTHONHASHSEED": seed}
+        subprocess.run([sys.executable, "-m", "forgeplan", "export-pddl", str(tmp_path / "t"), "--out", str(out),
+                        "--grounded"], env=env, check=True, capture_output=True)
+        texts.append(((out / "domain.pddl").read_bytes(), (out / "problem.pddl").read_bytes()))
+    assert b"(:constants" in texts[0][0]
+    assert texts[0] == texts[1] == texts[2]

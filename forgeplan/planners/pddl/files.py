@@ -12,11 +12,16 @@ from .problem import build_problem
 
 
 def pddl_writer(enc):
-    """A PDDLWriter that has named every item (its renaming is what `get_item_named` reverses)."""
+    """A PDDLWriter that has named every item (its renaming is what `get_item_named` reverses) and writes
+    its constants in name order."""
     from unified_planning.io import PDDLWriter
 
     writer = PDDLWriter(enc.problem)
     writer.get_domain()
+    # The writer collects the domain's constants in sets, whose order changes from run to run; sorted
+    # by name, the exported files are byte-identical for the same task.
+    writer.domain_objects = {kind: sorted(objs, key=lambda o: o.name)
+                             for kind, objs in writer.domain_objects.items()}
     writer.get_problem()
     return writer
 

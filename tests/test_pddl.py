@@ -327,6 +327,7 @@ def test_group_move_assemblies_are_exported_grounded_and_refused_lifted():
     assert {a.name for a in enc.steps.values() if isinstance(a, GroupMove)} == {"separate", "join"}
 
 
+@pytest.mark.slow
 def test_grounded_export_is_byte_identical_across_hash_seeds(tmp_path):
     """The writer gathers constants in sets: their order must not follow the process's hash seed."""
     import os

@@ -110,3 +110,23 @@ def lane(cases, every: int = 8) -> list:
 
     return [pytest.param(name, task, id=name, marks=() if k % every == 0 else pytest.mark.slow)
             for k, (name, task) in enumerate(cases)]
+
+
+def write_case_tasks(root, count: int) -> list[str]:
+    """The first `count` cases with a simple reference, written as task folders `root/tasks/sNNN_<case>` with
+    their reference.json; returns the sample ids in order (the LLM tests' small benchmarks start here)."""
+    from dataclasses import replace
+
+    from forgeplan.io.task_files import write_json, write_task
+    from forgeplan.planners.reference import simple_reference
+
+    chosen = [c for c in all_cases() if simple_reference(c[1]) is not None][:count]
+    assert len(chosen) == count
+    ids = []
+    for k, (name, task) in enumerate(chosen):
+        sid = f"s{k:03d}_" + name.replace("/", "_")
+        task = replace(task, sample_id=sid)
+        write_task(task, root / "tasks" / sid)
+        write_json(root / "tasks" / sid / "reference.json", simple_reference(task))
+        ids.append(sid)
+    return ids

@@ -16,17 +16,16 @@ import pytest
 torch = pytest.importorskip("torch", reason="the [llm] extra (torch, transformers, peft) is required")
 
 from burrdata import burr  # noqa: E402
-from cases import all_cases  # noqa: E402
+from cases import write_case_tasks  # noqa: E402
 from forgeplan.cli import main  # noqa: E402
 from forgeplan.io.contract import ContractError, parse_output  # noqa: E402
-from forgeplan.io.task_files import write_json, write_task  # noqa: E402
+from forgeplan.io.task_files import write_json  # noqa: E402
 from forgeplan.llm.bench import load_sample, split_ids  # noqa: E402
 from forgeplan.llm.infer import generate_all as generate  # noqa: E402
 from forgeplan.llm.masking import GrammarMask, LegalMask  # noqa: E402
 from forgeplan.llm.prompt import target_text  # noqa: E402
 from forgeplan.llm.tiny import train_tokenizer  # noqa: E402
 from forgeplan.llm.vocab import vocab_from_tokenizer  # noqa: E402
-from forgeplan.planners.reference import simple_reference  # noqa: E402
 
 N_TEST = 52
 N_TRAIN = 8
@@ -43,19 +42,9 @@ def one_thread():
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory):
     root = tmp_path_factory.mktemp("bench")
-    cases = [c for c in all_cases() if simple_reference(c[1]) is not None]
-    chosen = cases[: N_TEST + N_TRAIN]
-    assert len(chosen) == N_TEST + N_TRAIN
-    ids = []
-    for k, (name, task) in enumerate(chosen):
-        sid = f"s{k:03d}_" + name.replace("/", "_")
-        from dataclasses import replace
-
-        task = replace(task, sample_id=sid)
-        write_task(task, root / "tasks" / sid)
-        write_json(root / "tasks" / sid / "reference.json", simple_reference(task))
+    ids = write_case_tasks(root, N_TEST + N_TRAIN)
+    for k, sid in enumerate(ids):
         write_json(root / "tasks" / sid / "meta.json", {"split": "train" if k % 7 == 3 else "test"})
-        ids.append(sid)
     train = [s for k, s in enumerate(ids) if k % 7 == 3][:N_TRAIN]
     test = [s for s in ids if s not in train][:N_TEST]
     write_json(root / "manifest.json", {"splits": {"train": train, "test": test}})

@@ -16,14 +16,13 @@ import pytest
 torch = pytest.importorskip("torch", reason="the [llm] extra (torch, transformers, peft, trl) is required")
 pytest.importorskip("trl", reason="the [llm] extra (trl) is required")
 
-from cases import all_cases  # noqa: E402
+from cases import write_case_tasks  # noqa: E402
 from forgeplan.cli import main  # noqa: E402
 from forgeplan.io.contract import parse_output  # noqa: E402
 from forgeplan.llm.bench import load_sample, split_ids  # noqa: E402
 from forgeplan.llm.config import DEFAULT_CONFIG, MODELS_DIR, SAVED_NAME, load_config  # noqa: E402
 from forgeplan.llm.prompt import build_prompt, prompt_text, target_text  # noqa: E402
-from forgeplan.planners.reference import simple_reference  # noqa: E402
-from forgeplan.io.task_files import write_json, write_task  # noqa: E402
+from forgeplan.io.task_files import write_json  # noqa: E402
 
 N_TRAIN, N_TEST = 10, 3
 SMALL = """
@@ -65,17 +64,8 @@ def one_thread():
 
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory):
-    from dataclasses import replace
-
     root = tmp_path_factory.mktemp("bench")
-    chosen = [c for c in all_cases() if simple_reference(c[1]) is not None][: N_TRAIN + N_TEST]
-    ids = []
-    for k, (name, task) in enumerate(chosen):
-        sid = f"s{k:03d}_" + name.replace("/", "_")
-        task = replace(task, sample_id=sid)
-        write_task(task, root / "tasks" / sid)
-        write_json(root / "tasks" / sid / "reference.json", simple_reference(task))
-        ids.append(sid)
+    ids = write_case_tasks(root, N_TRAIN + N_TEST)
     write_json(root / "manifest.json", {"schema_version": "1.0", "splits": {"train": ids[:N_TRAIN], "test": ids[N_TRAIN:]},
                                         "records": []})
     return root

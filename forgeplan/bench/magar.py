@@ -10,16 +10,13 @@ Action (native GUI events) has no symbolic counterpart and is not built.
 from __future__ import annotations
 
 import itertools
-import multiprocessing
 import random
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from functools import partial
 from pathlib import Path
 
+from ..executors import run_ordered
 from ..io.guarded import output_folder
 from ..io.task_files import write_json
-from ..model.errors import ForgeplanError, InputError
+from ..model.errors import InputError
 from ..model.state import Tolerances
 from .composition import PROTOCOL, Slot, apportion
 from .decisions import EPISODES, DecisionSlot, generate_decision
@@ -31,6 +28,7 @@ MAGAR = {"assembly_decision": 974, "minimal_rework": 600, "assembly_decision_tes
          "families": 26, "test_families": 6}
 DEFAULT_TASKS = MAGAR["assembly_decision"] + MAGAR["minimal_rework"]
 MIN_TASKS = 20
+BATCH = 4                  # samples per worker call: fewer round trips, same order and bytes
 EXHAUSTIVE_FAMILIES = 16   # 2^16 family subsets at most are compared
 
 
@@ -93,6 +91,10 @@ def _one(slot, asm, seed: int, tolerances: Tolerances):
     return g
 
 
+def _batch(pairs, seed: int, tolerances: Tolerances) -> list:
+    return [_one(slot, asm, seed, tolerances) for slot, asm in pairs]
+
+
 def build_magar_bench(out: Path, tasks: int = DEFAULT_TASKS, seed: int = 42, jobs: int = 1, progress=None,
                       tolerances: Tolerances = Tolerances(), assemblies=None) -> dict:
     """Generate the MAGAR-profile benchmark into `out` (empty or absent); returns the manifest."""
@@ -105,12 +107,11 @@ def build_magar_bench(out: Path, tasks: int = DEFAULT_TASKS, seed: int = 42, job
     slots = plan_magar(families, tasks, seed)
     asms = [sources[s.assembly_id].assembly for s in slots]
     output_folder(out / "tasks")
-    jobs = max(1, min(jobs, -(-tasks // 4)))
-    pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork")) if jobs > 1 else None
+    pairs = list(zip(slots, asms))
+    batches = [(pairs[k:k + BATCH], seed, tolerances) for k in range(0, len(pairs), BATCH)]
     records = []
-    try:
-        work = partial(_one, seed=seed, tolerances=tolerances)
-        for g in (pool.map(work, slots, asms, chunksize=4) if pool else map(work, slots, asms)):
+    for _, generated in run_ordered(_batch, batches, jobs):
+        for g in generated:
             folder = out / "tasks" / g.sample_id
             folder.mkdir()
             for name, data in g.files.items():
@@ -120,11 +121,6 @@ def build_magar_bench(out: Path, tasks: int = DEFAULT_TASKS, seed: int = 42, job
                                                  "condition", "fault_types", "difficulty")} | {"hidden": bool(meta.get("hidden"))})
             if progress:
                 progress(1)
-    except BrokenProcessPool:
-        raise ForgeplanError("a benchmark worker process died (killed from outside or out of memory)") from None
-    finally:
-        if pool:
-            pool.shutdown(cancel_futures=True)
     manifest = _manifest(records, families, sources, tasks, seed, tolerances)
     write_json(out / MANIFEST, manifest)
     return manifest

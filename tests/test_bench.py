@@ -10,10 +10,12 @@ from forgeplan.bench.composition import PROTOCOL, composition_counts, plan_compo
 from forgeplan.bench.store import build_bench, load_manifest
 from forgeplan.io.catalog import load_assembly
 from forgeplan.io.task_files import load_task
-from forgeplan.library import BUILTIN
+from forgeplan.library import BUILTIN, PARTIAL_MOVES
 from forgeplan.verify import verify
 
-FAMILIES = {a: load_assembly(a).family for a in BUILTIN}
+LIBRARY = {a: load_assembly(a).family for a in BUILTIN}
+FAMILIES = {a: f for a, f in LIBRARY.items() if a not in PARTIAL_MOVES}   # the 26 that make the plan
+GROUP_BURRS = frozenset({"burr_6_split", "burr_6_pairs"})
 
 
 def test_default_composition_is_exactly_forge_bench():
@@ -51,6 +53,44 @@ def test_smaller_builds_keep_the_proportions():
     assert (c["train"], c["test"]) == (300, 100)
     assert abs(c["no_fault"] - 111.5) <= 1 and abs(c["single_fault"] - 235.3) <= 1 and abs(c["multi_fault"] - 53.2) <= 1
     assert c["counterfactual_pairs"] == 16
+
+
+@pytest.mark.parametrize("tasks, seed", [(4000, 42), (400, 42), (200, 7), (40, 1)])
+def test_the_expert_tier_keeps_every_count_and_every_other_slot(tasks, seed):
+    """The partial-move burrs take over fault slots outside the pairs, one burr per split, each an average
+    assembly's share of its split; totals, splits, conditions and pairs are the plan's, and every other
+    slot is the slot of the plan without them (so its task is byte for byte the same)."""
+    base = plan_composition(FAMILIES, tasks, seed, GROUP_BURRS)
+    full = plan_composition(LIBRARY, tasks, seed, GROUP_BURRS, PARTIAL_MOVES)
+    old, new = composition_counts(base), composition_counts(full)
+    assert {k: v for k, v in new.items() if not k.startswith("assemblies_")} == \
+           {k: v for k, v in old.items() if not k.startswith("assemblies_")}
+    assert [(s.index, s.split, s.condition, s.pair, s.pair_role) for s in full] == \
+           [(s.index, s.split, s.condition, s.pair, s.pair_role) for s in base]
+    taken = [s for s, b in zip(full, base) if s != b]
+    assert all(s.assembly_id in PARTIAL_MOVES and s.condition in ("single", "multi") and s.pair is None for s in taken)
+    assert [s for s in full if s.assembly_id in PARTIAL_MOVES] == taken
+    sides = {s.assembly_id: s.split for s in taken}
+    assert sorted(sides) == sorted(PARTIAL_MOVES) and sorted(sides.values()) == ["test", "train"]
+    for aid, split in sides.items():
+        members = {s.assembly_id for s in full if s.split == split}
+        expected = max(1, round(sum(s.split == split for s in full) / len(members)))
+        assert sum(s.assembly_id == aid for s in taken) == expected, (aid, split)
+
+
+def test_the_expert_tier_at_the_default_size():
+    full = plan_composition(LIBRARY, 4000, 42, GROUP_BURRS, PARTIAL_MOVES)
+    counts = {a: sum(s.assembly_id == a for s in full) for a in sorted(PARTIAL_MOVES)}
+    assert counts == {"burr_6_level4": 136, "burr_6_level5": 167}
+    c = composition_counts(full)
+    assert (c["assemblies_train"], c["assemblies_test"]) == (22, 6)
+
+
+def test_one_partial_move_assembly_alone_goes_to_training():
+    slots = plan_composition({**FAMILIES, "burr_6_level4": "burr6"}, 200, 7, GROUP_BURRS, frozenset({"burr_6_level4"}))
+    assert {s.split for s in slots if s.assembly_id == "burr_6_level4"} == {"train"}
+    assert plan_composition(FAMILIES, 200, 7, GROUP_BURRS, frozenset({"burr_6_level4"})) == \
+           plan_composition(FAMILIES, 200, 7, GROUP_BURRS)   # named but not in the library: no tier
 
 
 def test_split_is_disjoint_by_assembly(small_bench):

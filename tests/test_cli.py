@@ -69,7 +69,8 @@ def test_assemblies_lists_the_library(capsys):
     assert code == 0 and {"bayonet_structure", "shaft_stack"} <= {r["assembly_id"] for r in rows}
     assert all(r["blocking_depth"] >= 1 and r["parts"] >= 2 for r in rows)
     assert {r["assembly_id"] for r in rows if r["moves"] == "group_moves"} == {"burr_6_split", "burr_6_pairs"}
-    assert {r["moves"] for r in rows} == {"single_part", "group_moves"}
+    assert {r["assembly_id"]: r["level"] for r in rows if r["moves"] == "partial_moves"} == {"burr_6_level4": "4", "burr_6_level5": "5"}
+    assert {r["moves"] for r in rows} == {"single_part", "group_moves", "partial_moves"}
 
 
 def test_evaluate_with_the_papers_reference_cost(small_bench, tmp_path, capsys):

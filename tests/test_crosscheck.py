@@ -14,7 +14,7 @@ from cases import all_cases
 from forgeplan.bench.burr_faults import fault_task
 from forgeplan.cli import main
 from forgeplan.io.importers import import_puzzle
-from forgeplan.library import BUILTIN
+from forgeplan.library import BUILTIN, PARTIAL_MOVES
 from forgeplan.model.actions import Insert
 from forgeplan.planners import crosscheck as cc
 from forgeplan.semantics.diagnosis import MISTAKE_TYPES
@@ -29,7 +29,7 @@ def rotating_cases() -> list[str]:
     are among them."""
     names = [n for n, _ in all_cases()]
     out = []
-    for k, asm_id in enumerate(BUILTIN):
+    for k, asm_id in enumerate(a for a in BUILTIN if a not in PARTIAL_MOVES):
         singles = [n for n in names if n.startswith(asm_id + "/") and n.endswith("/0") and "/multi/" not in n]
         out.append(singles[k % len(singles)])
     return out

@@ -1,5 +1,5 @@
-"""The built-in library: 26 valid identities with the variety the benchmark needs (two six-piece burrs
-that need group moves among them), and `forgeplan show`."""
+"""The built-in library: 28 valid identities with the variety the benchmark needs (six-piece burrs
+that need group moves or partial moves among them), and `forgeplan show`."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from forgeplan.geometry.graphs import assembly_sequence, blocking_depth
 from forgeplan.geometry.relations import symmetry_group
 from forgeplan.geometry.separation import disassembly_verdict, needs_group_moves
 from forgeplan.io.catalog import load_assembly
-from forgeplan.library import BUILTIN
+from forgeplan.library import BUILTIN, PARTIAL_MOVES
 from forgeplan.library.voxels import box, part
 from forgeplan.model.assembly import DIRECTIONS
 from forgeplan.model.state import Tolerances
@@ -45,9 +45,9 @@ def test_every_identity_loads_with_its_own_id(library):
         assert all(PART_ID.match(p.part_id) for p in asm.parts), aid
 
 
-def test_composition_26_identities_from_at_least_8_families(library):
+def test_composition_28_identities_from_at_least_8_families(library):
     families = Counter(asm.family for asm in library.values())
-    assert len(library) == 26
+    assert len(library) == 28
     assert len(families) >= 8
     small = [f for f, n in families.items() if n <= 3]
     assert len(small) >= 2, "the benchmark needs at least two small families to hold out"
@@ -193,7 +193,8 @@ GROUP_BURRS = ["burr_6_split", "burr_6_pairs"]
 def test_exactly_the_group_burrs_need_group_moves(library):
     modes = {aid: disassembly_verdict(asm)["mode"] for aid, asm in library.items()}
     assert sorted(a for a, m in modes.items() if m == "group_moves") == sorted(GROUP_BURRS)
-    assert set(modes.values()) == {"single_part", "group_moves"}
+    assert sorted(a for a, m in modes.items() if m == "interlocked") == sorted(PARTIAL_MOVES)  # straight moves fail
+    assert set(modes.values()) == {"single_part", "group_moves", "interlocked"}
     assert all(needs_group_moves(asm) == (modes[aid] == "group_moves") for aid, asm in library.items())
 
 

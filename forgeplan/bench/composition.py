@@ -3,6 +3,12 @@
 `plan_composition` decides, for every task index, its split, assembly, condition (no-fault, boundary
 no-fault, single-fault, multi-fault) and counterfactual partner, purely from (assemblies, N, seed). The
 default N=4000 reproduces FORGE-Bench exactly; a smaller N keeps the proportions (largest remainder).
+
+Assemblies that need partial moves (SEMANTICS.md §9) form an *expert tier* laid over that plan: the
+plan is made for the other assemblies alone, then each partial-move assembly takes over fault slots
+(single or multi, not in a counterfactual pair) of one split, as many as an average assembly of that
+split holds. Totals, split sizes, condition counts and pairs stay exactly those of the plan, and every
+slot not taken over keeps its assembly, so its task is the same as in a build without the tier.
 """
 
 from __future__ import annotations
@@ -78,7 +84,16 @@ def split_assemblies(families: dict[str, str], seed: int,
 
 
 def plan_composition(families: dict[str, str], tasks: int = 4000, seed: int = 42,
-                     group_moves: frozenset[str] = frozenset()) -> list[Slot]:
+                     group_moves: frozenset[str] = frozenset(), partial_moves: frozenset[str] = frozenset()) -> list[Slot]:
+    """Every slot of the benchmark; `partial_moves` names the assemblies of the expert tier (the rest,
+    two or more of two or more families, make the plan)."""
+    experts = sorted(a for a in partial_moves if a in families)
+    base = {a: f for a, f in families.items() if a not in partial_moves}
+    slots = _base_plan(base, tasks, seed, group_moves)
+    return expert_tier(slots, experts, seed) if experts else slots
+
+
+def _base_plan(families: dict[str, str], tasks: int, seed: int, group_moves: frozenset[str]) -> list[Slot]:
     p = PROTOCOL
     train_ids, test_ids = split_assemblies(families, seed, group_moves)
     split_n = apportion(tasks, {"train": p["train"], "test": p["test"]})
@@ -100,6 +115,27 @@ def plan_composition(families: dict[str, str], tasks: int = 4000, seed: int = 42
         for k, cond in enumerate(conds):
             slots.append(Slot(len(slots), split, ids[k % len(ids)], cond))
     return _assign_pairs(slots, pairs, rng)
+
+
+def expert_tier(slots: list[Slot], experts: list[str], seed: int) -> list[Slot]:
+    """The partial-move assemblies take over fault slots: in a seeded order, alternately in train and
+    test (one alone goes to train), each as many slots as an average assembly of its split holds (at
+    least one), drawn by the seed from the split's single- and multi-fault slots outside the pairs."""
+    rng = random.Random(f"{seed}:expert")
+    order = list(experts)
+    rng.shuffle(order)
+    out = list(slots)
+    sides = {aid: ("train", "test")[k % 2] for k, aid in enumerate(order)}
+    for aid in order:
+        split = sides[aid]
+        members = {s.assembly_id for s in slots if s.split == split} | {a for a, sp in sides.items() if sp == split}
+        size = sum(1 for s in slots if s.split == split)
+        share = max(1, round(size / len(members)))
+        free = [s.index for s in out if s.split == split and s.condition in ("single", "multi") and s.pair is None
+                and s.assembly_id not in sides]
+        for i in sorted(rng.sample(free, min(share, len(free)))):
+            out[i] = Slot(i, split, aid, out[i].condition)
+    return out
 
 
 def _cond_key(condition: str) -> str:

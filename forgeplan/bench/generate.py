@@ -2,7 +2,9 @@
 
 Every task is a pure function of (seed, slot, assembly): workers may run in any order and the output is
 byte-identical whatever `--jobs` is. A task is kept only when clingo proved its reference optimal and
-the verifier replays it as valid (closed loop); otherwise the next attempt seed is tried.
+the verifier replays it as valid (closed loop); otherwise the next attempt seed is tried. On an assembly
+that needs partial moves (the expert tier) the reference is the best `planners.reference` has, with its
+proof status in `reference.json` (`proof.optimal`), and the closed loop still verifies it.
 """
 
 from __future__ import annotations
@@ -14,9 +16,9 @@ import random
 from dataclasses import dataclass
 
 from ..io.task_files import assembly_files, json_text, state_files
-from ..model.actions import moved_parts
+from ..model.actions import Action, moved_parts
 from ..model.assembly import Assembly
-from ..model.errors import ForgeplanError
+from ..model.errors import ForgeplanError, InputError
 from ..model.state import Tolerances
 from ..semantics.diagnosis import MISTAKE_TYPES, diagnose
 from ..semantics.faults import FaultSpec, candidates, make_task
@@ -124,22 +126,46 @@ def _attempts(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances):
         yield attempt, task, None
 
 
-def build_task(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances, attempts=None) -> tuple[Task, dict, int]:
-    """The task of a slot and its solve result; tries attempt seeds (`attempts`: the slot's `_attempts`,
-    some maybe drawn already) until the closed loop holds."""
-    from ..planners.asp.solve import solve_task
+def build_task(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances,
+               attempts=None) -> tuple[Task, dict, tuple[Action, ...], int]:
+    """The task of a slot, its reference (reference.json) and plan; tries attempt seeds (`attempts`: the
+    slot's `_attempts`, some maybe drawn already) until the closed loop holds."""
+    from ..planners.asp.solve import reference_output, solve_task
 
     last_error = "no attempt"
     for attempt, task, skipped in _attempts(slot, asm, seed, tolerances) if attempts is None else attempts:
         if task is None:
             last_error = skipped
             continue
+        if task.world.partial:
+            ref, plan = partial_move_reference(task)
+            return task, ref, plan, attempt
         result = solve_task(task, time_limit=SOLVE_TIME_LIMIT)
         if not result.optimal:
             last_error = f"reference not proved optimal ({result.status.name})"
             continue
-        return task, result, attempt
+        ref = reference_output(task, result)
+        ref["proof"].pop("seconds", None)  # timings differ run to run; the benchmark must be byte-identical
+        return task, ref, result.plan, attempt
     raise ForgeplanError(f"could not generate task {sample_id(slot)}: {last_error}")
+
+
+def partial_move_reference(task: Task) -> tuple[dict, tuple[Action, ...]]:
+    """The reference of a task that needs partial moves (SEMANTICS §9): what `planners.reference` gives,
+    clingo's proof when it grounds slides, else the repair search's valid plan, marked `optimal: false`
+    (the proof object says which; the closed loop in `generate` verifies either)."""
+    from ..io.contract import parse_output
+    from ..planners.reference import proven_reference, simple_reference
+
+    try:
+        ref = proven_reference(task, SOLVE_TIME_LIMIT)
+    except InputError:   # clingo refuses the task: the encoding does not ground §9 yet
+        ref = simple_reference(task)
+    if ref is None:
+        raise ForgeplanError(f"no plan restores {task.sample_id}")
+    ref = {k: ref[k] for k in ("annotation", "rework_plan", "proof")}
+    ref["proof"].pop("seconds", None)
+    return ref, tuple(parse_output(json.dumps({k: ref[k] for k in ("annotation", "rework_plan")})).actions)
 
 
 def generate_batch(slots: list[Slot], asm: Assembly, seed: int, tolerances: Tolerances) -> list[Rendered]:
@@ -156,24 +182,19 @@ def generate_batch(slots: list[Slot], asm: Assembly, seed: int, tolerances: Tole
                 firsts.append(item[1])
                 break
         pending.append(itertools.chain(drawn, attempts))
-    GROUNDINGS.prepare(firsts)
+    GROUNDINGS.prepare([t for t in firsts if not t.world.partial])   # no grounding where slides are in play
     return [render(generate(slot, asm, seed, tolerances, attempts), asm) for slot, attempts in zip(slots, pending)]
 
 
 def generate(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances, attempts=None) -> Generated:
     """One task of the benchmark. `asm` is the loaded assembly itself (built-in or imported), so a
     worker process never has to find it again by id."""
-    from ..planners.asp.solve import reference_output
-
-    task, result, attempt = build_task(slot, asm, seed, tolerances, attempts)
-    ref = reference_output(task, result)
-    ref["proof"].pop("seconds", None)  # timings differ run to run; the benchmark must be byte-identical
+    task, ref, plan, attempt = build_task(slot, asm, seed, tolerances, attempts)
     out = {k: ref[k] for k in ("annotation", "rework_plan")}
     verdict = verify(task, json.dumps(out))
     if not verdict.valid:
         raise ForgeplanError(f"closed loop failed for {task.sample_id}: {verdict.reason}")
     mistakes = ref["annotation"]["mistakes"]
-    plan = result.plan
     first_touch: list[str] = []
     for a in plan:
         for p in a.touched:

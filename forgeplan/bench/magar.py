@@ -4,7 +4,8 @@ Proportions (MAGAR §4.2, C.3.3): 974 Assembly Decision and 600 Minimal Rework s
 them in Test, scaled to the requested size by largest remainder. The split is family-disjoint: whole
 families of the library go to Test, chosen so that the number of Test assemblies is the one closest
 to MAGAR's 6 of 26 assembly families (with the built-in library: 6 assemblies in 3 families). Atomic
-Action (native GUI events) has no symbolic counterpart and is not built.
+Action (native GUI events) has no symbolic counterpart and is not built. The built-ins that need
+partial moves (`library.PARTIAL_MOVES`) are left out: clingo does not plan with slides yet.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from ..executors import run_ordered
 from ..io.guarded import output_folder
 from ..io.task_files import write_json
+from ..library import BUILTIN, PARTIAL_MOVES
 from ..model.errors import InputError
 from ..model.state import Tolerances
 from .composition import PROTOCOL, Slot, apportion
@@ -102,7 +104,11 @@ def build_magar_bench(out: Path, tasks: int = DEFAULT_TASKS, seed: int = 42, job
         raise InputError(f"must be between {MIN_TASKS} and 100,000 for the magar profile, got {tasks}", field="--tasks")
     if output_folder(out, create=False).exists() and any(out.iterdir()):
         raise InputError("output folder is not empty", file=str(out), field="--out")
-    sources = load_sources(assemblies)
+    sources = load_sources(assemblies if assemblies is not None else [a for a in BUILTIN if a not in PARTIAL_MOVES])
+    partial = sorted(a for a in sources if a in PARTIAL_MOVES)
+    if partial:
+        raise InputError(f"{partial[0]} needs partial moves: Assembly Decision needs every optimal plan, which clingo "
+                         "does not give there yet", field="--assemblies")
     families = {a: s.assembly.family for a, s in sources.items()}
     slots = plan_magar(families, tasks, seed)
     asms = [sources[s.assembly_id].assembly for s in slots]

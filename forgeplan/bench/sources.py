@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..geometry.checks import check_geometry
+from ..geometry.partial import needs_partial_moves
 from ..io.catalog import assembly_from_json, load_assembly
 from ..io.guarded import decode, loads, read_bytes
 from ..library import BUILTIN
@@ -98,9 +99,11 @@ def _checked(asm: Assembly, path: Path) -> Assembly:
 
 
 def _check_splittable(sources: dict[str, Source]) -> None:
-    """The split needs an assembly for each side and a family the test side can hold out."""
-    families = {s.assembly.family for s in sources.values()}
-    if len(sources) < 2 or len(families) < 2:
-        have = ", ".join(f"{a} ({s.assembly.family})" for a, s in sorted(sources.items())) or "none"
-        raise InputError("need two or more assemblies of two or more families for the assembly-disjoint "
-                         f"train/test split; have {have}", field=OPTION)
+    """The split needs an assembly for each side and a family the test side can hold out, among the
+    assemblies that need no partial moves (those join as the expert tier, bench/composition.py)."""
+    straight = {a: s for a, s in sources.items() if not needs_partial_moves(s.assembly)}
+    families = {s.assembly.family for s in straight.values()}
+    if len(straight) < 2 or len(families) < 2:
+        have = ", ".join(f"{a} ({s.assembly.family})" for a, s in sorted(straight.items())) or "none"
+        raise InputError("need two or more assemblies of two or more families that need no partial moves for "
+                         f"the assembly-disjoint train/test split; have {have}", field=OPTION)

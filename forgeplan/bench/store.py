@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 from .. import __version__
+from ..geometry.partial import needs_partial_moves
 from ..geometry.separation import needs_group_moves
 from ..io.guarded import output_folder
 from ..io.schema import BENCH_FILE_MODELS, ManifestFile, parse_model
@@ -60,7 +61,8 @@ def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, pro
     sources = load_sources(assemblies)
     families = {a: s.assembly.family for a, s in sources.items()}
     group_moves = frozenset(a for a, s in sources.items() if needs_group_moves(s.assembly))
-    slots = plan_composition(families, tasks, seed, group_moves)
+    partial_moves = frozenset(a for a, s in sources.items() if needs_partial_moves(s.assembly))
+    slots = plan_composition(families, tasks, seed, group_moves, partial_moves)
     head = {
         "schema_version": "1.0", "benchmark": "forgeplan FORGE-Bench-shaped", "seed": seed, "tasks": tasks,
         "library": sorted(families), "sources": {a: s.origin for a, s in sources.items()},

@@ -9,8 +9,8 @@ from . import emit_json
 def register(sub) -> None:
     p = sub.add_parser(
         "assemblies", help="list the built-in assemblies",
-        description="List the built-in assemblies (id, family, parts, locks, spares, blocking depth, and whether "
-                    "they come apart one part at a time or need group moves), or with --check validate one "
+        description="List the built-in assemblies (id, family, parts, locks, spares, blocking depth, whether "
+                    "they come apart one part at a time or need group or partial moves, and their level), or with --check validate one "
                     "assembly and say how it comes apart: with straight moves, or else with partial moves "
                     "(its BurrTools level and a replayable plan). Exit 1 when some parts cannot be separated "
                     "by any sequence of moves; 2 on bad input.")
@@ -21,14 +21,19 @@ def register(sub) -> None:
 
 
 def _row(asm) -> dict:
-    """One listing row; `moves` says whether the assembly comes apart one part at a time (`single_part`)
-    or needs the group moves separate/join (`group_moves`)."""
+    """One listing row; `moves` says whether the assembly comes apart one part at a time (`single_part`),
+    needs the group moves separate/join (`group_moves`) or partial moves (`partial_moves`, SEMANTICS
+    §9), and `level` is its BurrTools level (1 with straight moves)."""
     from ..geometry.graphs import blocking_depth
+    from ..geometry.partial import partial_verdict
     from ..geometry.separation import disassembly_verdict
 
+    verdict = disassembly_verdict(asm)
+    if not verdict["disassemblable"]:
+        verdict = partial_verdict(asm)
     return {"assembly_id": asm.assembly_id, "family": asm.family, "parts": len(asm.parts),
             "locks": len(asm.locks), "spares": len(asm.spares), "blocking_depth": blocking_depth(asm),
-            "moves": disassembly_verdict(asm)["mode"]}
+            "moves": verdict["mode"], "level": verdict.get("level") or "1"}
 
 
 def run(args) -> int:
@@ -56,7 +61,7 @@ def run(args) -> int:
     if args.json:
         emit_json(rows)
         return 0
-    cols = ("assembly_id", "family", "parts", "locks", "spares", "blocking_depth", "moves")
+    cols = ("assembly_id", "family", "parts", "locks", "spares", "blocking_depth", "moves", "level")
     widths = [max(len(c), *(len(str(r[c])) for r in rows)) for c in cols]
     print("  ".join(c.ljust(w) for c, w in zip(cols, widths)))
     for r in rows:

@@ -1,11 +1,19 @@
-"""Six-piece burrs with a key piece, each coming apart one piece at a time with straight moves.
+"""Six-piece burrs: three that come apart with straight moves and two that need partial moves.
 
 The six 2x2x8 sticks sit in the classic burr layout: a pair along each axis, crossing in a 4x4x4
 core. Each design is the list of notches cut from each stick (boxes, in BurrTools' spirit of
-describing a piece by what is removed); the key is the one uncut stick and the only piece free at
-the start. The notch sets were found by a search over the 32 shared core voxels for designs whose
-pieces are connected, that come apart one piece at a time, and whose key alone is free; two designs
-are solid, one has six internal holes. Assembly and blocking graphs follow from the voxels.
+describing a piece by what is removed). Assembly and blocking graphs follow from the voxels.
+
+- `burr_6_key`, `burr_6_split`, `burr_6_pairs` come from a search over the 32 core voxels that two
+  sticks share, for designs whose pieces are connected and that come apart with straight moves: one
+  piece at a time after an uncut key, or in groups (SEMANTICS.md §5).
+- `burr_6_level4` and `burr_6_level5` are the project's own higher-level burrs: nothing moves out
+  straight; the first piece leaves after 3 or 4 partial moves (SEMANTICS.md §9, BurrTools levels 4
+  and 5), and both come apart completely. They were found by a hill-climb over the same 32 voxels:
+  a seeded random assignment of each contested voxel to one of its two sticks or to a hole, then
+  single-voxel changes, each kept when every piece stays connected and the level of the first
+  separation (`geometry.partial.disassemble_partial`) does not drop. The search is not shipped: it
+  took minutes per design; tests/test_expert_burrs.py checks the levels and plans of the result.
 """
 
 from __future__ import annotations
@@ -48,14 +56,37 @@ DESIGNS: dict[str, dict[str, list[Box]]] = {
         "Z1": [(3, 3, 2, 5, 4, 4), (3, 3, 4, 4, 4, 6), (4, 2, 3, 5, 3, 4), (4, 3, 5, 5, 4, 6)],
         "Z2": [(3, 4, 2, 5, 5, 5), (3, 5, 4, 4, 6, 5)],
     },
+    "burr_6_level4": {
+        "X1": [(2, 3, 3, 6, 4, 4), (2, 4, 3, 5, 5, 4), (3, 4, 2, 5, 5, 3)],
+        "X2": [(2, 3, 4, 6, 4, 5), (2, 4, 4, 4, 5, 5), (3, 3, 5, 4, 4, 6), (5, 4, 4, 6, 5, 5)],
+        "Y1": [(2, 3, 3, 4, 5, 4), (3, 2, 3, 4, 3, 4), (3, 3, 4, 4, 4, 5), (3, 5, 3, 4, 6, 5)],
+        "Y2": [(4, 2, 3, 5, 3, 5), (4, 4, 3, 6, 5, 4), (4, 4, 4, 5, 5, 5), (4, 5, 3, 5, 6, 4), (5, 3, 3, 6, 4, 4)],
+        "Z1": [(3, 2, 3, 4, 4, 5), (3, 3, 2, 5, 4, 3), (4, 3, 3, 5, 4, 6)],
+        "Z2": [(3, 4, 2, 5, 5, 3), (3, 4, 4, 5, 5, 6), (4, 5, 3, 5, 6, 5)],
+    },
+    "burr_6_level5": {
+        "X1": [(2, 3, 3, 6, 4, 4), (2, 4, 3, 5, 5, 4), (3, 4, 2, 4, 5, 3)],
+        "X2": [(2, 3, 4, 3, 5, 5), (3, 3, 5, 4, 4, 6), (4, 3, 4, 6, 4, 5), (5, 4, 4, 6, 5, 5)],
+        "Y1": [(2, 3, 3, 4, 5, 4), (3, 2, 3, 4, 3, 5), (3, 3, 4, 4, 6, 5)],
+        "Y2": [(4, 2, 3, 5, 6, 5), (5, 3, 3, 6, 5, 4)],
+        "Z1": [(3, 2, 3, 4, 4, 4), (3, 3, 2, 5, 4, 3), (3, 3, 4, 4, 4, 6), (4, 3, 5, 5, 4, 6)],
+        "Z2": [(3, 4, 2, 5, 5, 3), (3, 4, 4, 5, 5, 6), (3, 5, 3, 4, 6, 4)],
+    },
 }
-CAMEL = {"burr_6_key": "Burr6Key", "burr_6_split": "Burr6Split", "burr_6_pairs": "Burr6Pairs"}
+# the designs that need partial moves (SEMANTICS.md §9), with their BurrTools level
+LEVELS = {"burr_6_level4": "4", "burr_6_level5": "5"}
+CAMEL = {"burr_6_key": "Burr6Key", "burr_6_split": "Burr6Split", "burr_6_pairs": "Burr6Pairs",
+         "burr_6_level4": "Burr6Level4", "burr_6_level5": "Burr6Level5"}
 DESCRIPTION = {
     "burr_6_key": "Solid six-piece burr; the uncut key runs along y and slides out first.",
     "burr_6_split": "Solid six-piece burr with no free piece: it splits into two halves of three pieces along y, "
                     "then each half comes apart one piece at a time.",
     "burr_6_pairs": "Six-piece burr with five internal holes and no free piece: a pair of pieces slides out along x, "
                     "then another pair along z, then single pieces.",
+    "burr_6_level4": "Six-piece burr of level 4 with nine internal holes: three partial moves (five pieces, then three, "
+                     "then three slide one voxel) before three pieces leave together along x.",
+    "burr_6_level5": "Six-piece burr of level 5 with seven internal holes: four partial moves before the first piece "
+                     "leaves along y; the rest comes apart one piece at a time.",
 }
 
 

@@ -57,7 +57,8 @@ def group_actions(world: World, state: State) -> list[Action]:
 
 def _leaving_groups(world: World, state: State) -> list[Action]:
     """Where partial moves are in play: separate for the groups of two or more present parts that can
-    leave now (clear rays from where they are); joins are judged by the engine when a plan names one,
+    leave now (clear rays from where they are), and the joins that undo a separation of the level
+    search's main chain (`_chain_joins`). Other joins are judged by the engine when a plan names one,
     not listed (every subset of the absent parts at every offset would be)."""
     from ..geometry.displacement import FREE
     from ..geometry.partial import movable_groups
@@ -67,16 +68,36 @@ def _leaving_groups(world: World, state: State) -> list[Action]:
     for g, d, room in movable_groups(world.assembly, here, tuple(state.slots[j].offset for j in here)):
         if room >= FREE and bin(g).count("1") >= 2:
             out.append(Separate(tuple(state.slots[here[a]].occupant for a in range(len(here)) if g >> a & 1), d))
-    return sorted(out, key=lambda a: (len(a.part_ids), a.part_ids, DIRECTIONS.index(a.direction)))
+    return sorted(out, key=lambda a: (len(a.part_ids), a.part_ids, DIRECTIONS.index(a.direction))) + _chain_joins(world, state)
+
+
+def _chain_joins(world: World, state: State) -> list[Action]:
+    """join(G, d) at the offsets G left from, for every group separation of the main chain
+    (`geometry.partial.main_chain`, the way the repair search takes apart and back) whose members are
+    all absent: the joins a partial-move repair needs on its way back."""
+    from ..geometry.displacement import shifted
+    from ..geometry.partial import main_chain
+
+    offsets = {p: NO_OFFSET for p in world.ids}
+    out: list[Action] = []
+    for move in main_chain(world.assembly)[0]:
+        if move.distance is not None:
+            offsets.update((p, shifted(offsets[p], move.direction, move.distance)) for p in move.parts)
+        elif len(move.parts) >= 2 and not any(state.mask >> world.index[p] & 1 for p in move.parts):
+            at = [offsets[p] for p in move.parts]
+            out.append(Join(move.parts, move.direction, at if any(o != NO_OFFSET for o in at) else None))
+    return out
 
 
 def partial_actions(world: World, state: State) -> list[Action]:
     """Slides and insertions at an offset (SEMANTICS §9), only where partial moves are in play.
 
     Every group of present parts that can move along a direction (`geometry.partial.movable_groups`),
-    by every distance it has room for up to the assembly's extent; every absent target part at every
-    non-zero offset within that extent from which it has a clear ray. Joins at offsets are left out
-    (one offset per member would multiply the list); the engine judges them when a plan names one.
+    by every distance it has room for up to the assembly's extent, and all present parts together (a
+    translation of the whole, which only changes the offsets); every absent target part at every
+    non-zero offset within that extent from which it has a clear ray. Joins at offsets other than the
+    main chain's (`_chain_joins`) are left out (one offset per member would multiply the list); the
+    engine judges them when a plan names one.
     """
     if not world.partial:
         return []
@@ -90,6 +111,9 @@ def partial_actions(world: World, state: State) -> list[Action]:
     for g, d, room in sorted(moves, key=lambda m: (bin(m[0]).count("1"), m[0], DIRECTIONS.index(m[1]))):
         names = tuple(state.slots[here[a]].occupant for a in range(len(here)) if g >> a & 1)
         out += [Slide(names, d, k) for k in range(1, min(room, reach) + 1)]
+    if here:
+        everything = tuple(state.slots[j].occupant for j in here)
+        out += [Slide(everything, d, k) for d in DIRECTIONS for k in range(1, reach + 1)]
     sh, offsets = shapes(world.assembly), [state.slots[j].offset for j in here]
     for i in range(len(world.ids)):
         if not state.mask >> i & 1:

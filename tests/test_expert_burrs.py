@@ -209,5 +209,7 @@ def test_evaluate_scores_the_oracle_on_expert_tasks(benches, tmp_path, capsys):
     code, out, _ = run(capsys, "evaluate", "--bench", with_, "--predictions", preds, "--json")
     report = json.loads(out)
     assert code == 0 and report["metrics"]["DGTR"] == 100.0
+    code, out, _ = run(capsys, "evaluate", "--bench", with_, "--predictions", preds, "--json", "--reference-cost", "paper")
+    assert code == 0 and json.loads(out)["metrics"]["DGTR"] == 100.0   # the expert references stand
     rows = [json.loads(line) for line in preds.read_text().splitlines()]
     assert any(r["sample_id"].startswith("burr_6_level") for r in rows)

@@ -13,7 +13,7 @@ from forgeplan.bench.magar import family_split, plan_magar
 from forgeplan.bench.store import load_manifest, load_sample_task
 from forgeplan.evaluation.decision_baselines import magar_answer
 from forgeplan.evaluation.magar_eval import magar_summary, read_decision, score_magar_split
-from forgeplan.library import BUILTIN, build
+from forgeplan.library import BUILTIN, PARTIAL_MOVES, build
 from forgeplan.semantics.intents import decision_of, subgoal_holds
 from forgeplan.model.actions import Action
 
@@ -32,7 +32,7 @@ def bench(tmp_path_factory):
 
 
 def test_proportions_and_family_disjoint_split():
-    families = {a: build(a).family for a in BUILTIN}
+    families = {a: build(a).family for a in BUILTIN if a not in PARTIAL_MOVES}   # the profile's default library
     train, test = family_split(families, 42)
     assert len(test) == 6 and not {families[a] for a in train} & {families[a] for a in test}
     slots = plan_magar(families, 1574, 42)
@@ -203,6 +203,8 @@ def test_bad_input_gets_one_line_and_exit_2(bench, tmp_path):
         (["bench", "build", "--profile", "magar", "--out", str(tmp_path / "b"), "--assemblies", "luban_lock_3",
           "luban_lock_3_offset"], "two or more families"),
         (["bench", "build", "--profile", "magar", "--out", str(bench)], "not empty"),
+        (["bench", "build", "--profile", "magar", "--out", str(tmp_path / "c"), "--assemblies", "luban_lock_3",
+          "bayonet_structure", "burr_6_level4"], "needs partial moves"),
     ]
     preds = tmp_path / "p.jsonl"
     preds.write_text("")

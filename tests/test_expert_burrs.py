@@ -213,3 +213,15 @@ def test_evaluate_scores_the_oracle_on_expert_tasks(benches, tmp_path, capsys):
     assert code == 0 and json.loads(out)["metrics"]["DGTR"] == 100.0   # the expert references stand
     rows = [json.loads(line) for line in preds.read_text().splitlines()]
     assert any(r["sample_id"].startswith("burr_6_level") for r in rows)
+
+
+@pytest.mark.slow
+def test_the_pddl_suite_leaves_the_expert_tier_out(tmp_path):
+    from forgeplan.bench.pddl_suite import export_pddl_suite
+    from forgeplan.bench.store import build_bench
+
+    manifest = build_bench(tmp_path / "b", tasks=20, seed=1, assemblies=["jigsaw_panel", "luban_lock_3", *EXPERTS])
+    experts = {r["sample_id"] for r in manifest["records"] if r["assembly_id"] in PARTIAL_MOVES}
+    rows = export_pddl_suite(tmp_path / "b", tmp_path / "suite")
+    assert experts and len(rows) == 20 - len(experts) and not experts & {r["sample_id"] for r in rows}
+    assert f"{len(experts)} tasks on assemblies that need partial moves" in (tmp_path / "suite" / "README.md").read_text()

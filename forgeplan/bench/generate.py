@@ -138,8 +138,11 @@ def build_task(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances,
             last_error = skipped
             continue
         if task.world.partial:
-            ref, plan = partial_move_reference(task)
-            return task, ref, plan, attempt
+            found = partial_move_reference(task)
+            if found is None:
+                last_error = "no plan restores the target"
+                continue
+            return task, *found, attempt
         result = solve_task(task, time_limit=SOLVE_TIME_LIMIT)
         if not result.optimal:
             last_error = f"reference not proved optimal ({result.status.name})"
@@ -150,10 +153,11 @@ def build_task(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances,
     raise ForgeplanError(f"could not generate task {sample_id(slot)}: {last_error}")
 
 
-def partial_move_reference(task: Task) -> tuple[dict, tuple[Action, ...]]:
-    """The reference of a task that needs partial moves (SEMANTICS §9): what `planners.reference` gives,
-    clingo's proof when it grounds slides, else the repair search's valid plan, marked `optimal: false`
-    (the proof object says which; the closed loop in `generate` verifies either)."""
+def partial_move_reference(task: Task) -> tuple[dict, tuple[Action, ...]] | None:
+    """The reference of a task that needs partial moves (SEMANTICS §9) and its plan: what
+    `planners.reference` gives, clingo's proof when it grounds slides, else the repair search's valid
+    plan, marked `optimal: false` (the proof object says which; `generate`'s closed loop verifies
+    either). None when no plan restores the target."""
     from ..io.contract import parse_output
     from ..planners.reference import proven_reference, simple_reference
 
@@ -162,7 +166,7 @@ def partial_move_reference(task: Task) -> tuple[dict, tuple[Action, ...]]:
     except InputError:   # clingo refuses the task: the encoding does not ground §9 yet
         ref = simple_reference(task)
     if ref is None:
-        raise ForgeplanError(f"no plan restores {task.sample_id}")
+        return None
     ref = {k: ref[k] for k in ("annotation", "rework_plan", "proof")}
     ref["proof"].pop("seconds", None)
     return ref, tuple(parse_output(json.dumps({k: ref[k] for k in ("annotation", "rework_plan")})).actions)

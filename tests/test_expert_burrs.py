@@ -225,3 +225,39 @@ def test_the_pddl_suite_leaves_the_expert_tier_out(tmp_path):
     rows = export_pddl_suite(tmp_path / "b", tmp_path / "suite")
     assert experts and len(rows) == 20 - len(experts) and not experts & {r["sample_id"] for r in rows}
     assert f"{len(experts)} tasks on assemblies that need partial moves" in (tmp_path / "suite" / "README.md").read_text()
+
+
+def _shape(voxels) -> tuple:
+    """A piece up to translation and the 24 rotations: the least of its normalised voxel tuples."""
+    def turns(v):
+        x, y, z = v
+        return [(x, y, z), (x, -z, y), (x, -y, -z), (x, z, -y)]
+
+    def faces(v):
+        x, y, z = v
+        return [(x, y, z), (-x, -y, z), (y, -x, z), (-y, x, z), (z, y, -x), (-z, y, x)]
+
+    best = None
+    for f in range(6):
+        for t in range(4):
+            cells = [turns(faces(v)[f])[t] for v in voxels]
+            lo = [min(c[a] for c in cells) for a in range(3)]
+            form = tuple(sorted(tuple(c[a] - lo[a] for a in range(3)) for c in cells))
+            best = form if best is None or form < best else best
+    return best
+
+
+def test_the_designs_are_not_any_known_puzzle():
+    """The project's own designs: no puzzle shipped with forgeplan or in ../shared/data/burr (when present)
+    has the same pieces, even turned, nor does any other built-in burr."""
+    from burrdata import EXAMPLES, shared_files
+    from forgeplan.io.importers import import_puzzle
+
+    def pieces(asm):
+        return sorted(_shape(p.voxels) for p in asm.parts)
+
+    ours = {aid: pieces(build(aid)) for aid in EXPERTS}
+    known = [pieces(import_puzzle(f)) for f in [*sorted(EXAMPLES.glob("mj_*.json")), *shared_files()]]
+    known += [pieces(build(a)) for a in BUILTIN if a.startswith("burr_6") and a not in PARTIAL_MOVES]
+    assert len(known) >= 8 and ours["burr_6_level4"] != ours["burr_6_level5"]
+    assert not [aid for aid, p in ours.items() if p in known]

@@ -209,6 +209,9 @@ def test_evaluate_scores_the_oracle_on_expert_tasks(benches, tmp_path, capsys):
     code, out, _ = run(capsys, "evaluate", "--bench", with_, "--predictions", preds, "--json")
     report = json.loads(out)
     assert code == 0 and report["metrics"]["DGTR"] == 100.0
+    experts = sum(r["split"] == "test" and r["assembly_id"] in PARTIAL_MOVES
+                  for r in json.loads((with_ / "manifest.json").read_text())["records"])
+    assert experts and report["rules"]["unproved_references"] == experts   # every tier task is a fault task
     code, out, _ = run(capsys, "evaluate", "--bench", with_, "--predictions", preds, "--json", "--reference-cost", "paper")
     assert code == 0 and json.loads(out)["metrics"]["DGTR"] == 100.0   # the expert references stand
     rows = [json.loads(line) for line in preds.read_text().splitlines()]

@@ -92,10 +92,13 @@ def paper_reference(task: Task, reference: dict) -> dict:
 
 
 def summarise(samples: list[SampleScore], split: str, reference_cost: str = "forgeplan") -> dict:
+    rules = {"reference_cost": reference_cost, "magar_profile_samples": sum(s.magar_profile for s in samples if s.is_fault)}
+    unproved = sum(s.is_fault and not s.reference_proved for s in samples)
+    if unproved:   # the expert tier's references (partial moves) come from the repair search
+        rules["unproved_references"] = unproved
     return {
         "split": split, "samples": len(samples), "fault_samples": sum(s.is_fault for s in samples),
-        "rules": {"reference_cost": reference_cost,
-                  "magar_profile_samples": sum(s.magar_profile for s in samples if s.is_fault)},
+        "rules": rules,
         "metrics": core_metrics(samples),
         "failures": failure_breakdown(samples),
         "per_assembly": breakdown(samples, lambda s: s.assembly_id),

@@ -45,6 +45,7 @@ class SampleScore:
     magar_profile: bool = False      # the prediction carried MAGAR's minimal_rework fields
     predicted_actions: int = 0
     reference_actions: int = 0
+    reference_proved: bool = True    # reference.json's proof: minimal (clingo), or only valid (repair search)
 
 
 def identity(actions) -> list[tuple[str, str]]:
@@ -212,7 +213,8 @@ def score_sample(task: Task, raw: str | None, reference: dict, meta: dict, rewor
     stratum = ("multi_fault" if cond == "multi" else meta["fault_types"][0]) if is_fault else "no_fault"
     ref_actions = reference["rework_plan"]["actions"]
     s = SampleScore(meta["sample_id"], meta["assembly_id"], meta["family"], stratum, meta["difficulty"], is_fault,
-                    None, reference_actions=len(ref_actions))
+                    None, reference_actions=len(ref_actions),
+                    reference_proved=reference.get("proof", {}).get("optimal", True) is not False)
     out = _contract_valid_output(task, raw, s)
     if not is_fault:
         s.nofault_ok = out is not None and not out.actions

@@ -32,3 +32,14 @@ def small_bench(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("bench") / "b"
     build_bench(out, tasks=SMALL_BENCH_TASKS, seed=42, jobs=2, assemblies=SMALL_BENCH_ASSEMBLIES)
     return out
+
+
+@pytest.fixture(scope="session")
+def tiny_dir(tmp_path_factory) -> Path:
+    """The default tiny model and tokenizer (forgeplan.llm.tiny.make_tiny), saved once per test session;
+    tests load it read-only."""
+    from forgeplan.llm.tiny import make_tiny
+
+    out = tmp_path_factory.mktemp("tiny")
+    make_tiny(out)
+    return out

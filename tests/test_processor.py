@@ -28,15 +28,6 @@ MODES = {
 
 
 @pytest.fixture(scope="module")
-def tiny_dir(tmp_path_factory):
-    from forgeplan.llm.tiny import make_tiny
-
-    out = tmp_path_factory.mktemp("tiny")
-    make_tiny(out)
-    return out
-
-
-@pytest.fixture(scope="module")
 def tiny(tiny_dir):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 

@@ -114,15 +114,11 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
+def server(tiny_dir):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from forgeplan.llm.tiny import make_tiny
-
-    out = tmp_path_factory.mktemp("tiny")
-    make_tiny(out)
     torch.set_num_threads(1)
-    srv = _Server(AutoModelForCausalLM.from_pretrained(out).eval(), AutoTokenizer.from_pretrained(out))
+    srv = _Server(AutoModelForCausalLM.from_pretrained(tiny_dir).eval(), AutoTokenizer.from_pretrained(tiny_dir))
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
     yield srv

@@ -3,12 +3,15 @@ baselines (oracle 100 on every metric, a perturbed oracle less), evaluate's MAGA
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import subprocess
 import sys
 
 import pytest
 
+from forgeplan.cli import main
 from forgeplan.bench.magar import family_split, plan_magar
 from forgeplan.bench.store import load_manifest, load_sample_task
 from forgeplan.evaluation.decision_baselines import magar_answer
@@ -20,14 +23,22 @@ from forgeplan.model.actions import Action
 TASKS = 24
 
 
+def run(*argv) -> tuple[int, str, str]:
+    """`forgeplan ARGV` in this process (the entry point's own exit path is tested in test_cli*):
+    (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in argv])
+    return code, out.getvalue(), err.getvalue()
+
+
 @pytest.fixture(scope="module")
 def bench(tmp_path_factory):
     out = tmp_path_factory.mktemp("magar") / "bench"
-    cmd = [sys.executable, "-m", "forgeplan", "bench", "build", "--profile", "magar", "--out", str(out),
-           "--tasks", str(TASKS), "--seed", "7", "--jobs", "1", "--quiet"]
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    assert "family-disjoint" in done.stdout
+    code, stdout, stderr = run("bench", "build", "--profile", "magar", "--out", out, "--tasks", TASKS, "--seed", 7,
+                               "--jobs", 1, "--quiet")
+    assert code == 0, stderr
+    assert "family-disjoint" in stdout
     return out
 
 
@@ -178,26 +189,24 @@ def test_intervention_never_lowers_a_score_and_introduces_no_error(bench, mode, 
 
 
 def test_intervene_command(bench, tmp_path):
-    cli = [sys.executable, "-m", "forgeplan"]
     preds = tmp_path / "p.jsonl"
     preds.write_text("".join(json.dumps({"sample_id": s, "raw_output": r}) + "\n" for s, r in _broken_plans(bench).items()))
     out = tmp_path / "final.jsonl"
-    done = subprocess.run(cli + ["intervene", "--bench", str(bench), "--predictions", str(preds), "--out", str(out),
-                                 "--mode", "minimal-edit", "--split", "train", "--json"], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    counts = json.loads(done.stdout)
+    code, stdout, stderr = run("intervene", "--bench", bench, "--predictions", preds, "--out", out,
+                               "--mode", "minimal-edit", "--split", "train", "--json")
+    assert code == 0, stderr
+    counts = json.loads(stdout)
     assert counts["introduced_errors"] == 0 and counts["corrections"] > 0
     assert len(out.read_text().splitlines()) == len(preds.read_text().splitlines())
-    again = subprocess.run(cli + ["intervene", "--bench", str(bench), "--predictions", str(preds), "--out", str(tmp_path),
-                                  "--mode", "minimal-edit", "--split", "train"], capture_output=True, text=True)
-    assert again.returncode == 2 and again.stderr.count("\n") == 1       # --out a folder: one line, no traceback
-    bad = subprocess.run(cli + ["intervene", "--bench", str(bench), "--predictions", str(preds), "--out",
-                                str(tmp_path / "x.jsonl"), "--mode", "minimal-edit"], capture_output=True, text=True)
-    assert bad.returncode == 2 and "not in split 'test'" in bad.stderr
+    code, _, stderr = run("intervene", "--bench", bench, "--predictions", preds, "--out", tmp_path,
+                          "--mode", "minimal-edit", "--split", "train")
+    assert code == 2 and stderr.count("\n") == 1       # --out a folder: one line, no traceback
+    code, _, stderr = run("intervene", "--bench", bench, "--predictions", preds, "--out", tmp_path / "x.jsonl",
+                          "--mode", "minimal-edit")
+    assert code == 2 and "not in split 'test'" in stderr
 
 
 def test_bad_input_gets_one_line_and_exit_2(bench, tmp_path):
-    cli = [sys.executable, "-m", "forgeplan"]
     cases = [
         (["bench", "build", "--profile", "magar", "--out", str(tmp_path / "a"), "--tasks", "5"], "--tasks"),
         (["bench", "build", "--profile", "magar", "--out", str(tmp_path / "b"), "--assemblies", "luban_lock_3",
@@ -211,8 +220,8 @@ def test_bad_input_gets_one_line_and_exit_2(bench, tmp_path):
     cases.append((["evaluate", "--bench", str(bench), "--predictions", str(preds), "--reference-cost", "paper"],
                   "--reference-cost"))
     for args, why in cases:
-        done = subprocess.run(cli + args, capture_output=True, text=True)
-        assert done.returncode == 2 and why in done.stderr and done.stderr.count("\n") == 1, (args, done.stderr)
+        code, _, stderr = run(*args)
+        assert code == 2 and why in stderr and stderr.count("\n") == 1, (args, stderr)
 
 
 def test_report_lists_operation_recall(bench, tmp_path):
@@ -288,7 +297,6 @@ def test_a_damaged_decision_file_is_a_one_line_error(bench, tmp_path):
     path.write_text(json.dumps(data))
     preds = tmp_path / "p.jsonl"
     preds.write_text("")
-    done = subprocess.run([sys.executable, "-m", "forgeplan", "evaluate", "--bench", str(copy), "--predictions",
-                           str(preds)], capture_output=True, text=True)
-    assert done.returncode == 2 and "decision.json" in done.stderr and "valid" in done.stderr
-    assert done.stderr.count("\n") == 1
+    code, _, stderr = run("evaluate", "--bench", copy, "--predictions", preds)
+    assert code == 2 and "decision.json" in stderr and "valid" in stderr
+    assert stderr.count("\n") == 1

@@ -1,3 +1,21 @@
+"""Shared fixtures and the two lanes of the suite.
+
+`python -m pytest -q` (CI) runs every test. `python -m pytest -q -m "not slow"` is the inner loop: it
+leaves out the tests marked `slow`, which are
+- long runs of one behaviour: model training, the deepest ASP groundings, the Ray cluster, builds in
+  fresh processes, hypothesis' deep fuzzing;
+- most cases of a parameter sweep, of which the fast lane keeps a sample: `cases.lane` (every n-th case,
+  so every assembly family stays in), or a named subset next to the sweep;
+- any test on an input listed in SLOW_INPUTS below.
+The fast lane keeps at least one test of every behaviour: the engine, ASP (solve, closure, checker,
+shared groundings), PDDL and Fast Downward against the engine, the plan-case registry on every
+implementation, the verifier, bench build, metrics and MAGAR scoring, grammars and decoding masks (one
+real-model decoding run), and the CLI's exit codes and one-line errors. A new test that runs longer than
+a second or so is marked slow, with a cheaper sample of it left in the fast lane. No test asserts timing.
+
+Expensive inputs are built once per session (`small_bench`, `tiny_dir`) and only read by the tests.
+"""
+
 import gc
 import sys
 from pathlib import Path
@@ -19,6 +37,21 @@ def pytest_collection_finish(session):
 
 def pytest_sessionfinish(session):
     gc.unfreeze()  # the collection at exit must reach them: nanobind reports objects left over as leaks
+
+
+# Inputs whose every test is a long search: Pelikan Burr's first separation takes 98 moves and Dracula's
+# Dental Desaster has 1,336 voxels. Any test parametrised with one of them runs in the slow lane; the fast
+# lane keeps the other real burrs (down to level 4.9.3 and 6) on the same tests.
+SLOW_INPUTS = ("bt_PelikanBurr", "bt_DraculasDentalDesaster")
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by mark
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        spec = getattr(item, "callspec", None)
+        if spec is not None and any(name in spec.id for name in SLOW_INPUTS):
+            item.add_marker(pytest.mark.slow)
+
 
 @pytest.fixture(scope="session", autouse=True)
 def private_cache(tmp_path_factory):

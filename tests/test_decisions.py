@@ -16,6 +16,7 @@ from forgeplan.planners.asp.first_steps import first_steps
 from forgeplan.planners.asp.solve import solve_task
 from forgeplan.semantics.intents import (INSPECT, OPERATIONS, decision_of, parse_subgoal, subgoal_holds,
                                          valid_decisions)
+from cases import lane
 from test_bruteforce import TASKS, brute_plans
 
 PLACE = {"operation": "Place", "involved_parts": ["A"], "next_subgoal": "A seated"}
@@ -35,7 +36,7 @@ def scores(pairs, valid=None):
 
 # ------------------------------------------------------------------ valid first steps (planner) vs brute force
 
-@pytest.mark.parametrize("name,task", TASKS[::6], ids=[n for n, _ in TASKS[::6]])
+@pytest.mark.parametrize("name,task", lane(TASKS[::6], every=4))
 def test_first_steps_are_every_first_step_of_every_optimal_plan(name, task):
     result = solve_task(task)
     assert result.optimal
@@ -43,8 +44,10 @@ def test_first_steps_are_every_first_step_of_every_optimal_plan(name, task):
     assert set(first_steps(task, result.moved_parts, result.actions)) == brute
 
 
-def test_every_valid_decision_establishes_its_subgoal():
-    for name, task in TASKS[::5]:
+# every 5th task, in four interleaved shares of which the fast lane runs the first
+@pytest.mark.parametrize("share", [0, *(pytest.param(k, marks=pytest.mark.slow) for k in (1, 2, 3))])
+def test_every_valid_decision_establishes_its_subgoal(share):
+    for name, task in TASKS[5 * share::20]:
         result = solve_task(task)
         first = first_steps(task, result.moved_parts, result.actions)
         w = task.world

@@ -27,6 +27,9 @@ from forgeplan.llm.prompt import target_text  # noqa: E402
 from forgeplan.planners.reference import simple_reference  # noqa: E402
 
 FORMATS = ("lark", "lark-portable", "gbnf", "json-schema")
+# the fast lane runs the per-format tests on the two formats the engines read directly; vLLM's conversion
+# and the GBNF classes keep their own fast tests below, and the slow lane runs every format
+FORMAT_LANES = [f if f in ("lark", "json-schema") else pytest.param(f, marks=pytest.mark.slow) for f in FORMATS]
 
 
 def _tasks():
@@ -132,7 +135,7 @@ def _perturbed(task, text: str, fmt: str) -> dict[str, str]:
     return out
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", FORMAT_LANES)
 def test_exports_accept_the_reference_and_reject_perturbations(engines, fmt):
     for task, text in TASKS:
         grammar = _export(task, fmt)
@@ -162,7 +165,7 @@ def test_portable_lark_survives_vllms_conversion_and_the_generic_grammar_has_non
     assert "no portable Lark form" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", FORMAT_LANES)
 def test_cli_prints_each_format(tmp_path, capsys, fmt):
     task, _ = TASKS[1]
     task = replace(task, sample_id="cli_sample")

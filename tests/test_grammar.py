@@ -51,7 +51,7 @@ def generic():
 
 # ----------------------------------------------------------------------------- grammar vs references
 
-@pytest.mark.parametrize("name,task", lane(CASES, every=4))
+@pytest.mark.parametrize("name,task", lane(CASES, every=8))
 def test_reference_parses_under_its_task_grammar(name, task, generic):
     text = reference_text(task)
     assert task_dfa(task).dfa.accepts(text.encode("utf-8"))

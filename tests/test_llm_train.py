@@ -130,6 +130,7 @@ def test_training_lowers_the_completion_loss(tiny, bench, tmp_path, capsys):
     assert after < before - 0.05, (before, after)
 
 
+@pytest.mark.slow
 def test_full_fine_tuning_trains_every_weight_and_loads_for_inference(tiny, bench, tmp_path, capsys):
     from forgeplan.llm.train import load_for_inference
 

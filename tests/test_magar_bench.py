@@ -161,8 +161,14 @@ def _broken_plans(bench, split="train"):
     return out
 
 
-@pytest.mark.parametrize("mode", ["plan-from-diagnosis", "minimal-edit"])
-@pytest.mark.parametrize("answers", ["oracle", "local-heuristic", "no-op", "broken-plans"])
+# the fast lane runs the broken plans under both modes (every failure a planning error, each corrected) and the
+# oracle under one (nothing to correct); the slow lane runs every pair
+FAST_INTERVENTIONS = {("minimal-edit", "oracle"), ("plan-from-diagnosis", "broken-plans"), ("minimal-edit", "broken-plans")}
+
+
+@pytest.mark.parametrize("mode, answers", [
+    pytest.param(m, a, id=f"{a}-{m}", marks=() if (m, a) in FAST_INTERVENTIONS else pytest.mark.slow)
+    for a in ("oracle", "local-heuristic", "no-op", "broken-plans") for m in ("plan-from-diagnosis", "minimal-edit")])
 def test_intervention_never_lowers_a_score_and_introduces_no_error(bench, mode, answers):
     from forgeplan.evaluation.intervene import InterventionReport, correct, intervene_one, metric_vector
     from forgeplan.evaluation.magar_eval import score_one
@@ -257,7 +263,7 @@ def test_export_writes_decision_rows_the_grammar_accepts(bench, tmp_path):
             assert set(json.loads(answer)) == {"annotation", "rework_plan"}
 
 
-@pytest.mark.parametrize("mode", ["plan-from-diagnosis", "minimal-edit"])
+@pytest.mark.parametrize("mode", [pytest.param("plan-from-diagnosis", marks=pytest.mark.slow), "minimal-edit"])
 def test_intervention_on_a_forge_profile_benchmark(small_bench, mode):
     """FORGE-shaped benchmarks (no-fault samples included) take the same intervention."""
     from forgeplan.evaluation.baselines import BASELINES

@@ -60,8 +60,20 @@ def _check(rows, tasks, mode):
             assert rp.failure is None, (task.sample_id, str(rp.failure))
 
 
-@pytest.mark.parametrize("mode", ["grammar", "legal"])
-@pytest.mark.parametrize("how", list(MODES))
+# the fast lane samples a few (strategy, mask) pairs so that, with the greedy reuse test below, every strategy
+# and every mask mode runs; the slow lane runs every pair
+FAST = {("beams 3 x2", "legal"), ("bitmask", "legal")}
+
+
+def _lane(*grid):
+    """pytest params over the product of `grid`: the pairs in FAST run in the fast lane, the rest are slow."""
+    import itertools
+
+    return [pytest.param(*combo, id="-".join(combo), marks=() if combo in FAST else pytest.mark.slow)
+            for combo in itertools.product(*grid)]
+
+
+@pytest.mark.parametrize("how, mode", _lane(list(MODES), ["grammar", "legal"]))
 def test_every_output_parses_in_every_generation_mode(tiny, tasks, mode, how):
     model, tok = tiny
     kw = MODES[how]
@@ -78,8 +90,7 @@ def _inputs(tok, tasks):
     return enc
 
 
-@pytest.mark.parametrize("mode", ["grammar", "legal"])
-@pytest.mark.parametrize("form", ["ids", "bitmask"])
+@pytest.mark.parametrize("form, mode", _lane(["ids", "bitmask"], ["grammar", "legal"]))
 def test_a_reused_processor_gives_the_same_outputs(tiny, tasks, mode, form):
     model, tok = tiny
     vocab = vocab_from_tokenizer(tok)

@@ -94,3 +94,23 @@ def test_a_fault_the_assembly_cannot_take_names_the_cause(fault, cause, tmp_path
     assert main(["task", "make", str(burr), "--out", str(tmp_path / "t"), "--fault", fault]) == 2
     err = capsys.readouterr().err
     assert f"--fault: assembly mj_burr6_puzzle0 {cause}" in err and err.count("\n") == 1
+
+
+def test_action_space_names_the_fields_the_contract_writes(tmp_path):
+    """action_space.json lists, per action kind, exactly the JSON fields of that kind's actions in an output."""
+    from cases import plan_cases
+    from forgeplan.semantics.legal import legal_actions
+
+    case = next(c for c in plan_cases() if c.task.world.needs_groups)
+    tasks = [case.task] + [t for _, t in all_cases()[::7]]
+    fields = {}
+    for task in tasks:
+        actions = [*legal_actions(task.world, task.actual), *(a for plan in case.valid_plans for a in plan)]
+        for a in actions:
+            fields.setdefault(a.name, set(a.to_json()) - {"action"})
+    assert {"separate", "join", "rotate", "replace"} <= set(fields)
+    write_task(case.task, tmp_path)
+    space = json.loads((tmp_path / "action_space.json").read_text())["actions"]
+    for entry in space:
+        if entry["action"] in fields:
+            assert set(entry["params"]) == fields[entry["action"]], entry

@@ -27,7 +27,7 @@ from __future__ import annotations
 import weakref
 from typing import Sequence
 
-from ..model.actions import (KINDS, Action, GroupMove, Insert, Join, PoseMove, Remove, Replace, ResetPose, Rotate, Separate, Slide, Turn,
+from ..model.actions import (KINDS, Action, Insert, Join, PoseMove, Remove, Replace, ResetPose, Rotate, Separate, Slide, Turn,
                              lock_action as part_lock_action, moved_parts)
 from ..model.assembly import DIRECTIONS, Assembly
 from ..model.errors import InputError
@@ -105,14 +105,8 @@ def action_space(asm: Assembly) -> dict:
     for w in asm.spares:
         applicable[w.part_id] = ["remove", "reset_pose", "rotate", "replace"]
     kinds = [k for k in KINDS if partial or k is not Slide]
-    return {"actions": [{"action": k.name, "params": _space_params(k) + (list(k.optional) if partial else [])}
+    return {"actions": [{"action": k.name, "params": list(k.params) + (list(k.optional) if partial else [])}
                         for k in kinds], "applicable": applicable}
-
-
-def _space_params(kind: type[Action]) -> list[str]:
-    """A kind's parameters as action_space.json lists them: its contract fields, except that the file
-    has always named a group move's members `part_id` (the contract field is `part_ids`)."""
-    return ["part_id", "direction"] if issubclass(kind, GroupMove) else list(kind.params)
 
 
 # ----------------------------------------------------------------------------- single-part parameters

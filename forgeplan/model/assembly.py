@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from .errors import AssemblyError
 from .limits import MAX_VOXELS
+from .rotations import triple
 
 Voxel = tuple[int, int, int]
 DIRECTIONS = ("+x", "-x", "+y", "-y", "+z", "-z")
@@ -56,7 +57,7 @@ class Part:
     def centroid(self) -> tuple[float, float, float]:
         n = len(self.voxels)
         # voxel (i,j,k) is the unit cube [i,i+1]x[j,j+1]x[k,k+1]; its centre is +0.5
-        return tuple(round(sum(v[a] for v in self.voxels) / n + 0.5, 6) for a in range(3))  # type: ignore
+        return triple(lambda a: round(sum(v[a] for v in self.voxels) / n + 0.5, 6))
 
 
 @dataclass(frozen=True)
@@ -95,9 +96,11 @@ class Assembly:
 
 def unlocked_pose(part: Part) -> Pose:
     """Absolute pose of a coupled lock after `rotate_translate_to_unlock`."""
-    off = part.lock.unlocked_offset  # type: ignore[union-attr]
+    off = part.lock.unlocked_offset if part.lock is not None else None
+    if off is None:
+        raise ValueError(f"{part.part_id} has no coupled lock")
     c = part.centroid
-    return Pose(tuple(round(c[i] + off.position[i], 6) for i in range(3)), off.rotation)  # type: ignore
+    return Pose(triple(lambda i: round(c[i] + off.position[i], 6)), off.rotation)
 
 
 def validate_assembly(asm: Assembly) -> None:

@@ -8,8 +8,15 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import Callable, TypeVar
 
 Matrix = tuple[tuple[float, float, float], tuple[float, float, float], tuple[float, float, float]]
+T = TypeVar("T")
+
+
+def triple(f: Callable[[int], T]) -> tuple[T, T, T]:
+    """(f(0), f(1), f(2)): a vector or matrix row built by index, with the length its type states."""
+    return f(0), f(1), f(2)
 AXES = ("x", "y", "z")
 
 
@@ -30,14 +37,11 @@ def _clean(v: float) -> float:
 
 
 def matmul(a: Matrix, b: Matrix) -> Matrix:
-    return tuple(
-        tuple(a[i][0] * b[0][j] + a[i][1] * b[1][j] + a[i][2] * b[2][j] for j in range(3))
-        for i in range(3)
-    )  # type: ignore[return-value]
+    return triple(lambda i: triple(lambda j: a[i][0] * b[0][j] + a[i][1] * b[1][j] + a[i][2] * b[2][j]))
 
 
 def transpose(a: Matrix) -> Matrix:
-    return tuple(tuple(a[j][i] for j in range(3)) for i in range(3))  # type: ignore[return-value]
+    return triple(lambda i: triple(lambda j: a[j][i]))
 
 
 def euler_to_matrix(euler: tuple[float, float, float]) -> Matrix:
@@ -56,7 +60,7 @@ def matrix_to_euler(m: Matrix) -> tuple[float, float, float]:
     else:  # gimbal lock: put everything into rx
         rz = 0.0
         rx = math.atan2(-m[1][2], m[1][1])
-    return tuple(_norm_deg(math.degrees(v)) for v in (rx, ry, rz))  # type: ignore[return-value]
+    return triple(lambda k: _norm_deg(math.degrees((rx, ry, rz)[k])))
 
 
 def _norm_deg(d: float) -> float:
@@ -98,11 +102,11 @@ def cube_rotations() -> tuple[tuple[tuple[int, int, int], ...], ...]:
                 + m[0][2] * (m[1][0] * m[2][1] - m[1][1] * m[2][0])
             )
             if det == 1:
-                mats.append(tuple(tuple(r) for r in m))
+                mats.append(triple(lambda r: triple(lambda c: m[r][c])))
     ident = ((1, 0, 0), (0, 1, 0), (0, 0, 1))
     mats.sort(key=lambda m: (m != ident, m))
-    return tuple(mats)  # type: ignore[return-value]
+    return tuple(mats)
 
 
 def as_float(m) -> Matrix:
-    return tuple(tuple(float(v) for v in row) for row in m)  # type: ignore[return-value]
+    return triple(lambda i: triple(lambda j: float(m[i][j])))

@@ -558,6 +558,7 @@ def _turned(w: World, state: State, a: Turn, i: int) -> Slot:
 
 def _unlocked(w: World, state: State, a: PoseMove, i: int) -> Slot:
     up = w.unlocked[i]
+    assert up is not None, "the pose-move check admits only parts with a coupled lock"
     return state.slots[i]._replace(locked=False, position=up.position, rotation=up.rotation, seated=0.0)
 
 

@@ -61,6 +61,17 @@ def abstraction(task: Task, every_direction: bool = False) -> Abstraction:
     """
     check_canonical_target(task)
     world = task.world
+    ab = slot_abstraction(task)
+    if world.needs_groups:
+        ab.groups = candidate_groups(world)
+        ab.steps += _group_steps(ab, task.actual, ab.groups.groups if every_direction else ab.groups.moves)
+    return ab
+
+
+def slot_abstraction(task: Task) -> Abstraction:
+    """The single-part part of the abstraction: every slot's fluents, initial values, goal and steps
+    (no target check, no group moves; `abstraction` adds those, the partial-move rendering its own)."""
+    world = task.world
     ab = Abstraction(world)
     for i, pid in enumerate(world.ids):
         _slot_facts(ab, task.actual, i)
@@ -69,9 +80,6 @@ def abstraction(task: Task, every_direction: bool = False) -> Abstraction:
             ab.goal.append(("wrong", pid, False))
     for i in range(len(world.ids)):
         ab.steps += _slot_steps(ab, i, slot_universe(world, task.actual, i))
-    if world.needs_groups:
-        ab.groups = candidate_groups(world)
-        ab.steps += _group_steps(ab, task.actual, ab.groups.groups if every_direction else ab.groups.moves)
     return ab
 
 

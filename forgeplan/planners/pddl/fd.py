@@ -83,3 +83,42 @@ def _last_number(pattern: str, log: str) -> float | None:
 
     found = re.findall(pattern, log)
     return float(found[-1]) if found else None
+
+
+def solve_fd_partial(task: Task, tables, objective: str = "moved-parts,actions", time_limit: float | None = None,
+                     weight: int = DEFAULT_WEIGHT) -> PlannerResult:
+    """Fast Downward's astar(lmcut()) on the grounded partial-move problem (`slides`, SEMANTICS §9) over
+    the position domains of `tables`. The problem is plain STRIPS text (its size grows with the position
+    domains times their blockers, past what building it through unified-planning affords), run by the
+    driver up-fast-downward ships; `optimal` means optimal for that problem: the caller replays the plan."""
+    import tempfile
+    import time
+    from pathlib import Path
+
+    from unified_planning.engines import PlanGenerationResultStatus as S
+
+    from .external import solve_files
+    from .slides import build_slide_problem, decode, pddl_text
+
+    t0 = time.perf_counter()
+    sp = build_slide_problem(task, tables, objective, weight)
+    domain, problem = pddl_text(sp)
+    t1 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="forgeplan-partial-") as tmp:
+        d, p = Path(tmp, "domain.pddl"), Path(tmp, "problem.pddl")
+        d.write_text(domain, encoding="utf-8")
+        p.write_text(problem, encoding="utf-8")
+        code, text = solve_files("fd", d, p, "astar(lmcut())", time_limit)
+    t2 = time.perf_counter()
+    if text is None:
+        # Fast Downward exits 12 when it proved the problem unsolvable (search exhausted), None at the limit
+        status = S.UNSOLVABLE_PROVEN if code == 12 else S.TIMEOUT if code is None else S.INTERNAL_ERROR
+        return PlannerResult(status, None, None, None, t2 - t1, t1 - t0, None)
+    names = [line.strip()[1:-1].strip() for line in text.splitlines() if line.startswith("(")]
+    plan = decode(sp, names)
+    cost = plan_value(objective, plan, weight)
+    status = S.SOLVED_OPTIMALLY
+    if objective == "moved-parts,actions" and len(plan) >= weight:
+        status = S.SOLVED_SATISFICING
+    reported = _last_number(r"cost = (\d+)", text)
+    return PlannerResult(status, plan, cost, None if reported is None else int(reported), t2 - t1, t1 - t0, None)

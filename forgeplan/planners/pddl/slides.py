@@ -1,0 +1,417 @@
+"""Partial moves (SEMANTICS.md §9) as grounded STRIPS with action costs: positions as objects.
+
+A present slot `s` holds one atom `(at s o)`, its offset `o` from the grounded position domain
+(`PositionTables`). Single-part actions that need clearance (remove, reset_pose, rotate, replace) are
+grounded per position and free direction, with the ray's blockers as negative `at` literals; insert
+per arrival offset. Group moves are *transactions* of zero-cost steps between one paid `begin`, so that
+their size stays linear in the positions instead of their product over the members:
+
+| transaction | steps | forgeplan action |
+|---|---|---|
+| slide `d` by `k` | `begin_slide` (idle -> picking), `pick x s o` per member, `shift s o` per member (its sweep clear of every part still `at`), `finish_slide` (no member pending -> settling), `settle s o` per member, `end_settle` | `slide(G, d, k)` |
+| out along `d` | `begin_out`, `pick` per member, `out s o` (a clear ray from `o`), `finish_out` | `remove(x)` (one member) or `separate(G, d)` |
+| in along `-d` | `begin_in`, `place p o` per member (a clear ray along `d` from `o`, no overlap with members placed before), `finish_in`, `settle`, `end_settle` | `insert(p, offset)` or `join(G, d, offsets)` |
+
+Members picked for a move are `carried`, not `at`, so they never block each other; every member is
+checked against every part still `at`, which are the non-members (and, when the steps interleave,
+members not picked yet: a stricter check, never a looser one), so the transactions allow exactly the
+rigid moves of §9. Costs: `begin` pays one step, a `touch x` action the first touch of each part a
+group move names (as for the group moves of `expanded`), the other steps cost 0: a plan costs
+W·J_move + c as in domains/README.md.
+
+One relaxation: §5/§9's *separable* condition on `separate`/`join` of two or more members (the group,
+alone at its offsets, comes apart in free space) is a property of the members' relative offsets and
+has no per-member literal; it is left out. So the problem's plans include the engine's (within the
+position domains) and every plan Fast Downward returns is replayed in the engine: a plan that replays
+is optimal for the engine too; one that does not is reported, never claimed (`planners.crosscheck`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from ...model.actions import Action, Insert, Join, OnePart, Remove, Replace, Separate, Slide
+from ...model.assembly import DIRECTIONS
+from ...model.errors import InputError
+from ...semantics.grounded import DEFAULT_WEIGHT, touch_costs
+from ...semantics.task import Task
+from .abstraction import Abstraction, GroundStep, slot_abstraction
+from .positions import PositionTables
+from .vocabulary import DIRECTION_NAMES
+
+ZERO = (0, 0, 0)
+RESET = ("wrong", "pose_off", "rot_off", "unlock_turned", "locked")
+Atom = str
+Lit = tuple[Atom, bool]
+
+
+@dataclass
+class Step:
+    """One grounded STRIPS action: its literals, its cost and what it stands for in a forgeplan plan."""
+
+    name: str
+    pre: tuple[Lit, ...]
+    eff: tuple[Lit, ...]
+    cost: int
+    role: tuple   # ("action", Action) | ("touch", x) | ("begin"/"finish", kind, d, k) | ("pick", x)
+                  # | ("shift"/"out", slot, d, k) | ("place", p, o, d) | ("settle", slot) | ("settled",)
+
+
+@dataclass
+class SlideProblem:
+    """The grounded §9 problem of a task: objects, initial atoms, goal literals and steps."""
+
+    task: Task
+    tables: PositionTables
+    objective: str
+    weight: int
+    names: dict[str, str] = field(default_factory=dict)          # part id -> PDDL object name
+    init: set[Atom] = field(default_factory=set)
+    goal: list[Lit] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    by_name: dict[str, Step] = field(default_factory=dict)
+
+    def add(self, name: str, pre, eff, cost: int, role: tuple) -> None:
+        name = name.lower()
+        while name in self.by_name:
+            name += "_"
+        step = Step(name, tuple(dict.fromkeys(pre)), tuple(dict.fromkeys(eff)), cost, role)
+        self.steps.append(step)
+        self.by_name[name] = step
+
+
+def pos_name(o) -> str:
+    return "o_" + "_".join(f"m{-c}" if c < 0 else str(c) for c in o)
+
+
+def _object_names(ids: Sequence[str]) -> dict[str, str]:
+    """Part id -> a PDDL name (lower case, letters/digits/_), unique, recognisably the id."""
+    out, used = {}, set()
+    for pid in ids:
+        base = "p_" + re.sub(r"[^a-z0-9_]", "_", pid.lower())
+        name = base
+        while name in used:
+            name += "_"
+        used.add(name)
+        out[pid] = name
+    return out
+
+
+def build_slide_problem(task: Task, tables: PositionTables, objective: str = "moved-parts,actions",
+                        weight: int = DEFAULT_WEIGHT) -> SlideProblem:
+    """The grounded problem of a partial-move task over the position domains of `tables`."""
+    world = task.world
+    if any(lk is not None for lk in world.lock):
+        raise InputError("the partial-move PDDL rendering has no lock mechanisms (SEMANTICS §9 puzzles have none)",
+                         file=f"assembly {task.assembly.assembly_id}")
+    diffs = world.differences(task.target, world.target_state())
+    if diffs:
+        raise InputError("the target state must be the assembly's target configuration: " + "; ".join(diffs[:3]),
+                         file="target_state.json", field="slots")
+    for i, s in enumerate(task.actual.slots):
+        if s.present and s.offset not in tables.positions[i]:
+            raise InputError(f"offset {list(s.offset)} of {world.ids[i]} is outside its position domain",
+                             file="actual_state.json", field="slots")
+    ab = slot_abstraction(task)
+    sp = SlideProblem(task, tables, objective, weight,
+                      _object_names([*world.ids, *(w.part_id for w in task.assembly.spares)]))
+    _initial(sp, ab)
+    costs = touch_costs(objective, weight)
+    _single_steps(sp, ab, costs)
+    _transactions(sp, ab, costs)
+    return sp
+
+
+def _at(sp: SlideProblem, pid: str, o) -> Atom:
+    return f"(at {sp.names[pid]} {pos_name(o)})"
+
+
+def _flu(sp: SlideProblem, f: str, pid: str) -> Atom:
+    return f"({f} {sp.names[pid]})"
+
+
+def _initial(sp: SlideProblem, ab: Abstraction) -> None:
+    world = sp.task.world
+    sp.init.add("(idle)")
+    sp.init.update(_flu(sp, f, pid) for f, pid, _ in ab.init)
+    for i, s in enumerate(sp.task.actual.slots):
+        if s.present:
+            sp.init.add(_at(sp, world.ids[i], s.offset))
+    sp.goal = [(_flu(sp, f, pid), v) for f, pid, v in ab.goal]
+    sp.goal += [(_at(sp, pid, ZERO), True) for pid in world.ids] + [("(idle)", True)]
+
+
+def _lits(sp: SlideProblem, lits) -> list[Lit]:
+    return [(_flu(sp, f, pid), v) for f, pid, v in lits]
+
+
+def _clear_from(sp: SlideProblem, i: int, o, d: str) -> list[Lit]:
+    """Nothing `at` a position the ray of slot i from `o` along `d` meets."""
+    ids = sp.task.world.ids
+    return [(_at(sp, ids[j], oj), False) for j, oj in sp.tables.ray(i, o, d)]
+
+
+def _single_steps(sp: SlideProblem, ab: Abstraction, costs) -> None:
+    """reset_pose, rotate, replace from every position of the slot: one step per free direction
+    (identical literal sets once). They require their parts touched (the `touch` actions pay the first
+    touch). remove and insert are one-member transactions (`_transactions`); a reset_pose of a slot
+    that is not off from the start never changes a fluent (without locks nothing sets `pose_off`
+    again), so it is not rendered."""
+    world = sp.task.world
+    for step in ab.steps:
+        a = step.action
+        i = world.slot_index(a.part_id)  # type: ignore[attr-defined]
+        pid = world.ids[i]
+        if isinstance(a, (Remove, Insert)) or (a.name == "reset_pose" and ("pose_off", pid, True) not in ab.init):
+            continue
+        tpre = _touched(sp, a.touched)
+        for o in sp.tables.positions[i]:
+            extra_eff = []
+            if isinstance(a, Replace) and o != ZERO:   # the target part goes in at its target position
+                extra_eff = [(_at(sp, pid, o), False), (_at(sp, pid, ZERO), True)]
+            rays = dict.fromkeys(tuple(_clear_from(sp, i, o, d)) for d in world.parts[i].removal_dirs)
+            for ray in rays:
+                pre = [("(idle)", True), *_lits(sp, step.pre), (_at(sp, pid, o), True), *ray, *tpre]
+                sp.add(f"{a.name}_{sp.names[a.part_id]}_{pos_name(o)}", pre,  # type: ignore[attr-defined]
+                       [*_lits(sp, step.eff), *extra_eff], costs[0], ("action", a))
+
+
+def _touched(sp: SlideProblem, parts) -> list[Lit]:
+    return [(_flu(sp, "touched", p), True) for p in parts] if sp.objective != "actions" else []
+
+
+def _transactions(sp: SlideProblem, ab: Abstraction, costs) -> None:
+    """The begin/pick/shift/out/place/finish/settle steps of slides, separations and joins."""
+    world, tables = sp.task.world, sp.tables
+    step_cost = costs[0]
+    if sp.objective != "actions":
+        for pid in sp.names:
+            sp.add(f"touch_{sp.names[pid]}", [(_flu(sp, "touched", pid), False)], [(_flu(sp, "touched", pid), True)],
+                   costs[1] - costs[0], ("touch", pid))
+    for d in DIRECTIONS:
+        dn = DIRECTION_NAMES[d]
+        for k in tables.distances:
+            mode = f"(mode {dn} k{k})"
+            sp.add(f"begin_slide_{dn}_k{k}", [("(idle)", True)], [("(idle)", False), ("(picking)", True), (mode, True)],
+                   step_cost, ("begin", "slide", d, k))
+            sp.add(f"finish_slide_{dn}_k{k}", [("(picking)", True), (mode, True), ("(some)", True),
+                                               *((_flu(sp, "pending", p), False) for p in world.ids)],
+                   [("(picking)", False), (mode, False), ("(some)", False), ("(settling)", True)], 0, ("finish", "slide", d, k))
+        for kind in ("out", "in"):
+            mode = f"(mode {dn} {kind})"
+            phase = "(picking)" if kind == "out" else "(placing)"
+            sp.add(f"begin_{kind}_{dn}", [("(idle)", True)], [("(idle)", False), (phase, True), (mode, True)],
+                   step_cost, ("begin", kind, d, None))
+            done = [("(idle)", True)] if kind == "out" else [("(settling)", True)]
+            pend = [(_flu(sp, "pending", p), False) for p in world.ids] if kind == "out" else []
+            sp.add(f"finish_{kind}_{dn}", [(phase, True), (mode, True), ("(some)", True), *pend],
+                   [(phase, False), (mode, False), ("(some)", False), *done], 0, ("finish", kind, d, None))
+    sp.add("end_settle", [("(settling)", True), *((_flu(sp, "shifted", p), False) for p in world.ids)],
+           [("(settling)", False), ("(idle)", True)], 0, ("settled",))
+    for i, pid in enumerate(world.ids):
+        _member_steps(sp, ab, i, pid)
+
+
+def _member_steps(sp: SlideProblem, ab: Abstraction, i: int, pid: str) -> None:
+    world, tables = sp.task.world, sp.tables
+    n = sp.names[pid]
+    occupants = [pid] + ([ab.spare_in[pid]] if pid in ab.spare_in else [])
+    wrong = ("wrong", pid) in ab.fluents
+    for o in tables.positions[i]:
+        on, carried = pos_name(o), f"(carried {n} {pos_name(o)})"
+        for x in occupants:
+            here = ([(_flu(sp, "present", pid), True)] + ([(_flu(sp, "wrong", pid), False)] if wrong else [])
+                    if x == pid else [(_flu(sp, "wrong", pid), True)])
+            tpre = _touched(sp, [x])
+            sp.add(f"pick_{sp.names[x]}_{on}", [("(picking)", True), (_at(sp, pid, o), True), *here, *tpre],
+                   [(_at(sp, pid, o), False), (carried, True), (_flu(sp, "pending", pid), True), ("(some)", True)],
+                   0, ("pick", x))
+        sp.add(f"settle_{n}_{on}", [("(settling)", True), (_flu(sp, "shifted", pid), True), (carried, True)],
+               [(_flu(sp, "shifted", pid), False), (carried, False), (_at(sp, pid, o), True)], 0, ("settle", pid))
+        for d in DIRECTIONS:
+            dn = DIRECTION_NAMES[d]
+            for k in tables.distances:
+                to = tables.shifted(i, o, d, k)
+                if to is None:
+                    continue
+                hits = [(_at(sp, world.ids[j], oj), False) for j, oj in tables.sweep(i, o, d, k)]
+                sp.add(f"shift_{n}_{on}_{dn}_k{k}",
+                       [(f"(mode {dn} k{k})", True), (_flu(sp, "pending", pid), True), (carried, True), *hits],
+                       [(_flu(sp, "pending", pid), False), (_flu(sp, "shifted", pid), True), (carried, False),
+                        (f"(carried {n} {pos_name(to)})", True)], 0, ("shift", pid, d, k))
+            ray = _clear_from(sp, i, o, d)
+            reset = [(_flu(sp, f, pid), False) for f in RESET if (f, pid) in ab.fluents]
+            sp.add(f"out_{n}_{on}_{dn}", [(f"(mode {dn} out)", True), (_flu(sp, "pending", pid), True), (carried, True), *ray],
+                   [(_flu(sp, "pending", pid), False), (carried, False), (_flu(sp, "present", pid), False), *reset],
+                   0, ("out", pid, d, None))
+            _place_step(sp, ab, i, pid, o, d, ray, reset)
+
+
+def _place_step(sp: SlideProblem, ab: Abstraction, i: int, pid: str, o, d: str, ray, reset) -> None:
+    """place p at o arriving along -d: supports present (joining members go in first), not held, a clear
+    ray along d from o, no overlap with a member placed before."""
+    world, n, dn = sp.task.world, sp.names[pid], DIRECTION_NAMES[d]
+    supports = [(_flu(sp, "present", q), True) for q in world.parts[i].supports]
+    apart = [(f"(carried {sp.names[world.ids[j]]} {pos_name(oj)})", False)
+             for j in range(len(world.ids)) if j != i for oj in sp.tables.overlap(i, o, j)]
+    tpre = _touched(sp, [pid])
+    sp.add(f"place_{n}_{pos_name(o)}_{dn}",
+           [(f"(mode {dn} in)", True), (_flu(sp, "present", pid), False), *supports, *ray, *apart, *tpre],
+           [(_flu(sp, "present", pid), True), (f"(carried {n} {pos_name(o)})", True), (_flu(sp, "shifted", pid), True),
+            ("(some)", True), *reset], 0, ("place", pid, o, d))
+
+
+# ----------------------------------------------------------------------------- text, plans
+
+def pddl_text(sp: SlideProblem) -> tuple[str, str]:
+    """(domain, problem) as STRIPS with action costs: parameterless actions over constant atoms."""
+    atoms = sorted({a for st in sp.steps for a, _ in (*st.pre, *st.eff)} | sp.init | {a for a, _ in sp.goal})
+    preds = sorted({(m.group(1), len(m.group(0).split()) - 1) for a in atoms for m in [re.match(r"\((\S+)[^)]*\)", a)]})
+    objects = sorted({w for a in atoms for w in a[1:-1].split()[1:]})
+    lines = ["(define (domain rework-partial)", " (:requirements :strips :negative-preconditions :action-costs)",
+             " (:constants " + " ".join(objects) + ")",
+             " (:predicates " + " ".join(f"({p}{''.join(f' ?a{k}' for k in range(n))})" for p, n in preds) + ")",
+             " (:functions (total-cost))"]
+    for st in sp.steps:
+        pre = " ".join(a if v else f"(not {a})" for a, v in st.pre)
+        eff = " ".join(a if v else f"(not {a})" for a, v in st.eff)
+        cost = f" (increase (total-cost) {st.cost})" if st.cost else ""
+        lines.append(f" (:action {st.name}\n  :parameters ()\n  :precondition (and {pre})\n  :effect (and {eff}{cost}))")
+    domain = "\n".join(lines) + "\n)\n"
+    goal = " ".join(a if v else f"(not {a})" for a, v in sp.goal)
+    problem = ("(define (problem rework-partial-task) (:domain rework-partial)\n (:init " + " ".join(sorted(sp.init))
+               + " (= (total-cost) 0))\n (:goal (and " + goal + "))\n (:metric minimize (total-cost))\n)\n")
+    return domain, problem
+
+
+def decode(sp: SlideProblem, names: Sequence[str]) -> tuple[Action, ...]:
+    """Step names of a plan -> forgeplan actions: each transaction becomes one action."""
+    world = sp.task.world
+    out: list[Action] = []
+    current: list = []
+    begun = None
+    for name in names:
+        role = sp.by_name[name.lower()].role
+        if role[0] == "action":
+            out.append(role[1])
+        elif role[0] == "begin":
+            begun, current = role, []
+        elif role[0] in ("pick", "place"):
+            current.append(role[1:3])
+        elif role[0] == "finish" and begun is not None and current:
+            out.append(_transaction_action(world, begun, current))
+            begun, current = None, []
+    return tuple(out)
+
+
+def _transaction_action(world, begun, members) -> Action:
+    _, kind, d, k = begun
+    members = sorted(members, key=lambda m: world.slot_index(m[0]))
+    ids = tuple(m[0] for m in members)
+    if kind == "slide":
+        return Slide(ids, d, k)
+    if kind == "out":
+        return Remove(ids[0]) if len(ids) == 1 else Separate(ids, d)
+    offsets = [m[1] for m in members]
+    if len(ids) == 1:
+        return Insert(ids[0], offsets[0])
+    return Join(ids, d, offsets if any(o != ZERO for o in offsets) else None)
+
+
+def run_steps(sp: SlideProblem, names: Sequence[str]) -> tuple[bool, int]:
+    """Apply step names from the initial state (STRIPS semantics): (goal reached, total cost); a step
+    whose precondition fails ends the run unreached."""
+    state, cost = set(sp.init), 0
+    for name in names:
+        st = sp.by_name[name]
+        if not all((a in state) == v for a, v in st.pre):
+            return False, cost
+        state -= {a for a, v in st.eff if not v}
+        state |= {a for a, v in st.eff if v}
+        cost += st.cost
+    return all((a in state) == v for a, v in sp.goal), cost
+
+
+
+class _Runner:
+    """The problem's own state while a forgeplan plan is encoded (never the engine's)."""
+
+    def __init__(self, sp: SlideProblem):
+        self.sp, self.state, self.names = sp, set(sp.init), []
+
+    def ok(self, st: Step) -> bool:
+        return all((a in self.state) == v for a, v in st.pre)
+
+    def first(self, pred) -> Step | None:
+        return next((st for st in self.sp.steps if pred(st) and self.ok(st)), None)
+
+    def do(self, pred) -> bool:
+        st = self.first(pred)
+        if st is None:
+            return False
+        self.state.difference_update(a for a, v in st.eff if not v)
+        self.state.update(a for a, v in st.eff if v)
+        self.names.append(st.name)
+        return True
+
+
+def encode(sp: SlideProblem, actions: Sequence[Action]) -> list[str] | None:
+    """A forgeplan plan as step names of the problem (None: some action has no applicable steps).
+
+    Each action takes, among the steps that stand for it, those whose preconditions hold in the
+    problem's own state: a single-part action by its role, else (remove, insert, and every group move)
+    as a transaction: members' first touches, begin, one pick/shift/out/place per member, finish, settle.
+    """
+    run = _Runner(sp)
+    for a in actions:
+        if isinstance(a, OnePart) and run.do(lambda st: st.role == ("action", a)):
+            continue
+        if not _transaction(run, a):
+            return None
+    return run.names
+
+
+def _transaction(run: _Runner, a: Action) -> bool:
+    kind = {"slide": "slide", "remove": "out", "separate": "out", "insert": "in", "join": "in"}.get(a.name)
+    if kind is None:
+        return False
+    sp, world = run.sp, run.sp.task.world
+    ids = list(a.part_ids) if hasattr(a, "part_ids") else [a.part_id]  # type: ignore[attr-defined]
+    offsets = [tuple(o) for o in (getattr(a, "offsets", None) or [getattr(a, "offset", ZERO)] * len(ids))]
+    k = getattr(a, "distance", None)
+    slot = {x: world.ids[world.slot_index(x)] for x in ids}
+    for x in ids:
+        run.do(lambda st, x=x: st.role == ("touch", x))
+    for d in [a.direction] if hasattr(a, "direction") else DIRECTIONS:  # type: ignore[attr-defined]
+        saved = (set(run.state), list(run.names))
+        good = run.do(lambda st: st.role == ("begin", kind, d, k))
+        if kind == "in":
+            todo = list(zip(ids, offsets))
+            while todo and good:  # supports first: any member whose place step applies
+                placed = next(((p, o) for p, o in todo if run.do(lambda st, p=p, o=o: st.role == ("place", p, o, d))), None)
+                good = placed is not None
+                if good:
+                    todo.remove(placed)
+        else:
+            for x in ids:
+                good = good and run.do(lambda st, x=x: st.role == ("pick", x))
+            verb = "shift" if kind == "slide" else "out"
+            for x in ids:
+                good = good and run.do(lambda st, s=slot[x]: st.role == (verb, s, d, k))
+        good = good and run.do(lambda st: st.role == ("finish", kind, d, k))
+        if kind != "out":
+            for x in ids:
+                good = good and run.do(lambda st, s=slot[x]: st.role == ("settle", s))
+            good = good and run.do(lambda st: st.role == ("settled",))
+        if good:
+            return True
+        run.state, run.names = saved
+    return False
+
+
+def validate(sp: SlideProblem, actions: Sequence[Action]) -> bool:
+    """Does the plan reach the goal in the problem (each action through its applicable steps)?"""
+    names = encode(sp, actions)
+    return names is not None and run_steps(sp, names)[0]

@@ -1,0 +1,156 @@
+"""The grounded partial-move problem (SEMANTICS.md §9, forgeplan.planners.pddl.slides) against the engine:
+random action sequences judged by both, Fast Downward's optimum against a brute-force search over the
+engine, and plans carried through decode, encode and replay."""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cases import zigzag_puzzle
+from forgeplan.model.actions import Insert, Join, Remove, Separate, Slide, moved_parts
+from forgeplan.model.assembly import DIRECTIONS
+from forgeplan.planners.pddl import slides
+from forgeplan.planners.pddl.fd import solve_fd_partial
+from forgeplan.planners.pddl.positions import PositionTables
+from forgeplan.semantics.faults import FaultSpec, make_task
+from forgeplan.semantics.legal import legal_actions
+
+W = 1000
+RADIUS, DISTANCES = 1, (1, 2)
+BOX = tuple(sorted(itertools.product(range(-RADIUS, RADIUS + 1), repeat=3), key=lambda o: (o != (0, 0, 0), o)))
+
+
+def tables(task) -> PositionTables:
+    """A small position box for every slot (the test's domain: every offset within RADIUS per axis)."""
+    return PositionTables(task.world, {i: BOX for i in range(len(task.world.ids))}, DISTANCES)
+
+
+def inside(state) -> bool:
+    return all(not s.present or s.offset in BOX for s in state.slots)
+
+
+def candidate_actions(world, state) -> list:
+    """Every slide, removal, separation, insertion and join this test's domain allows, legal or not:
+    slides of every set of present slots, inserts and two-member joins at every offset of the box."""
+    present = [i for i, s in enumerate(state.slots) if s.present]
+    occ = {i: state.slots[i].occupant for i in present}
+    out: list = []
+    for n in range(1, len(present) + 1):
+        for g in itertools.combinations(present, n):
+            for d in DIRECTIONS:
+                out += [Slide(tuple(occ[i] for i in g), d, k) for k in DISTANCES]
+                out.append(Remove(occ[g[0]]) if n == 1 else Separate(tuple(occ[i] for i in g), d))
+    absent = [i for i, s in enumerate(state.slots) if not s.present]
+    out += [Insert(world.ids[i], o) for i in absent for o in BOX]
+    for g in itertools.combinations(absent, 2):
+        for d in DIRECTIONS:
+            out += [Join(tuple(world.ids[i] for i in g), d, [a, b]) for a in BOX for b in BOX]
+    return out
+
+
+def engine_moves(world, state) -> list:
+    return [a for a in candidate_actions(world, state) if world.check(state, a) is None]
+
+
+def brute_optimum(task) -> tuple[int, int]:
+    """(J_move, c) of an optimal plan: uniform-cost search over the engine's legal actions (plus the
+    single-part repairs `legal_actions` offers) whose states stay inside the box. Knows nothing of PDDL."""
+    world, tie = task.world, itertools.count()
+    frontier, seen, memo = [(0, next(tie), task.actual, frozenset(), 0)], set(), {}
+    while frontier:
+        _, _, state, moved, length = heapq.heappop(frontier)
+        if (state, moved) in seen:
+            continue
+        seen.add((state, moved))
+        if world.equivalent(state, task.target):
+            return len(moved), length
+        if state not in memo:
+            acts = engine_moves(world, state) + [a for a in legal_actions(world, state)
+                                                 if a.name in ("reset_pose", "rotate", "replace")]
+            memo[state] = [(a, nxt) for a in dict.fromkeys(acts) if inside(nxt := world.apply(state, a))]
+        for a, nxt in memo[state]:
+            m = moved | set(a.touched)
+            heapq.heappush(frontier, (W * len(m) + length + 1, next(tie), nxt, frozenset(m), length + 1))
+    raise AssertionError("no plan")
+
+
+def value(plan) -> tuple[int, int]:
+    return len(moved_parts(plan)), len(plan)
+
+
+# ----------------------------------------------------------------------------- engine vs the problem
+
+@pytest.fixture(scope="module")
+def zigzag():
+    task = make_task(zigzag_puzzle(), [FaultSpec("misplacement", "Core")])
+    return task, slides.build_slide_problem(task, tables(task))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(choices=st.lists(st.integers(min_value=0, max_value=10 ** 6), min_size=1, max_size=8))
+def test_random_sequences_are_legal_in_the_problem_exactly_when_the_engine_allows_them(zigzag, choices):
+    """Each step: a random candidate (legal or not in the engine); the problem must accept the prefix
+    plus that step exactly when the engine does, and agree on every slot's offset afterwards."""
+    task, sp = zigzag
+    world, state, plan = task.world, task.actual, []
+    for c in choices:
+        cands = [a for a in candidate_actions(world, state) if not isinstance(a, (Separate, Join))]
+        a = cands[c % len(cands)]
+        legal = world.check(state, a) is None and inside(world.apply(state, a))
+        if world.check(state, a) is None and not legal:
+            continue                      # leaves the box: outside the problem's domain, not judged
+        names = slides.encode(sp, [*plan, a])
+        assert (names is not None) == legal, (plan, a, world.check(state, a))
+        if not legal:
+            continue
+        plan.append(a)
+        state = world.apply(state, a)
+        atoms = _final_atoms(sp, names)
+        for i, pid in enumerate(world.ids):
+            at = {x for x in atoms if x.startswith(f"(at {sp.names[pid]} ")}
+            s = state.slots[i]
+            assert at == ({f"(at {sp.names[pid]} {slides.pos_name(s.offset)})"} if s.present else set())
+
+
+def _final_atoms(sp, names) -> set:
+    state = set(sp.init)
+    for n in names:
+        step = sp.by_name[n]
+        state -= {a for a, v in step.eff if not v}
+        state |= {a for a, v in step.eff if v}
+    return state
+
+
+def test_group_moves_at_offsets_are_transactions(zigzag):
+    """A separation and a join at offsets go through the problem as in the engine, and decode back."""
+    task, sp = zigzag
+    plan = [Remove("Cap"), Slide(("Core",), "+y", 1), Separate(("Shell", "Core"), "-x"),
+            Join(("Shell", "Core"), "+x", [(0, 0, 0), (0, 1, 0)]), Slide(("Core",), "-y", 1), Insert("Cap")]
+    r = task.world.replay(task.actual, plan)
+    assert r.failure is None
+    names = slides.encode(sp, plan)
+    assert names is not None and slides.decode(sp, names) == tuple(plan)
+    assert slides.encode(sp, [Remove("Cap"), Slide(("Core",), "+y", 2)]) is None      # runs into the shell
+
+
+# ----------------------------------------------------------------------------- Fast Downward vs brute force
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", [("missing_part", "Core"), ("misplacement", "Cap"), ("under_insertion", "Core"),
+                                   ("wrong_orientation", "Shell")])
+def test_fast_downward_optimum_equals_brute_force_over_the_engine(fault):
+    task = make_task(zigzag_puzzle(), [FaultSpec(*fault)])
+    tab = tables(task)
+    r = solve_fd_partial(task, tab, time_limit=120)
+    assert r.optimal and r.plan is not None
+    rep = task.world.replay(task.actual, r.plan)
+    assert rep.failure is None and task.world.equivalent(rep.final, task.target)
+    assert r.cost == r.reported_cost == W * len(moved_parts(r.plan)) + len(r.plan)
+    assert value(r.plan) == brute_optimum(task)
+    sp = slides.build_slide_problem(task, tab)
+    assert slides.validate(sp, r.plan)

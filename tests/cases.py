@@ -135,12 +135,16 @@ def write_case_tasks(root, count: int) -> list[str]:
 ZIGZAG = ((2, 2, 2), (2, 3, 2), (3, 3, 2), (3, 3, 3), (3, 3, 4))   # the core's way out: +y 1, +x 1, then +z
 
 
-def zigzag_puzzle():
-    """A three-part puzzle that needs partial moves (level 1.3): a cube in a zigzag tunnel through a
-    shell, the tunnel's exit plugged by a cap; the core leaves only after sliding +y 1 and +x 1."""
+def zigzag_puzzle(base: bool = False):
+    """A puzzle that needs partial moves: a cube in a zigzag tunnel through a shell, the tunnel's exit
+    plugged by a cap; the core leaves only after sliding +y 1 and +x 1 (level 1.3). With `base`, a plate
+    under the shell keeps shell and core from leaving together downwards, so repairing the core takes
+    slides rather than a separation of the shell with the core inside."""
     from forgeplan.library.voxels import box, part
     from forgeplan.model.assembly import Assembly
 
-    return Assembly("zigzag3", "fixture", (part("Shell", "box", box(0, 0, 0, 5, 5, 5) - frozenset(ZIGZAG)),
-                                           part("Core", "cube", box(2, 2, 2, 3, 3, 3)),
-                                           part("Cap", "cube", box(3, 3, 4, 4, 4, 5))))
+    parts = (part("Shell", "box", box(0, 0, 0, 5, 5, 5) - frozenset(ZIGZAG)), part("Core", "cube", box(2, 2, 2, 3, 3, 3)),
+             part("Cap", "cube", box(3, 3, 4, 4, 4, 5)))
+    if base:
+        parts += (part("Base", "plate", box(0, 0, -1, 5, 5, 0)),)
+    return Assembly("zigzag4" if base else "zigzag3", "fixture", parts)

@@ -141,10 +141,14 @@ def test_group_moves_at_offsets_are_transactions(zigzag):
 # ----------------------------------------------------------------------------- Fast Downward vs brute force
 
 @pytest.mark.slow
-@pytest.mark.parametrize("fault", [("missing_part", "Core"), ("misplacement", "Cap"), ("under_insertion", "Core"),
-                                   ("wrong_orientation", "Shell")])
-def test_fast_downward_optimum_equals_brute_force_over_the_engine(fault):
-    task = make_task(zigzag_puzzle(), [FaultSpec(*fault)])
+@pytest.mark.parametrize("base,fault", [(False, ("missing_part", "Core")), (False, ("misplacement", "Cap")),
+                                        (False, ("under_insertion", "Core")), (False, ("wrong_orientation", "Shell")),
+                                        (True, ("misplacement", "Core"))])
+def test_fast_downward_optimum_equals_brute_force_over_the_engine(base, fault):
+    """On the three-part puzzle the optima separate the shell with the core inside and join it back;
+    with the base plate that is blocked and the optimum slides the core out of the way (2 parts, 6 actions:
+    two slides, a separation and a join at offsets, two slides back)."""
+    task = make_task(zigzag_puzzle(base), [FaultSpec(*fault)])
     tab = tables(task)
     r = solve_fd_partial(task, tab, time_limit=120)
     assert r.optimal and r.plan is not None
@@ -154,3 +158,68 @@ def test_fast_downward_optimum_equals_brute_force_over_the_engine(fault):
     assert value(r.plan) == brute_optimum(task)
     sp = slides.build_slide_problem(task, tab)
     assert slides.validate(sp, r.plan)
+    if base:
+        assert any(isinstance(a, Slide) for a in r.plan)
+
+
+# ----------------------------------------------------------------------------- the lifted domain
+
+def test_committed_lifted_domain_is_the_generated_one():
+    from pathlib import Path
+
+    from forgeplan.planners.pddl.slides_lifted import partial_domain_text
+
+    committed = Path(__file__).resolve().parents[1] / "domains" / "partial.pddl"
+    assert committed.read_text(encoding="utf-8") == partial_domain_text()
+
+
+@pytest.fixture(scope="module")
+def lifted(zigzag):
+    from forgeplan.planners.pddl.slides_lifted import LiftedPartial
+
+    return LiftedPartial(zigzag[1])
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(choices=st.lists(st.integers(min_value=0, max_value=10 ** 6), min_size=1, max_size=6))
+def test_engine_legal_sequences_step_through_the_lifted_domain(zigzag, lifted, choices):
+    """unified-planning's simulator on the lifted problem applies every schema instance of a random
+    engine-legal sequence (slides, removals, insertions at offsets) and ends with the engine's offsets."""
+    from unified_planning.shortcuts import SequentialSimulator
+
+    task, sp = zigzag
+    world, state, plan = task.world, task.actual, []
+    for c in choices:
+        legal = [a for a in engine_moves(world, state) if not isinstance(a, (Separate, Join))
+                 and inside(world.apply(state, a))]
+        a = legal[c % len(legal)]
+        plan.append(a)
+        state = world.apply(state, a)
+    names = slides.encode(sp, plan)
+    sim = SequentialSimulator(lifted.problem)
+    s = sim.get_initial_state()
+    for inst in lifted.instances(names):
+        assert sim.is_applicable(s, inst.action, inst.actual_parameters), inst
+        s = sim.apply(s, inst.action, inst.actual_parameters)
+    for i, pid in enumerate(world.ids):
+        slot = state.slots[i]
+        for o in BOX:
+            at = lifted.v.fluent["at"](lifted.objects[pid], lifted.objects[("pos", o)])
+            assert s.get_value(at).bool_constant_value() == (slot.present and slot.offset == o)
+
+
+def test_the_lifted_validator_judges_plans_like_the_engine(zigzag, lifted):
+    task, _ = zigzag
+    good = [Remove("Cap"), Slide(("Core",), "+y", 1), Slide(("Core",), "+x", 1)]
+    from forgeplan.model.actions import ResetPose
+
+    plan = [*good, ResetPose("Core"), Slide(("Core",), "-x", 1), Slide(("Core",), "-y", 1), Insert("Cap")]
+    r = task.world.replay(task.actual, plan)
+    assert r.failure is None and task.world.equivalent(r.final, task.target)
+    assert lifted.validate(plan)
+    for bad in ([*good[:2], ResetPose("Core"), *plan[4:]],          # not clear yet: blocked along every ray
+                plan[:-1],                                         # the cap never comes back
+                [good[0], Slide(("Core",), "+x", 1), *plan[2:]]):  # runs into the shell
+        assert not lifted.validate(bad)
+        rb = task.world.replay(task.actual, bad)
+        assert rb.failure is not None or not task.world.equivalent(rb.final, task.target)

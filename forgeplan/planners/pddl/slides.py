@@ -15,9 +15,9 @@ their size stays linear in the positions instead of their product over the membe
 Members picked for a move are `carried`, not `at`, so they never block each other; every member is
 checked against every part still `at`, which are the non-members (and, when the steps interleave,
 members not picked yet: a stricter check, never a looser one), so the transactions allow exactly the
-rigid moves of §9. Costs: `begin` pays one step, a `touch x` action the first touch of each part a
-group move names (as for the group moves of `expanded`), the other steps cost 0: a plan costs
-W·J_move + c as in domains/README.md.
+rigid moves of §9. Costs: `begin` and a single-part step pay one step, a `touch x` action the first
+touch of each part (every step requires the parts it names touched; with the objective `actions` a
+touch costs 0), the other steps cost 0: a plan costs W·J_move + c as in domains/README.md.
 
 One relaxation: §5/§9's *separable* condition on `separate`/`join` of two or more members (the group,
 alone at its offsets, comes apart in free space) is a property of the members' relative offsets and
@@ -57,6 +57,7 @@ class Step:
     cost: int
     role: tuple   # ("action", Action) | ("touch", x) | ("begin"/"finish", kind, d, k) | ("pick", x)
                   # | ("shift"/"out", slot, d, k) | ("place", p, o, d) | ("settle", slot) | ("settled",)
+    at: tuple | None = None           # the position the step starts from (pick, shift, out, settle, single-part)
 
 
 @dataclass
@@ -72,12 +73,16 @@ class SlideProblem:
     goal: list[Lit] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
     by_name: dict[str, Step] = field(default_factory=dict)
+    step_cost: int = 1                                            # what `begin` and a single-part step cost
+    touch_cost: int = 0                                           # what a first touch adds (W, 1 or 0)
+    spare_in: dict[str, str] = field(default_factory=dict)        # slot -> its actual spare occupant
+    turn_fix: dict[str, tuple[str, float]] = field(default_factory=dict)  # slot -> the turn repairing it
 
-    def add(self, name: str, pre, eff, cost: int, role: tuple) -> None:
+    def add(self, name: str, pre, eff, cost: int, role: tuple, at: tuple | None = None) -> None:
         name = name.lower()
         while name in self.by_name:
             name += "_"
-        step = Step(name, tuple(dict.fromkeys(pre)), tuple(dict.fromkeys(eff)), cost, role)
+        step = Step(name, tuple(dict.fromkeys(pre)), tuple(dict.fromkeys(eff)), cost, role, at)
         self.steps.append(step)
         self.by_name[name] = step
 
@@ -117,10 +122,11 @@ def build_slide_problem(task: Task, tables: PositionTables, objective: str = "mo
     ab = slot_abstraction(task)
     sp = SlideProblem(task, tables, objective, weight,
                       _object_names([*world.ids, *(w.part_id for w in task.assembly.spares)]))
-    _initial(sp, ab)
     costs = touch_costs(objective, weight)
-    _single_steps(sp, ab, costs)
-    _transactions(sp, ab, costs)
+    sp.step_cost, sp.touch_cost, sp.spare_in, sp.turn_fix = costs[0], costs[1] - costs[0], ab.spare_in, ab.turn_fix
+    _initial(sp, ab)
+    _single_steps(sp, ab)
+    _transactions(sp, ab)
     return sp
 
 
@@ -153,7 +159,7 @@ def _clear_from(sp: SlideProblem, i: int, o, d: str) -> list[Lit]:
     return [(_at(sp, ids[j], oj), False) for j, oj in sp.tables.ray(i, o, d)]
 
 
-def _single_steps(sp: SlideProblem, ab: Abstraction, costs) -> None:
+def _single_steps(sp: SlideProblem, ab: Abstraction) -> None:
     """reset_pose, rotate, replace from every position of the slot: one step per free direction
     (identical literal sets once). They require their parts touched (the `touch` actions pay the first
     touch). remove and insert are one-member transactions (`_transactions`); a reset_pose of a slot
@@ -175,21 +181,20 @@ def _single_steps(sp: SlideProblem, ab: Abstraction, costs) -> None:
             for ray in rays:
                 pre = [("(idle)", True), *_lits(sp, step.pre), (_at(sp, pid, o), True), *ray, *tpre]
                 sp.add(f"{a.name}_{sp.names[a.part_id]}_{pos_name(o)}", pre,  # type: ignore[attr-defined]
-                       [*_lits(sp, step.eff), *extra_eff], costs[0], ("action", a))
+                       [*_lits(sp, step.eff), *extra_eff], sp.step_cost, ("action", a), o)
 
 
 def _touched(sp: SlideProblem, parts) -> list[Lit]:
-    return [(_flu(sp, "touched", p), True) for p in parts] if sp.objective != "actions" else []
+    return [(_flu(sp, "touched", p), True) for p in parts]
 
 
-def _transactions(sp: SlideProblem, ab: Abstraction, costs) -> None:
+def _transactions(sp: SlideProblem, ab: Abstraction) -> None:
     """The begin/pick/shift/out/place/finish/settle steps of slides, separations and joins."""
     world, tables = sp.task.world, sp.tables
-    step_cost = costs[0]
-    if sp.objective != "actions":
-        for pid in sp.names:
-            sp.add(f"touch_{sp.names[pid]}", [(_flu(sp, "touched", pid), False)], [(_flu(sp, "touched", pid), True)],
-                   costs[1] - costs[0], ("touch", pid))
+    step_cost = sp.step_cost
+    for pid in sp.names:
+        sp.add(f"touch_{sp.names[pid]}", [(_flu(sp, "touched", pid), False)], [(_flu(sp, "touched", pid), True)],
+               sp.touch_cost, ("touch", pid))
     for d in DIRECTIONS:
         dn = DIRECTION_NAMES[d]
         for k in tables.distances:
@@ -227,9 +232,9 @@ def _member_steps(sp: SlideProblem, ab: Abstraction, i: int, pid: str) -> None:
             tpre = _touched(sp, [x])
             sp.add(f"pick_{sp.names[x]}_{on}", [("(picking)", True), (_at(sp, pid, o), True), *here, *tpre],
                    [(_at(sp, pid, o), False), (carried, True), (_flu(sp, "pending", pid), True), ("(some)", True)],
-                   0, ("pick", x))
+                   0, ("pick", x), o)
         sp.add(f"settle_{n}_{on}", [("(settling)", True), (_flu(sp, "shifted", pid), True), (carried, True)],
-               [(_flu(sp, "shifted", pid), False), (carried, False), (_at(sp, pid, o), True)], 0, ("settle", pid))
+               [(_flu(sp, "shifted", pid), False), (carried, False), (_at(sp, pid, o), True)], 0, ("settle", pid), o)
         for d in DIRECTIONS:
             dn = DIRECTION_NAMES[d]
             for k in tables.distances:
@@ -240,12 +245,12 @@ def _member_steps(sp: SlideProblem, ab: Abstraction, i: int, pid: str) -> None:
                 sp.add(f"shift_{n}_{on}_{dn}_k{k}",
                        [(f"(mode {dn} k{k})", True), (_flu(sp, "pending", pid), True), (carried, True), *hits],
                        [(_flu(sp, "pending", pid), False), (_flu(sp, "shifted", pid), True), (carried, False),
-                        (f"(carried {n} {pos_name(to)})", True)], 0, ("shift", pid, d, k))
+                        (f"(carried {n} {pos_name(to)})", True)], 0, ("shift", pid, d, k), o)
             ray = _clear_from(sp, i, o, d)
             reset = [(_flu(sp, f, pid), False) for f in RESET if (f, pid) in ab.fluents]
             sp.add(f"out_{n}_{on}_{dn}", [(f"(mode {dn} out)", True), (_flu(sp, "pending", pid), True), (carried, True), *ray],
                    [(_flu(sp, "pending", pid), False), (carried, False), (_flu(sp, "present", pid), False), *reset],
-                   0, ("out", pid, d, None))
+                   0, ("out", pid, d, None), o)
             _place_step(sp, ab, i, pid, o, d, ray, reset)
 
 
@@ -366,6 +371,8 @@ def encode(sp: SlideProblem, actions: Sequence[Action]) -> list[str] | None:
     """
     run = _Runner(sp)
     for a in actions:
+        for x in a.touched:
+            run.do(lambda st, x=x: st.role == ("touch", x))
         if isinstance(a, OnePart) and run.do(lambda st: st.role == ("action", a)):
             continue
         if not _transaction(run, a):
@@ -382,8 +389,6 @@ def _transaction(run: _Runner, a: Action) -> bool:
     offsets = [tuple(o) for o in (getattr(a, "offsets", None) or [getattr(a, "offset", ZERO)] * len(ids))]
     k = getattr(a, "distance", None)
     slot = {x: world.ids[world.slot_index(x)] for x in ids}
-    for x in ids:
-        run.do(lambda st, x=x: st.role == ("touch", x))
     for d in [a.direction] if hasattr(a, "direction") else DIRECTIONS:  # type: ignore[attr-defined]
         saved = (set(run.state), list(run.names))
         good = run.do(lambda st: st.role == ("begin", kind, d, k))

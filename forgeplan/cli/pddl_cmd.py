@@ -72,7 +72,16 @@ def run_export(args) -> int:
     from ..io.task_files import load_task
 
     output_folder(args.out)
-    enc = build_export(load_task(args.task_dir), args.profile, args.objective, grounded=args.grounded)
+    task = load_task(args.task_dir)
+    if task.world.partial:   # SEMANTICS §9: positions as objects (domains/partial.pddl)
+        from ..planners.pddl.partial_files import export_partial
+        from ..planners.pddl.profiles import profile_objective
+
+        domain, problem, summary = export_partial(task, args.out, profile_objective(args.profile, args.objective),
+                                                  args.grounded, args.profile)
+        print(f"wrote {domain} and {problem} ({summary})")
+        return 0
+    enc = build_export(task, args.profile, args.objective, grounded=args.grounded)
     domain, problem, *groups = write_pddl(enc, args.out)
     print(f"wrote {domain} and {problem} (profile {args.profile}, {'grounded' if enc.grounded else 'lifted'}, "
           f"{len(enc.problem.actions)} actions, objective {enc.objective})")
@@ -95,8 +104,15 @@ def run_import(args) -> int:
 
     task = load_task(args.task_dir)
     text = read_text(args.plan_file, "plan file")
-    enc = build_export(task, args.profile, args.objective, grounded=args.grounded)
-    actions = read_plan(enc, text, str(args.plan_file))
+    if task.world.partial:
+        from ..planners.pddl.partial_files import read_partial_plan
+        from ..planners.pddl.profiles import profile_objective
+
+        actions = read_partial_plan(task, text, str(args.plan_file), profile_objective(args.profile, args.objective),
+                                    args.grounded, args.profile)
+    else:
+        actions = read_plan(build_export(task, args.profile, args.objective, grounded=args.grounded), text,
+                            str(args.plan_file))
     world = task.world
     emit_json(output_json(task.sample_id, task.assembly.assembly_id, diagnose(world, task.actual, task.target), actions))
     replay = world.replay(task.actual, actions)

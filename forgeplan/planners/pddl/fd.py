@@ -90,7 +90,8 @@ def solve_fd_partial(task: Task, tables, objective: str = "moved-parts,actions",
     """Fast Downward's astar(lmcut()) on the grounded partial-move problem (`slides`, SEMANTICS §9) over
     the position domains of `tables`. The problem is plain STRIPS text (its size grows with the position
     domains times their blockers, past what building it through unified-planning affords), run by the
-    driver up-fast-downward ships; `optimal` means optimal for that problem: the caller replays the plan."""
+    driver up-fast-downward ships. `optimal` means optimal for that problem over the grounded task's whole
+    position domain (over a sub-domain the plan is only a plan); the caller replays it in the engine."""
     import tempfile
     import time
     from pathlib import Path
@@ -111,13 +112,13 @@ def solve_fd_partial(task: Task, tables, objective: str = "moved-parts,actions",
         code, text = solve_files("fd", d, p, "astar(lmcut())", time_limit)
     t2 = time.perf_counter()
     if text is None:
-        # Fast Downward exits 12 when it proved the problem unsolvable (search exhausted), None at the limit
-        status = S.UNSOLVABLE_PROVEN if code == 12 else S.TIMEOUT if code is None else S.INTERNAL_ERROR
+        # exit 12: the search space is exhausted, which proves nothing beyond the position domains; None: the limit
+        status = S.UNSOLVABLE_INCOMPLETELY if code == 12 else S.TIMEOUT if code is None else S.INTERNAL_ERROR
         return PlannerResult(status, None, None, None, t2 - t1, t1 - t0, None)
     names = [line.strip()[1:-1].strip() for line in text.splitlines() if line.startswith("(")]
     plan = decode(sp, names)
     cost = plan_value(objective, plan, weight)
-    status = S.SOLVED_OPTIMALLY
+    status = S.SOLVED_OPTIMALLY if tables.full else S.SOLVED_SATISFICING   # a sub-domain proves nothing beyond it
     if objective == "moved-parts,actions" and len(plan) >= weight:
         status = S.SOLVED_SATISFICING
     reported = _last_number(r"cost = (\d+)", text)

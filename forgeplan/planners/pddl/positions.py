@@ -30,6 +30,7 @@ class PositionTables:
     world: World
     positions: dict[int, tuple[Vec, ...]]
     distances: tuple[int, ...]
+    full: bool = True          # the grounded task's whole domain (an optimum over it is a proof), or a sub-domain
     _near: dict = field(default_factory=dict, repr=False)   # (i, o, j) -> [(oj, gaps)] with some finite gap
 
     @cached_property
@@ -61,16 +62,15 @@ class PositionTables:
         self._near[key] = out
         return out
 
-    def _others(self, i: int) -> range:
-        return range(len(self.world.ids))
-
     def ray(self, i: int, o: Vec, d: str) -> list[tuple[int, Vec]]:
         k = DIRECTIONS.index(d)
-        return [(j, oj) for j in self._others(i) if j != i for oj, g in self._near_positions(i, o, j) if g[k] < FREE]
+        return [(j, oj) for j in range(len(self.world.ids)) if j != i
+                for oj, g in self._near_positions(i, o, j) if g[k] < FREE]
 
     def sweep(self, i: int, o: Vec, d: str, dist: int) -> list[tuple[int, Vec]]:
         k = DIRECTIONS.index(d)
-        return [(j, oj) for j in self._others(i) if j != i for oj, g in self._near_positions(i, o, j) if g[k] < dist]
+        return [(j, oj) for j in range(len(self.world.ids)) if j != i
+                for oj, g in self._near_positions(i, o, j) if g[k] < dist]
 
     def overlap(self, i: int, o: Vec, j: int) -> list[Vec]:
         return [oj for oj, g in self._near_positions(i, o, j) if g[0] == -1]
@@ -84,3 +84,25 @@ class PositionTables:
     @cached_property
     def _domain(self) -> dict[int, frozenset[Vec]]:
         return {i: frozenset(ps) for i, ps in self.positions.items()}
+
+    def size(self) -> int:
+        """How many move steps the grounded problem has (pick, settle, shift, out, place per position)."""
+        per = 2 + len(DIRECTIONS) * (len(self.distances) + 2)
+        return sum(len(p) for p in self.positions.values()) * per
+
+
+def position_tables(task, radius: int | None = None) -> PositionTables:
+    """The grounded task's position domain and slide distances (`semantics.partial_universe`), the same
+    for every slot; with `radius`, only the offsets within `radius` per axis and distances up to `2·radius`
+    (a sub-domain: its optimum is an upper bound, proved for the sub-domain only)."""
+    from ...semantics.partial_universe import position_bound, position_domain
+
+    asm = task.world.assembly
+    domain = position_domain(asm)
+    far = 2 * max(position_bound(asm))
+    if radius is not None:
+        domain = tuple(o for o in domain if max(abs(c) for c in o) <= radius)
+        far = min(far, 2 * radius)
+    ordered = tuple(sorted(domain, key=lambda o: (o != (0, 0, 0), o)))
+    return PositionTables(task.world, {i: ordered for i in range(len(task.world.ids))}, tuple(range(1, far + 1)),
+                          full=radius is None)

@@ -8,14 +8,14 @@ their size stays linear in the positions instead of their product over the membe
 
 | transaction | steps | forgeplan action |
 |---|---|---|
-| slide `d` by `k` | `begin_slide` (idle -> picking), `pick x s o` per member, `shift s o` per member (its sweep clear of every part still `at`), `finish_slide` (no member pending -> settling), `settle s o` per member, `end_settle` | `slide(G, d, k)` |
-| out along `d` | `begin_out`, `pick` per member, `out s o` (a clear ray from `o`), `finish_out` | `remove(x)` (one member) or `separate(G, d)` |
+| slide `d` by `k` | `begin_slide` (idle -> picking), `pick x s o` per member, `go` (-> moving), `shift s o` per member (its sweep clear of every part still `at`), `finish_slide` (-> settling), `settle s o` per member, `end_settle` | `slide(G, d, k)` |
+| out along `d` | `begin_out`, `pick` per member, `go`, `out s o` (a clear ray from `o`), `finish_out` | `remove(x)` (one member) or `separate(G, d)` |
 | in along `-d` | `begin_in`, `place p o` per member (a clear ray along `d` from `o`, no overlap with members placed before), `finish_in`, `settle`, `end_settle` | `insert(p, offset)` or `join(G, d, offsets)` |
 
-Members picked for a move are `carried`, not `at`, so they never block each other; every member is
-checked against every part still `at`, which are the non-members (and, when the steps interleave,
-members not picked yet: a stricter check, never a looser one), so the transactions allow exactly the
-rigid moves of §9. Costs: `begin` and a single-part step pay one step, a `touch x` action the first
+Members picked for a move are `carried`, not `at`, so they never block each other; every member moves
+only after all are picked, against every part still `at`: exactly the non-members, so the transactions
+allow exactly the rigid moves of §9. Each phase handles the members in one order (`member_order`), so a
+group's zero-cost steps have one interleaving, not one per permutation. Costs: `begin` and a single-part step pay one step, a `touch x` action the first
 touch of each part (every step requires the parts it names touched; with the objective `actions` a
 touch costs 0), the other steps cost 0: a plan costs W·J_move + c as in domains/README.md.
 
@@ -42,6 +42,7 @@ from .positions import PositionTables
 from .vocabulary import DIRECTION_NAMES
 
 ZERO = (0, 0, 0)
+MAX_STEPS = 200_000   # move steps (pick, settle, shift, out, place) beyond which the problem is not built
 RESET = ("wrong", "pose_off", "rot_off", "unlock_turned", "locked")
 Atom = str
 Lit = tuple[Atom, bool]
@@ -115,6 +116,9 @@ def build_slide_problem(task: Task, tables: PositionTables, objective: str = "mo
     if diffs:
         raise InputError("the target state must be the assembly's target configuration: " + "; ".join(diffs[:3]),
                          file="target_state.json", field="slots")
+    if tables.size() > MAX_STEPS:
+        raise InputError(f"the grounded partial-move problem would have about {tables.size()} move steps (more than "
+                         f"{MAX_STEPS}): too large to write for Fast Downward", file=f"assembly {task.assembly.assembly_id}")
     for i, s in enumerate(task.actual.slots):
         if s.present and s.offset not in tables.positions[i]:
             raise InputError(f"offset {list(s.offset)} of {world.ids[i]} is outside its position domain",
@@ -188,53 +192,81 @@ def _touched(sp: SlideProblem, parts) -> list[Lit]:
     return [(_flu(sp, "touched", p), True) for p in parts]
 
 
+def member_order(world) -> list[int]:
+    """The order members of one move are handled in: catalog order with every support before the parts
+    it supports (so a joining support goes in first). Handling members in one order keeps Fast Downward
+    from searching every permutation of a group's zero-cost steps."""
+    order: list[int] = []
+
+    def visit(i: int) -> None:
+        if i not in order:
+            for q in world.parts[i].supports:
+                visit(world.index[q])
+            order.append(i)
+
+    for i in range(len(world.ids)):
+        visit(i)
+    return order
+
+
 def _transactions(sp: SlideProblem, ab: Abstraction) -> None:
-    """The begin/pick/shift/out/place/finish/settle steps of slides, separations and joins."""
+    """The begin/pick/go/shift/out/place/finish/settle steps of slides, separations and joins."""
     world, tables = sp.task.world, sp.tables
-    step_cost = sp.step_cost
     for pid in sp.names:
         sp.add(f"touch_{sp.names[pid]}", [(_flu(sp, "touched", pid), False)], [(_flu(sp, "touched", pid), True)],
                sp.touch_cost, ("touch", pid))
+    no_pending = [(_flu(sp, "pending", p), False) for p in world.ids]
+    sp.add("go", [("(picking)", True), ("(some)", True)], [("(picking)", False), ("(some)", False), ("(moving)", True)],
+           0, ("go",))
     for d in DIRECTIONS:
         dn = DIRECTION_NAMES[d]
         for k in tables.distances:
             mode = f"(mode {dn} k{k})"
             sp.add(f"begin_slide_{dn}_k{k}", [("(idle)", True)], [("(idle)", False), ("(picking)", True), (mode, True)],
-                   step_cost, ("begin", "slide", d, k))
-            sp.add(f"finish_slide_{dn}_k{k}", [("(picking)", True), (mode, True), ("(some)", True),
-                                               *((_flu(sp, "pending", p), False) for p in world.ids)],
-                   [("(picking)", False), (mode, False), ("(some)", False), ("(settling)", True)], 0, ("finish", "slide", d, k))
-        for kind in ("out", "in"):
-            mode = f"(mode {dn} {kind})"
-            phase = "(picking)" if kind == "out" else "(placing)"
-            sp.add(f"begin_{kind}_{dn}", [("(idle)", True)], [("(idle)", False), (phase, True), (mode, True)],
-                   step_cost, ("begin", kind, d, None))
-            done = [("(idle)", True)] if kind == "out" else [("(settling)", True)]
-            pend = [(_flu(sp, "pending", p), False) for p in world.ids] if kind == "out" else []
-            sp.add(f"finish_{kind}_{dn}", [(phase, True), (mode, True), ("(some)", True), *pend],
-                   [(phase, False), (mode, False), ("(some)", False), *done], 0, ("finish", kind, d, None))
+                   sp.step_cost, ("begin", "slide", d, k))
+            sp.add(f"finish_slide_{dn}_k{k}", [("(moving)", True), (mode, True), *no_pending],
+                   [("(moving)", False), (mode, False), ("(settling)", True)], 0, ("finish", "slide", d, k))
+        mode = f"(mode {dn} out)"
+        sp.add(f"begin_out_{dn}", [("(idle)", True)], [("(idle)", False), ("(picking)", True), (mode, True)],
+               sp.step_cost, ("begin", "out", d, None))
+        sp.add(f"finish_out_{dn}", [("(moving)", True), (mode, True), *no_pending],
+               [("(moving)", False), (mode, False), ("(idle)", True)], 0, ("finish", "out", d, None))
+        mode = f"(mode {dn} in)"
+        sp.add(f"begin_in_{dn}", [("(idle)", True)], [("(idle)", False), ("(placing)", True), (mode, True)],
+               sp.step_cost, ("begin", "in", d, None))
+        sp.add(f"finish_in_{dn}", [("(placing)", True), (mode, True), ("(some)", True)],
+               [("(placing)", False), (mode, False), ("(some)", False), ("(settling)", True)], 0, ("finish", "in", d, None))
     sp.add("end_settle", [("(settling)", True), *((_flu(sp, "shifted", p), False) for p in world.ids)],
            [("(settling)", False), ("(idle)", True)], 0, ("settled",))
-    for i, pid in enumerate(world.ids):
-        _member_steps(sp, ab, i, pid)
+    order = member_order(world)
+    for rank, i in enumerate(order):
+        before, after = [world.ids[j] for j in order[:rank]], [world.ids[j] for j in order[rank + 1:]]
+        _member_steps(sp, ab, i, world.ids[i], before, after)
 
 
-def _member_steps(sp: SlideProblem, ab: Abstraction, i: int, pid: str) -> None:
+def _member_steps(sp: SlideProblem, ab: Abstraction, i: int, pid: str, before: list[str], after: list[str]) -> None:
+    """Slot i's steps in a move, in member order: picked after every earlier member (none later picked yet),
+    moved and settled after every earlier one."""
     world, tables = sp.task.world, sp.tables
     n = sp.names[pid]
     occupants = [pid] + ([ab.spare_in[pid]] if pid in ab.spare_in else [])
     wrong = ("wrong", pid) in ab.fluents
+    none_later = [(_flu(sp, "pending", t), False) for t in after]
+    earlier_moved = [(_flu(sp, "pending", t), False) for t in before]
+    earlier_settled = [(_flu(sp, "shifted", t), False) for t in before]
+    reset = [(_flu(sp, f, pid), False) for f in RESET if (f, pid) in ab.fluents]
     for o in tables.positions[i]:
         on, carried = pos_name(o), f"(carried {n} {pos_name(o)})"
         for x in occupants:
             here = ([(_flu(sp, "present", pid), True)] + ([(_flu(sp, "wrong", pid), False)] if wrong else [])
                     if x == pid else [(_flu(sp, "wrong", pid), True)])
-            tpre = _touched(sp, [x])
-            sp.add(f"pick_{sp.names[x]}_{on}", [("(picking)", True), (_at(sp, pid, o), True), *here, *tpre],
+            sp.add(f"pick_{sp.names[x]}_{on}", [("(picking)", True), (_at(sp, pid, o), True), *here, *_touched(sp, [x]),
+                                                *none_later],
                    [(_at(sp, pid, o), False), (carried, True), (_flu(sp, "pending", pid), True), ("(some)", True)],
                    0, ("pick", x), o)
-        sp.add(f"settle_{n}_{on}", [("(settling)", True), (_flu(sp, "shifted", pid), True), (carried, True)],
+        sp.add(f"settle_{n}_{on}", [("(settling)", True), (_flu(sp, "shifted", pid), True), (carried, True), *earlier_settled],
                [(_flu(sp, "shifted", pid), False), (carried, False), (_at(sp, pid, o), True)], 0, ("settle", pid), o)
+        moving = [("(moving)", True), (_flu(sp, "pending", pid), True), (carried, True), *earlier_moved]
         for d in DIRECTIONS:
             dn = DIRECTION_NAMES[d]
             for k in tables.distances:
@@ -242,28 +274,28 @@ def _member_steps(sp: SlideProblem, ab: Abstraction, i: int, pid: str) -> None:
                 if to is None:
                     continue
                 hits = [(_at(sp, world.ids[j], oj), False) for j, oj in tables.sweep(i, o, d, k)]
-                sp.add(f"shift_{n}_{on}_{dn}_k{k}",
-                       [(f"(mode {dn} k{k})", True), (_flu(sp, "pending", pid), True), (carried, True), *hits],
+                sp.add(f"shift_{n}_{on}_{dn}_k{k}", [(f"(mode {dn} k{k})", True), *moving, *hits],
                        [(_flu(sp, "pending", pid), False), (_flu(sp, "shifted", pid), True), (carried, False),
                         (f"(carried {n} {pos_name(to)})", True)], 0, ("shift", pid, d, k), o)
             ray = _clear_from(sp, i, o, d)
-            reset = [(_flu(sp, f, pid), False) for f in RESET if (f, pid) in ab.fluents]
-            sp.add(f"out_{n}_{on}_{dn}", [(f"(mode {dn} out)", True), (_flu(sp, "pending", pid), True), (carried, True), *ray],
+            sp.add(f"out_{n}_{on}_{dn}", [(f"(mode {dn} out)", True), *moving, *ray],
                    [(_flu(sp, "pending", pid), False), (carried, False), (_flu(sp, "present", pid), False), *reset],
                    0, ("out", pid, d, None), o)
-            _place_step(sp, ab, i, pid, o, d, ray, reset)
+            _place_step(sp, i, pid, o, d, ray, reset, after)
 
 
-def _place_step(sp: SlideProblem, ab: Abstraction, i: int, pid: str, o, d: str, ray, reset) -> None:
-    """place p at o arriving along -d: supports present (joining members go in first), not held, a clear
-    ray along d from o, no overlap with a member placed before."""
+def _place_step(sp: SlideProblem, i: int, pid: str, o, d: str, ray, reset, after: list[str]) -> None:
+    """place p at o arriving along -d, in member order (no later member placed yet): supports present (a
+    joining support comes earlier in the order), a clear ray along d from o, no overlap with a member
+    placed before."""
     world, n, dn = sp.task.world, sp.names[pid], DIRECTION_NAMES[d]
     supports = [(_flu(sp, "present", q), True) for q in world.parts[i].supports]
     apart = [(f"(carried {sp.names[world.ids[j]]} {pos_name(oj)})", False)
              for j in range(len(world.ids)) if j != i for oj in sp.tables.overlap(i, o, j)]
-    tpre = _touched(sp, [pid])
+    none_later = [(_flu(sp, "shifted", t), False) for t in after]
     sp.add(f"place_{n}_{pos_name(o)}_{dn}",
-           [(f"(mode {dn} in)", True), (_flu(sp, "present", pid), False), *supports, *ray, *apart, *tpre],
+           [("(placing)", True), (f"(mode {dn} in)", True), (_flu(sp, "present", pid), False), *supports, *ray, *apart,
+            *_touched(sp, [pid]), *none_later],
            [(_flu(sp, "present", pid), True), (f"(carried {n} {pos_name(o)})", True), (_flu(sp, "shifted", pid), True),
             ("(some)", True), *reset], 0, ("place", pid, o, d))
 
@@ -381,34 +413,35 @@ def encode(sp: SlideProblem, actions: Sequence[Action]) -> list[str] | None:
 
 
 def _transaction(run: _Runner, a: Action) -> bool:
+    """remove, insert, slide, separate or join as its transaction, members in `member_order`; remove and
+    insert along the first direction whose transaction goes through."""
     kind = {"slide": "slide", "remove": "out", "separate": "out", "insert": "in", "join": "in"}.get(a.name)
     if kind is None:
         return False
-    sp, world = run.sp, run.sp.task.world
+    world = run.sp.task.world
     ids = list(a.part_ids) if hasattr(a, "part_ids") else [a.part_id]  # type: ignore[attr-defined]
     offsets = [tuple(o) for o in (getattr(a, "offsets", None) or [getattr(a, "offset", ZERO)] * len(ids))]
+    rank = {i: r for r, i in enumerate(member_order(world))}
+    members = sorted(zip(ids, offsets), key=lambda m: rank[world.slot_index(m[0])])
+    slots = [world.ids[world.slot_index(x)] for x, _ in members]
     k = getattr(a, "distance", None)
-    slot = {x: world.ids[world.slot_index(x)] for x in ids}
     for d in [a.direction] if hasattr(a, "direction") else DIRECTIONS:  # type: ignore[attr-defined]
         saved = (set(run.state), list(run.names))
         good = run.do(lambda st: st.role == ("begin", kind, d, k))
         if kind == "in":
-            todo = list(zip(ids, offsets))
-            while todo and good:  # supports first: any member whose place step applies
-                placed = next(((p, o) for p, o in todo if run.do(lambda st, p=p, o=o: st.role == ("place", p, o, d))), None)
-                good = placed is not None
-                if good:
-                    todo.remove(placed)
+            for p, o in members:
+                good = good and run.do(lambda st, p=p, o=o: st.role == ("place", p, o, d))
         else:
-            for x in ids:
+            for x, _ in members:
                 good = good and run.do(lambda st, x=x: st.role == ("pick", x))
+            good = good and run.do(lambda st: st.role == ("go",))
             verb = "shift" if kind == "slide" else "out"
-            for x in ids:
-                good = good and run.do(lambda st, s=slot[x]: st.role == (verb, s, d, k))
+            for s in slots:
+                good = good and run.do(lambda st, s=s: st.role == (verb, s, d, k))
         good = good and run.do(lambda st: st.role == ("finish", kind, d, k))
         if kind != "out":
-            for x in ids:
-                good = good and run.do(lambda st, s=slot[x]: st.role == ("settle", s))
+            for s in slots:
+                good = good and run.do(lambda st, s=s: st.role == ("settle", s))
             good = good and run.do(lambda st: st.role == ("settled",))
         if good:
             return True

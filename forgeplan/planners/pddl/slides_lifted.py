@@ -15,7 +15,7 @@ from __future__ import annotations
 from ...model.actions import Action, Replace, ResetPose, Rotate
 from ...model.assembly import DIRECTIONS
 from ...semantics.task import Task
-from .slides import ZERO, SlideProblem, pos_name
+from .slides import ZERO, SlideProblem, member_order, pos_name
 from .vocabulary import DIRECTION_NAMES
 
 DOMAIN_NAME = "rework-partial"
@@ -37,7 +37,7 @@ class PartialVocabulary:
             **{n: Fluent(n, b, s=s) for n in ("present", "wrong", "pose_off", "rot_off", "pending", "shifted")},
             "touched": Fluent("touched", b, x=self.part),
             "at": Fluent("at", b, s=s, o=o), "carried": Fluent("carried", b, s=s, o=o),
-            **{n: Fluent(n, b) for n in ("idle", "picking", "placing", "settling", "some")},
+            **{n: Fluent(n, b) for n in ("idle", "picking", "moving", "placing", "settling", "some")},
             "sliding": Fluent("sliding", b, d=d, k=k), "leaving": Fluent("leaving", b, d=d),
             "arriving": Fluent("arriving", b, d=d),
         }
@@ -50,6 +50,7 @@ class PartialVocabulary:
             "overlap": Fluent("overlap", b, s=s, o=o, h=s, oh=o),
             "shift_to": Fluent("shift_to", b, s=s, o=o, d=d, k=k, to=o),
             "origin": Fluent("origin", b, o=o),
+            "precedes": Fluent("precedes", b, s=s, t=s),     # s before t in member order (slides.member_order)
         }
         self.cost = [Fluent(n, IntType()) for n in ("step_cost", "touch_cost")]
 
@@ -135,21 +136,28 @@ def _transaction_schemas(v: PartialVocabulary, act, occupies) -> None:
             a.add_effect(e, val)
     a = act("pick", None, x=v.part, s=v.slot, o=v.pos)
     x, s, o = a.parameter("x"), a.parameter("s"), a.parameter("o")
-    for c in (f["picking"](), occupies(x, s), f["at"](s, o), f["touched"](x)):
+    for c in (f["picking"](), occupies(x, s), f["at"](s, o), f["touched"](x), _ordered(v, s, "later", "pending")):
         a.add_precondition(c)
     for e, val in ((f["at"](s, o), False), (f["carried"](s, o), True), (f["pending"](s), True), (f["some"](), True)):
+        a.add_effect(e, val)
+    a = act("go", None)
+    a.add_precondition(f["picking"]())
+    a.add_precondition(f["some"]())
+    for e, val in ((f["picking"](), False), (f["some"](), False), (f["moving"](), True)):
         a.add_effect(e, val)
     a = act("shift", None, s=v.slot, o=v.pos, d=v.direction, k=v.distance, to=v.pos)
     s, o, d, k, to = (a.parameter(n) for n in ("s", "o", "d", "k", "to"))
     h, oh = Variable("h", v.slot), Variable("oh", v.pos)
-    for c in (f["sliding"](d, k), f["pending"](s), f["carried"](s, o), st["shift_to"](s, o, d, k, to),
+    for c in (f["moving"](), f["sliding"](d, k), f["pending"](s), f["carried"](s, o), _ordered(v, s, "earlier", "pending"),
+              st["shift_to"](s, o, d, k, to),
               Forall(Or(_not(st["sweep_hit"](s, o, d, k, h, oh)), _not(f["at"](h, oh))), h, oh)):
         a.add_precondition(c)
     for e, val in ((f["pending"](s), False), (f["shifted"](s), True), (f["carried"](s, o), False), (f["carried"](s, to), True)):
         a.add_effect(e, val)
     a = act("out", None, s=v.slot, o=v.pos, d=v.direction)
     s, o, d = a.parameter("s"), a.parameter("o"), a.parameter("d")
-    for c in (f["leaving"](d), f["pending"](s), f["carried"](s, o), _clear(v, s, o, d)):
+    for c in (f["moving"](), f["leaving"](d), f["pending"](s), f["carried"](s, o), _ordered(v, s, "earlier", "pending"),
+              _clear(v, s, o, d)):
         a.add_precondition(c)
     for e, val in ((f["pending"](s), False), (f["carried"](s, o), False), (f["present"](s), False), (f["wrong"](s), False),
                    (f["pose_off"](s), False), (f["rot_off"](s), False)):
@@ -165,7 +173,7 @@ def _place_schema(v: PartialVocabulary, act) -> None:
     a = act("place", None, p=v.slot, o=v.pos, d=v.direction)
     p, o, d = a.parameter("p"), a.parameter("o"), a.parameter("d")
     q, h, oh = Variable("q", v.slot), Variable("h", v.slot), Variable("oh", v.pos)
-    for c in (f["arriving"](d), _not(f["present"](p)), f["touched"](p),
+    for c in (f["placing"](), f["arriving"](d), _not(f["present"](p)), f["touched"](p), _ordered(v, p, "later", "shifted"),
               Forall(Or(_not(st["supports"](q, p)), f["present"](q)), q), _clear(v, p, o, d),
               Forall(Or(_not(st["overlap"](p, o, h, oh)), _not(f["carried"](h, oh))), h, oh)):
         a.add_precondition(c)
@@ -177,20 +185,25 @@ def _finish_schemas(v: PartialVocabulary, act) -> None:
     f = v.fluent
     a = act("finish_slide", None, d=v.direction, k=v.distance)
     mode = f["sliding"](a.parameter("d"), a.parameter("k"))
-    for c in (f["picking"](), mode, f["some"](), _none(v, "pending")):
+    for c in (f["moving"](), mode, _none(v, "pending")):
         a.add_precondition(c)
-    for e, val in ((f["picking"](), False), (mode, False), (f["some"](), False), (f["settling"](), True)):
+    for e, val in ((f["moving"](), False), (mode, False), (f["settling"](), True)):
         a.add_effect(e, val)
-    for kind, phase, name, after in (("out", "picking", "leaving", "idle"), ("in", "placing", "arriving", "settling")):
-        a = act(f"finish_{kind}", None, d=v.direction)
-        mode = f[name](a.parameter("d"))
-        for c in (f[phase](), mode, f["some"](), *([_none(v, "pending")] if kind == "out" else [])):
-            a.add_precondition(c)
-        for e, val in ((f[phase](), False), (mode, False), (f["some"](), False), (f[after](), True)):
-            a.add_effect(e, val)
+    a = act("finish_out", None, d=v.direction)
+    mode = f["leaving"](a.parameter("d"))
+    for c in (f["moving"](), mode, _none(v, "pending")):
+        a.add_precondition(c)
+    for e, val in ((f["moving"](), False), (mode, False), (f["idle"](), True)):
+        a.add_effect(e, val)
+    a = act("finish_in", None, d=v.direction)
+    mode = f["arriving"](a.parameter("d"))
+    for c in (f["placing"](), mode, f["some"]()):
+        a.add_precondition(c)
+    for e, val in ((f["placing"](), False), (mode, False), (f["some"](), False), (f["settling"](), True)):
+        a.add_effect(e, val)
     a = act("settle", None, s=v.slot, o=v.pos)
     s, o = a.parameter("s"), a.parameter("o")
-    for c in (f["settling"](), f["shifted"](s), f["carried"](s, o)):
+    for c in (f["settling"](), f["shifted"](s), f["carried"](s, o), _ordered(v, s, "earlier", "shifted")):
         a.add_precondition(c)
     for e, val in ((f["shifted"](s), False), (f["carried"](s, o), False), (f["at"](s, o), True)):
         a.add_effect(e, val)
@@ -199,6 +212,15 @@ def _finish_schemas(v: PartialVocabulary, act) -> None:
     a.add_precondition(_none(v, "shifted"))
     a.add_effect(f["settling"](), False)
     a.add_effect(f["idle"](), True)
+
+
+def _ordered(v: PartialVocabulary, s, which: str, flag: str):
+    """No slot `which` (earlier/later than s in member order) has `flag`."""
+    from unified_planning.shortcuts import Forall, Or, Variable
+
+    t = Variable("t", v.slot)
+    rel = v.static["precedes"](t, s) if which == "earlier" else v.static["precedes"](s, t)
+    return Forall(Or(_not(rel), _not(v.fluent[flag](t))), t)
 
 
 class LiftedPartial:
@@ -249,6 +271,8 @@ class LiftedPartial:
     def _static_facts(self, task: Task) -> list:
         st, objs, sp, world, tables = self.v.static, self.objects, self.sp, task.world, self.sp.tables
         facts = [st["origin"](objs[("pos", ZERO)])]
+        order = [world.ids[i] for i in member_order(world)]
+        facts += [st["precedes"](objs[a], objs[b]) for n, a in enumerate(order) for b in order[n + 1:]]
         facts += [st["spare_in"](objs[w], objs[s]) for s, w in sp.spare_in.items()]
         facts += [st["supports"](objs[q], objs[p.part_id]) for p in world.parts for q in p.supports]
         facts += [st["turn_fix"](objs[s], objs[("axis", ax)], objs[("angle", float(ang))]) for s, (ax, ang) in sp.turn_fix.items()]
@@ -295,6 +319,8 @@ class LiftedPartial:
             return f"{kind}_{what}", [("dir", d)] + ([("k", k)] if what == "slide" else [])
         if kind == "settled":
             return "end_settle", []
+        if kind == "go":
+            return "go", []
         if kind == "pick":
             return "pick", [role[1], world.ids[world.slot_index(role[1])], ("pos", o)]
         if kind == "shift":
@@ -317,6 +343,18 @@ class LiftedPartial:
             return ("replace" if o == ZERO else "replace_displaced"), [a.part_id, slot, ("pos", o), *extra]
         assert isinstance(a, ResetPose)
         return "reset_pose", [a.part_id, slot, ("pos", o)]
+
+    def step_names(self) -> dict[tuple[str, tuple[str, ...]], str]:
+        """(schema, argument names as the writer prints them, lower case) -> the grounded step it is."""
+        from .files import pddl_writer
+
+        writer = pddl_writer(self)
+        out = {}
+        for step in self.sp.steps:
+            schema, keys = self._call(step.name)
+            out[(writer.get_pddl_name(self.problem.action(schema)).lower(),
+                 tuple(writer.get_pddl_name(self.objects[k]).lower() for k in keys))] = step.name
+        return out
 
     def validate(self, actions) -> bool:
         """unified-planning's SequentialPlanValidator on the lifted problem: each action through the

@@ -91,7 +91,7 @@ def zigzag():
     return task, slides.build_slide_problem(task, tables(task))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(choices=st.lists(st.integers(min_value=0, max_value=10 ** 6), min_size=1, max_size=8))
 def test_random_sequences_are_legal_in_the_problem_exactly_when_the_engine_allows_them(zigzag, choices):
     """Each step: a random candidate (legal or not in the engine); the problem must accept the prefix
@@ -180,6 +180,7 @@ def lifted(zigzag):
     return LiftedPartial(zigzag[1])
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(choices=st.lists(st.integers(min_value=0, max_value=10 ** 6), min_size=1, max_size=6))
 def test_engine_legal_sequences_step_through_the_lifted_domain(zigzag, lifted, choices):
@@ -223,3 +224,55 @@ def test_the_lifted_validator_judges_plans_like_the_engine(zigzag, lifted):
         assert not lifted.validate(bad)
         rb = task.world.replay(task.actual, bad)
         assert rb.failure is not None or not task.world.equivalent(rb.final, task.target)
+
+
+# ----------------------------------------------------------------------------- files, command line, crosscheck
+
+@pytest.mark.slow
+def test_export_and_import_a_partial_move_task(tmp_path, capsys):
+    """export-pddl (grounded and lifted, a radius-1 sub-domain) -> Fast Downward -> import-plan -> the engine."""
+    from forgeplan.cli import main
+    from forgeplan.io.task_files import write_task
+    from forgeplan.planners.pddl.external import solve_files
+
+    task = make_task(zigzag_puzzle(), [FaultSpec("misplacement", "Cap")])
+    write_task(task, tmp_path / "task")
+    lifted = tmp_path / "lifted"
+    assert main(["export-pddl", str(tmp_path / "task"), "--out", str(lifted), "--radius", "1"]) == 0
+    from pathlib import Path
+
+    committed = Path(__file__).resolve().parents[1] / "domains" / "partial.pddl"
+    assert (lifted / "domain.pddl").read_text(encoding="utf-8") == committed.read_text(encoding="utf-8")
+    out = tmp_path / "grounded"
+    assert main(["export-pddl", str(tmp_path / "task"), "--out", str(out), "--grounded", "--radius", "1"]) == 0
+    code, text = solve_files("fd", out / "domain.pddl", out / "problem.pddl", "astar(lmcut())", 120)
+    assert code == 0 and text
+    (tmp_path / "sas_plan").write_text(text, encoding="utf-8")
+    capsys.readouterr()
+    assert main(["import-plan", str(tmp_path / "task"), str(tmp_path / "sas_plan"), "--grounded", "--radius", "1"]) == 0
+    assert '"reset_pose"' in capsys.readouterr().out
+    (tmp_path / "bad").write_text("(no_such_step)\n", encoding="utf-8")
+    assert main(["import-plan", str(tmp_path / "task"), str(tmp_path / "bad"), "--grounded", "--radius", "1"]) == 2
+    assert "no_such_step" in capsys.readouterr().err
+
+
+def test_the_whole_position_domain_of_a_small_puzzle_is_refused_as_too_large_not_misjudged():
+    """The grounded task's domain (every offset up to the assembly's extent) makes the zigzag problem too
+    large to write; crosscheck then says unknown, with the repair search's plan as the only bound."""
+    from forgeplan.planners.crosscheck import compare_task
+
+    task = make_task(zigzag_puzzle(), [FaultSpec("misplacement", "Core")])
+    c = compare_task(task, time_limit=60)
+    assert c.verdict == "unknown" and c.fd.status.startswith("unsupported") and "too large" in c.fd.status
+    assert c.bound is not None and c.bound.valid
+
+
+@pytest.mark.slow
+def test_crosscheck_on_a_sub_domain_bounds_fast_downward_by_the_repair_search():
+    from forgeplan.planners.crosscheck import compare_task
+
+    task = make_task(zigzag_puzzle(True), [FaultSpec("misplacement", "Core")])
+    c = compare_task(task, time_limit=120, radius=1)
+    assert c.fd.valid and value(c.fd.plan) == (2, 6) and not c.fd.optimal      # a sub-domain proves nothing
+    assert c.verdict == "unknown" and value(c.bound.plan) >= (2, 6)
+    assert c.to_json()["repair_search"]["planner"] == "repair-search"

@@ -22,6 +22,9 @@ def _add_mode(p) -> None:
     p.add_argument("--profile", choices=PROFILES, default=PROFILES[0],
                    help="full: as built; strips-costs: grounded, no negative preconditions, :action-costs; "
                         "strips: the same without costs (objective actions), for pyperplan and other STRIPS planners")
+    p.add_argument("--radius", type=int, default=None, metavar="R",
+                   help="assemblies that need partial moves only: offsets within R voxels per axis instead of the "
+                        "whole position domain (default the whole domain; a smaller problem whose optimum is no proof)")
 
 
 def register(sub) -> None:
@@ -78,7 +81,7 @@ def run_export(args) -> int:
         from ..planners.pddl.profiles import profile_objective
 
         domain, problem, summary = export_partial(task, args.out, profile_objective(args.profile, args.objective),
-                                                  args.grounded, args.profile)
+                                                  args.grounded, args.profile, args.radius)
         print(f"wrote {domain} and {problem} ({summary})")
         return 0
     enc = build_export(task, args.profile, args.objective, grounded=args.grounded)
@@ -109,7 +112,7 @@ def run_import(args) -> int:
         from ..planners.pddl.profiles import profile_objective
 
         actions = read_partial_plan(task, text, str(args.plan_file), profile_objective(args.profile, args.objective),
-                                    args.grounded, args.profile)
+                                    args.grounded, args.profile, args.radius)
     else:
         actions = read_plan(build_export(task, args.profile, args.objective, grounded=args.grounded), text,
                             str(args.plan_file))

@@ -18,8 +18,11 @@ def add_arguments(p) -> None:
     p.add_argument("--fast-downward", type=float, default=None, metavar="S", dest="fast_downward",
                    help="also cross-check every rework task with Fast Downward on the partial-move PDDL, S seconds "
                         "each (JSON section `fast_downward`)")
-    p.add_argument("--max-steps", type=int, default=200_000, metavar="N",
-                   help="with --fast-downward: skip a task whose grounded problem would have more than N actions")
+    p.add_argument("--fd-radius", type=int, default=None, metavar="R",
+                   help="with --fast-downward: only the offsets within R voxels per axis (a sub-domain: plans, no "
+                        "optimality proof; default the grounded task's whole position domain)")
+    p.add_argument("--fd-tasks", type=int, default=None, metavar="N",
+                   help="with --fast-downward: the first N rework tasks of each puzzle (default all)")
 
 
 def _disassemble_fresh(asm):
@@ -63,32 +66,34 @@ def _rework(asm) -> dict:
             if valid else None, "seconds_max": max((r["seconds"] for r in rows), default=None), "rows": rows}
 
 
-def _fast_downward(asm, time_limit: float, max_steps: int) -> dict:
+def _fast_downward(asm, time_limit: float, radius: int | None, first: int | None) -> dict:
     """Fast Downward on every single-fault rework task of a puzzle (`planners.crosscheck.compare_task`:
     its optimum replayed in the engine, against clingo's proof where clingo grounds the task, else
     against the repair search's plan as an upper bound). A task whose grounded problem would exceed
-    `max_steps` actions is not attempted (`skipped`, with its size)."""
+    `slides.MAX_STEPS` move steps is not attempted (`skipped`, with its size)."""
     from ..planners.crosscheck import compare_task
     from ..planners.pddl.positions import position_tables
+    from ..planners.pddl.slides import MAX_STEPS
     from ..semantics.faults import FaultSpec, candidates, make_task
 
     world = make_task(asm, []).world
     rows = []
-    for ftype in FAULTS:
-        for i in candidates(world, ftype):
-            task = make_task(asm, [FaultSpec(ftype, world.ids[i])])
-            size = position_tables(task).size()
-            row = {"fault": ftype, "part_id": world.ids[i], "grounded_actions": size}
-            if size > max_steps:
-                rows.append({**row, "skipped": True})
-                continue
-            c = compare_task(task, time_limit=time_limit)
-            fd, other = c.fd, c.clingo if c.bound is None else c.bound
-            rows.append({**row, "skipped": False, "verdict": c.verdict, "reason": c.reason, "fd_status": fd.status,
-                         "fd_seconds": round(fd.seconds, 3), "fd_value": [fd.moved_parts, fd.actions],
-                         "fd_valid": fd.valid, "other": other.planner, "other_value": [other.moved_parts, other.actions]})
-    solved = [r for r in rows if not r["skipped"] and r["fd_status"] == "solved_optimally"]
+    faults = [(ftype, i) for ftype in FAULTS for i in candidates(world, ftype)][:first]
+    for ftype, i in faults:
+        task = make_task(asm, [FaultSpec(ftype, world.ids[i])])
+        size = position_tables(task, radius).size()
+        row = {"fault": ftype, "part_id": world.ids[i], "move_steps": size}
+        if size > MAX_STEPS:
+            rows.append({**row, "skipped": True})
+            continue
+        c = compare_task(task, time_limit=time_limit, radius=radius)
+        fd, other = c.fd, c.clingo if c.bound is None else c.bound
+        rows.append({**row, "skipped": False, "verdict": c.verdict, "reason": c.reason, "fd_status": fd.status,
+                     "fd_seconds": round(fd.seconds, 3), "fd_value": [fd.moved_parts, fd.actions], "fd_valid": fd.valid,
+                     "other": other.planner, "other_status": other.status, "other_value": [other.moved_parts, other.actions]})
+    solved = [r for r in rows if not r["skipped"] and r["fd_status"].startswith("solved")]
     return {"tasks": len(rows), "attempted": sum(not r["skipped"] for r in rows), "solved": len(solved),
+            "same_value": sum(r["fd_value"] == r["other_value"] for r in solved),
             "solved_valid": sum(bool(r["fd_valid"]) for r in solved),
             "verdicts": {v: sum(r.get("verdict") == v for r in rows) for v in ("agree", "disagree", "unknown")},
             "fd_seconds_median": statistics.median(r["fd_seconds"] for r in solved) if solved else None,
@@ -130,7 +135,8 @@ def run(args) -> dict:
     if args.fast_downward is not None:
         from ..io.importers import import_puzzle
 
-        fd = {r["puzzle"]: _fast_downward(import_puzzle(Path(folder) / r["puzzle"]), args.fast_downward, args.max_steps)
+        fd = {r["puzzle"]: _fast_downward(import_puzzle(Path(folder) / r["puzzle"]), args.fast_downward, args.fd_radius,
+                                          args.fd_tasks)
               for r in rows if r["rework"] is not None}
     by_level = {}
     for r in rows:
@@ -149,7 +155,7 @@ def run(args) -> dict:
             "rework_valid": sum(r["rework"]["valid"] for r in rows if r["rework"]),
             "rework_tasks": sum(r["rework"]["tasks"] for r in rows if r["rework"]),
             "time_vs_level": by_level, "rows": rows,
-            **({"fast_downward": {"seconds_limit": args.fast_downward, "max_steps": args.max_steps,
+            **({"fast_downward": {"seconds_limit": args.fast_downward, "radius": args.fd_radius,
                                   "what": "per puzzle that needs partial moves, every single-fault rework task: Fast "
                                           "Downward astar(lmcut()) on the grounded partial-move PDDL, its plan "
                                           "replayed in the engine and compared (planners.crosscheck)",

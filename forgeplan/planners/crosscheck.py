@@ -106,7 +106,9 @@ def clingo_side(task: Task, objective: str, time_limit: float | None) -> Side:
                                 r.actions if has_plan else None, r.seconds))
 
 
-def fd_side(task: Task, objective: str, time_limit: float | None) -> Side:
+def fd_side(task: Task, objective: str, time_limit: float | None, radius: int | None = None) -> Side:
+    """Fast Downward's answer; on a partial-move task over the grounded position domain, or over the
+    offsets within `radius` per axis (a sub-domain: a plan, not an optimality proof)."""
     from unified_planning.engines import PlanGenerationResultStatus as S
 
     from .pddl.fd import solve_fd
@@ -116,7 +118,7 @@ def fd_side(task: Task, objective: str, time_limit: float | None) -> Side:
             from .pddl.fd import solve_fd_partial
             from .pddl.positions import position_tables
 
-            r = solve_fd_partial(task, position_tables(task), objective, time_limit=time_limit)
+            r = solve_fd_partial(task, position_tables(task, radius), objective, time_limit=time_limit)
         else:
             r = solve_fd(task, objective, time_limit=time_limit)
     except InputError as exc:  # a task outside what the PDDL export encodes (e.g. a non-canonical target)
@@ -187,9 +189,10 @@ def judge_bound(objective: str, fd: Side, bound: Side) -> tuple[str, str]:
 
 
 def compare_task(task: Task, objective: str = "moved-parts,actions", time_limit: float | None = None,
-                 path: str | None = None) -> Comparison:
+                 path: str | None = None, radius: int | None = None) -> Comparison:
+    """clingo against Fast Downward (`radius`: Fast Downward's position sub-domain on a partial-move task)."""
     cl = clingo_side(task, objective, time_limit)
-    fd = fd_side(task, objective, time_limit)
+    fd = fd_side(task, objective, time_limit, radius)
     if task.world.partial and cl.status.startswith("unsupported"):
         bound = repair_side(task)
         verdict, reason = judge_bound(objective, fd, bound)

@@ -19,18 +19,19 @@ from .slides import build_slide_problem, decode, pddl_text
 from .slides_lifted import LiftedPartial
 
 
-def _problem(task: Task, objective: str, profile: str):
+def _problem(task: Task, objective: str, profile: str, radius: int | None):
     if profile != "full":
         raise InputError(f"a partial-move task is exported with the full profile only (its grounded export already is "
                          f"STRIPS with negative preconditions and action costs), not {profile!r}", field="--profile")
-    return build_slide_problem(task, position_tables(task), objective)
+    return build_slide_problem(task, position_tables(task, radius), objective)
 
 
-def export_partial(task: Task, out: Path, objective: str, grounded: bool, profile: str = "full") -> tuple[Path, Path, str]:
+def export_partial(task: Task, out: Path, objective: str, grounded: bool, profile: str = "full",
+                   radius: int | None = None) -> tuple[Path, Path, str]:
     """Write domain.pddl and problem.pddl into `out`; returns their paths and a one-line summary."""
     from .files import pddl_writer
 
-    sp = _problem(task, objective, profile)
+    sp = _problem(task, objective, profile, radius)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     if grounded:
@@ -44,15 +45,16 @@ def export_partial(task: Task, out: Path, objective: str, grounded: bool, profil
     paths[0].write_text(domain, encoding="utf-8")
     paths[1].write_text(problem, encoding="utf-8")
     counts = {i: len(p) for i, p in sp.tables.positions.items()}
-    summary = (f"partial moves, {what}, {sum(counts.values())} positions over {len(counts)} slots, "
+    summary = (f"partial moves, {what}, {sum(counts.values())} positions over {len(counts)} slots"
+               f"{'' if radius is None else f' (within {radius} per axis)'}, "
                f"distances {min(sp.tables.distances)}..{max(sp.tables.distances)}, objective {objective}")
     return (*paths, summary)
 
 
-def read_partial_plan(task: Task, text: str, file: str, objective: str, grounded: bool,
-                      profile: str = "full") -> tuple[Action, ...]:
+def read_partial_plan(task: Task, text: str, file: str, objective: str, grounded: bool, profile: str = "full",
+                      radius: int | None = None) -> tuple[Action, ...]:
     """A planner's plan for `export_partial`'s problem -> forgeplan actions (one per move transaction)."""
-    sp = _problem(task, objective, profile)
+    sp = _problem(task, objective, profile, radius)
     lines = []
     for lineno, line in enumerate(text.splitlines(), start=1):
         line = line.split(";", 1)[0].strip()

@@ -128,8 +128,8 @@ def test_crosscheck_command_finds_tasks_at_any_depth(bench, capsys):
 def test_crosscheck_command_exits_1_and_shows_both_plans_on_disagreement(bench, capsys, monkeypatch):
     real = cc.fd_side
 
-    def fd_side_dropping_the_last_action(task, objective, time_limit):  # Fast Downward still runs for real
-        s = real(task, objective, time_limit)
+    def fd_side_dropping_the_last_action(task, objective, time_limit, radius=None):  # Fast Downward runs for real
+        s = real(task, objective, time_limit, radius)
         return cc._replayed(task, cc.Side(s.planner, s.status, s.optimal, s.unsolvable, s.plan[:-1],
                                           s.moved_parts, s.actions - 1, s.seconds))
 

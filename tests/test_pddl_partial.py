@@ -276,3 +276,16 @@ def test_crosscheck_on_a_sub_domain_bounds_fast_downward_by_the_repair_search():
     assert c.fd.valid and value(c.fd.plan) == (2, 6) and not c.fd.optimal      # a sub-domain proves nothing
     assert c.verdict == "unknown" and value(c.bound.plan) >= (2, 6)
     assert c.to_json()["repair_search"]["planner"] == "repair-search"
+
+
+def test_the_zigzag_data_files_are_the_fixtures():
+    from pathlib import Path
+
+    from forgeplan.io.importers import import_puzzle
+
+    folder = Path(__file__).resolve().parent / "data" / "partial_fd"
+    for base in (False, True):
+        mine, theirs = zigzag_puzzle(base), import_puzzle(folder / f"{zigzag_puzzle(base).assembly_id}.json")
+        shift = [min(v[k] for p in mine.parts for v in p.voxels) for k in range(3)]
+        assert [sorted((x - shift[0], y - shift[1], z - shift[2]) for x, y, z in p.voxels) for p in mine.parts] == \
+               [sorted(p.voxels) for p in theirs.parts]

@@ -92,10 +92,10 @@ class PositionTables:
 
 
 def position_tables(task, radius: int | None = None) -> PositionTables:
-    """The grounded task's position domain and slide distances (`semantics.partial_universe`), the same
+    """The grounded task's position domain and slide distances (`semantics.grounded`), the same
     for every slot; with `radius`, only the offsets within `radius` per axis and distances up to `2·radius`
     (a sub-domain: its optimum is an upper bound, proved for the sub-domain only)."""
-    from ...semantics.partial_universe import position_bound, position_domain
+    from ...semantics.grounded import position_bound, position_domain
 
     asm = task.world.assembly
     domain = position_domain(asm)

@@ -91,7 +91,7 @@ def zigzag():
     return task, slides.build_slide_problem(task, tables(task))
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(choices=st.lists(st.integers(min_value=0, max_value=10 ** 6), min_size=1, max_size=8))
 def test_random_sequences_are_legal_in_the_problem_exactly_when_the_engine_allows_them(zigzag, choices):
     """Each step: a random candidate (legal or not in the engine); the problem must accept the prefix
@@ -181,7 +181,7 @@ def lifted(zigzag):
 
 
 @pytest.mark.slow
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(choices=st.lists(st.integers(min_value=0, max_value=10 ** 6), min_size=1, max_size=6))
 def test_engine_legal_sequences_step_through_the_lifted_domain(zigzag, lifted, choices):
     """unified-planning's simulator on the lifted problem applies every schema instance of a random
@@ -209,6 +209,7 @@ def test_engine_legal_sequences_step_through_the_lifted_domain(zigzag, lifted, c
             assert s.get_value(at).bool_constant_value() == (slot.present and slot.offset == o)
 
 
+@pytest.mark.slow
 def test_the_lifted_validator_judges_plans_like_the_engine(zigzag, lifted):
     task, _ = zigzag
     good = [Remove("Cap"), Slide(("Core",), "+y", 1), Slide(("Core",), "+x", 1)]

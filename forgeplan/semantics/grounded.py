@@ -16,7 +16,10 @@ plan, and they take those parameters from here instead of deriving them again:
   rotation values each slot can take (`action_universe`, `slot_rotations`), in the canonical tie-break
   order (`canonical_key`, SEMANTICS.md §4);
 * the canonical target every planner restores (`check_canonical_target`);
-* the objectives and the action costs that encode them (`OBJECTIVES`, `touch_costs`, `plan_value`).
+* the objectives and the action costs that encode them (`OBJECTIVES`, `touch_costs`, `plan_value`);
+* where partial moves are in play (SEMANTICS.md §9), the position domain and the slide universe
+  (`position_bound`, `position_domain`, `slide_universe`) and the moves a configuration offers
+  (`offered_moves`, `apply_move`, `to_action`), computed in `semantics.partial_universe`.
 
 encodings/SEMANTICS.md states the rules; the ASP encoding and the lifted PDDL domain implement them
 independently, and the differential tests compare the three.
@@ -34,6 +37,8 @@ from ..model.errors import InputError
 from ..model.rotations import axis_angle_of, euler_to_matrix, matmul, transpose
 from ..model.state import Slot, State
 from .engine import ZERO3, World
+from .partial_universe import (apply_move, offered_moves, position_bound, position_domain,  # noqa: F401 (§9's universe)
+                               slide_universe, to_action)
 from .task import Task
 
 # objective -> the values it minimises, lexicographically (what an optimality proof covers)

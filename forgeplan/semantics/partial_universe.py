@@ -1,0 +1,242 @@
+"""The grounded universe of partial moves (SEMANTICS.md §9): positions and the moves a state offers.
+
+Where partial moves are in play every planner grounds the same finite universe, computed here:
+
+* the **position domain** (`position_bound`, `position_domain`): per axis, offsets of at most the
+  assembly's bounding-box extent. At that distance a part's box lies wholly outside the target box
+  along the axis; §9 ("Position bound") says why farther positions are never needed;
+* the **slide universe** (`slide_universe`): `slide(G, d, k)` for every non-empty set `G` of slots,
+  direction `d` and distance `1 <= k <= 2·bound` (the farthest any offset in the domain can travel);
+* the **offer of a configuration** (`offered_moves`): the moves of the universe that the engine allows
+  in a configuration, restricted to a set of movable slots (the others stay where they are). A
+  configuration is the tuple of the slots' offsets in catalog order, `None` for an absent slot.
+
+Moves are plain tuples so that the searches stay fast; `to_action` turns one into the engine's action:
+
+* `("slide", G, d, k)`: the members (a bitmask) translate `k` steps along `d`, every step collision-free;
+* `("out", G, d)`: the members leave along `d` through clear rays (`remove` for one, `separate` for more);
+* `("in", G, d, offsets)`: the members arrive along `-d` at `offsets` (`insert` / `join`);
+
+Which insertion and join positions are offered, and why the others are never needed, is §9's
+"Grounded moves".
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from itertools import product
+from typing import Iterator, Optional, Sequence
+
+from ..geometry.displacement import FREE, Shapes, Vec, shapes
+from ..model.actions import Action, Insert, Join, Remove, Separate, Slide
+from ..model.assembly import DIRECTION_VECTORS, DIRECTIONS, Assembly
+from .engine import World
+
+Config = tuple[Optional[Vec], ...]
+Move = tuple
+ZERO: Vec = (0, 0, 0)
+_VEC = tuple(DIRECTION_VECTORS[d] for d in DIRECTIONS)
+
+
+@lru_cache(maxsize=64)
+def position_bound(asm: Assembly) -> Vec:
+    """Per axis, the largest |offset| a slot may take: the extent of the assembly's target voxel box."""
+    cells = [v for p in asm.parts for v in p.voxels]
+    return tuple(max(c[a] for c in cells) - min(c[a] for c in cells) + 1 for a in range(3))  # type: ignore[return-value]
+
+
+def position_domain(asm: Assembly) -> tuple[Vec, ...]:
+    """Every offset a slot may take (the same for every slot), sorted, (0, 0, 0) among them."""
+    bx, by, bz = position_bound(asm)
+    return tuple(product(range(-bx, bx + 1), range(-by, by + 1), range(-bz, bz + 1)))
+
+
+def in_domain(bound: Vec, o: Vec) -> bool:
+    return abs(o[0]) <= bound[0] and abs(o[1]) <= bound[1] and abs(o[2]) <= bound[2]
+
+
+def slide_universe(asm: Assembly) -> tuple[Slide, ...]:
+    """Every slide(G, d, k) of the universe: G a non-empty set of slots (catalog order), k up to twice the bound."""
+    ids, bound, out = asm.part_ids, position_bound(asm), []
+    for mask in range(1, 1 << len(ids)):
+        g = tuple(ids[i] for i in range(len(ids)) if mask >> i & 1)
+        for d in DIRECTIONS:
+            out += [Slide(g, d, k) for k in range(1, 2 * bound["xyz".index(d[1])] + 1)]
+    return tuple(out)
+
+
+def _members(mask: int) -> list[int]:
+    return [i for i in range(mask.bit_length()) if mask >> i & 1]
+
+
+def _gap(sh: Shapes, i: int, oi: Vec, j: int, oj: Vec, d: int) -> int:
+    return sh.gaps(i, j, (oj[0] - oi[0], oj[1] - oi[1], oj[2] - oi[2]))[d]
+
+
+def room(sh: Shapes, config: Config, group: int, d: int) -> int:
+    """How many steps `group` can slide along direction index `d` (FREE: a clear ray; -1: a collision)."""
+    best = FREE
+    for i in _members(group):
+        oi = config[i]
+        for j, oj in enumerate(config):
+            if oj is not None and not group >> j & 1:
+                best = min(best, _gap(sh, i, oi, j, oj, d))  # type: ignore[arg-type]
+    return best
+
+
+def _closures(sh: Shapes, config: Config, present: list[int], d: int) -> dict[int, int]:
+    """Per present slot, the set that must come along when it moves one step along `d` (fixed point)."""
+    out = {}
+    for seed in present:
+        group, todo = 1 << seed, [seed]
+        while todo:
+            a = todo.pop()
+            for b in present:
+                if not group >> b & 1 and _gap(sh, a, config[a], b, config[b], d) < 1:  # type: ignore[arg-type]
+                    group |= 1 << b
+                    todo.append(b)
+        out[seed] = group
+    return out
+
+
+def movable_groups(sh: Shapes, config: Config, movable: int, d: int) -> list[int]:
+    """Every set of present movable slots that can take a step along `d` (or leave) without moving a
+    slot outside it: the unions of the closures that stay inside `movable`."""
+    present = [i for i, o in enumerate(config) if o is not None]
+    closures = {c for s, c in _closures(sh, config, present, d).items() if movable >> s & 1 and c & ~movable == 0}
+    unions = {0}
+    for c in sorted(closures):
+        unions |= {u | c for u in unions}
+    unions.discard(0)
+    return sorted(unions)
+
+
+def _shift(o: Vec, v: Vec, k: int) -> Vec:
+    return (o[0] + v[0] * k, o[1] + v[1] * k, o[2] + v[2] * k)
+
+
+def apply_move(config: Config, move: Move) -> Config:
+    kind, group = move[0], move[1]
+    if kind == "slide":
+        v, k = _VEC[DIRECTIONS.index(move[2])], move[3]
+        return tuple(_shift(o, v, k) if group >> i & 1 else o for i, o in enumerate(config))  # type: ignore[arg-type]
+    if kind == "out":
+        return tuple(None if group >> i & 1 else o for i, o in enumerate(config))
+    placed = dict(zip(_members(group), move[3]))
+    return tuple(placed.get(i, o) for i, o in enumerate(config))
+
+
+def offered_moves(world: World, config: Config, movable: int, landings: dict | None = None) -> Iterator[Move]:
+    """The universe's moves legal in `config` that move slots of `movable` only (§9 "Grounded moves").
+
+    `landings` (config -> its arrivals, from `landing_index`) offers only the arrivals that land where the
+    target can be reached by slides and arrivals; None offers every arrival of the domain."""
+    sh, bound = shapes(world.assembly), position_bound(world.assembly)
+    present = sum(1 << i for i, o in enumerate(config) if o is not None)
+    for d, name in enumerate(DIRECTIONS):
+        axis = "xyz".index(name[1])
+        for group in movable_groups(sh, config, movable, d):
+            r = room(sh, config, group, d)
+            if r >= FREE and (group & (group - 1) == 0 or separable_at(world, group, _offsets_of(config, group))):
+                yield ("out", group, name)
+            if r >= FREE:
+                continue           # a group with a clear ray leaves instead of sliding (§9 "Grounded moves")
+            for k in range(1, r + 1):
+                moved = apply_move(config, ("slide", group, name, k))
+                if all(in_domain(bound, moved[i]) for i in _members(group)):  # type: ignore[arg-type]
+                    yield ("slide", group, name, k)
+    if landings is None:
+        yield from _arrivals(world, config, movable & ~present)
+    else:
+        yield from landings.get(config, ())
+
+
+def landing_index(world: World, movable: int, home: Config, cap: int = 1_000_000) -> dict[Config, list[Move]]:
+    """Every configuration reachable from `home` by finite slides and departures of `movable` slots,
+    indexed by what a departure leaves: config -> the arrivals (departures reversed) that lead back into
+    the set. Arrivals elsewhere are never needed (§9 "Grounded moves")."""
+    from collections import deque
+
+    seen, queue, out = {home}, deque([home]), {}
+    while queue:
+        config = queue.popleft()
+        for move in offered_moves(world, config, movable, landings={}):
+            nxt = apply_move(config, move)
+            if move[0] == "out":
+                back = ("in", move[1], move[2], _offsets_of(config, move[1]))
+                out.setdefault(nxt, []).append(back)
+            if nxt not in seen:
+                seen.add(nxt)
+                queue.append(nxt)
+                if len(seen) > cap:
+                    raise OverflowError(f"more than {cap} configurations")
+    for moves in out.values():
+        moves.sort()
+    return out
+
+
+def _offsets_of(config: Config, group: int) -> tuple[Vec, ...]:
+    return tuple(config[i] for i in _members(group))  # type: ignore[misc]
+
+
+def separable_at(world: World, group: int, offsets: Sequence[Vec]) -> bool:
+    """Is `group` at `offsets` separable (§9)? Only relative offsets matter in free space, so the question
+    is asked relative to the first member and each arrangement is searched once."""
+    base = offsets[0]
+    rel = tuple((o[0] - base[0], o[1] - base[1], o[2] - base[2]) for o in offsets)
+    return world.separable(group, rel)
+
+
+def _arrivals(world: World, config: Config, absent: int) -> Iterator[Move]:
+    """Insertions of one absent movable slot at every offset of the domain with a clear ray, and joins of
+    a separable set of absent movable slots translated rigidly from its target arrangement (§9)."""
+    from ..geometry.displacement import arrival_offsets
+
+    sh, bound = shapes(world.assembly), position_bound(world.assembly)
+    present = [i for i, o in enumerate(config) if o is not None]
+    offsets = [config[i] for i in present]
+    reach = max(bound)
+    for i in _members(absent):
+        for o in arrival_offsets(sh, i, present, offsets, DIRECTIONS, reach):  # type: ignore[arg-type]
+            if in_domain(bound, o):
+                d = _clear_direction(sh, config, 1 << i, (o,))
+                yield ("in", 1 << i, d, (o,))
+    for group in _subsets(absent):
+        if group & (group - 1) == 0 or not world.separable(group):
+            continue
+        n = len(_members(group))
+        for o in position_domain(world.assembly):
+            d = _clear_direction(sh, config, group, (o,) * n)
+            if d is not None:
+                yield ("in", group, d, (o,) * n)
+
+
+def _subsets(mask: int) -> list[int]:
+    out, sub = [], mask
+    while sub:
+        out.append(sub)
+        sub = (sub - 1) & mask
+    return sorted(out)
+
+
+def _clear_direction(sh: Shapes, config: Config, group: int, offsets: Sequence[Vec]) -> str | None:
+    """The first direction along which every member, at `offsets`, has a clear ray against `config`."""
+    placed = dict(zip(_members(group), offsets))
+    for d, name in enumerate(DIRECTIONS):
+        if all(_gap(sh, i, o, j, oj, d) >= FREE for i, o in placed.items()
+               for j, oj in enumerate(config) if oj is not None and j not in placed):
+            return name
+    return None
+
+
+def to_action(world: World, config: Config, move: Move) -> Action:
+    """The engine's action for a move made in `config` (occupants are the target parts)."""
+    kind, group = move[0], move[1]
+    names = tuple(world.ids[i] for i in _members(group))
+    if kind == "slide":
+        return Slide(names, move[2], move[3])
+    if kind == "out":
+        return Remove(names[0]) if len(names) == 1 else Separate(names, move[2])
+    if len(names) == 1:
+        return Insert(names[0], move[3][0])
+    return Join(names, move[2], move[3] if any(o != ZERO for o in move[3]) else None)

@@ -44,8 +44,12 @@ def proven_reference(task: Task, time_limit: float | None = None) -> dict | None
 def describe_proof(ref: dict) -> str:
     """One phrase saying whether the reference plan is proven minimal, for messages."""
     proof = ref["proof"]
+    if proof.get("optimal") and proof.get("method") == "moved-set-search":
+        return "proved minimal over the grounded partial-move universe (SEMANTICS §9) by the moved-set search"
     if proof.get("optimal"):
         return f"proved minimal by clingo ({proof.get('objective', 'moved-parts,actions')})"
+    if proof.get("method") == "moved-set-search":
+        return "NOT proved minimal (the moved-set search stopped at its time limit or state cap)"
     if proof.get("method") == "clingo":
         return "NOT proved minimal (clingo stopped at the time limit)"
     return "NOT proved minimal (repair search; `forgeplan solve` proves one)"

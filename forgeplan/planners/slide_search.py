@@ -1,0 +1,200 @@
+"""Exhaustive minimal rework search over the grounded partial-move universe (SEMANTICS.md §9).
+
+The lexicographic optimum (fewest distinct moved parts, then fewest actions) is found by moved sets:
+for every set `M` of slots holding the forced ones (the faulty slots), by size, a breadth-first search
+over the configurations reachable with moves of `M`'s slots only (every other slot stays where it is).
+The universe is finite (`semantics.partial_universe`: bounded positions), so each search ends; the first
+size with a plan is `J*`, the shortest plan over the sets of that size is `c*`, and no plan of the
+universe does better: that is the proof. Among the optimal plans the canonical tie-break plan
+(SEMANTICS §4) is picked by walking forward along the smallest key that still reaches the goal in time.
+
+A state is a configuration (offsets, None when absent) and the mask of present slots still faulty
+(rotated or off their pose). A faulty slot is mended by its repairing action (`rotate` with the
+repairing turn, `reset_pose`), legal when it has a clear ray, or by taking it out: it comes back as
+its target part.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Optional
+
+from ..geometry.displacement import FREE, shapes
+from ..model.actions import Action, ResetPose, Rotate
+from ..model.assembly import DIRECTIONS
+from ..model.errors import InputError
+from ..model.state import NO_OFFSET, State
+from ..semantics.engine import World
+from ..semantics.grounded import canonical_key, part_ranks, rotation_fix
+from ..semantics.partial_universe import Config, Move, _gap, apply_move, landing_index, offered_moves, to_action
+
+Node = tuple[Config, int]
+CAP = 4_000   # configurations per moved set before its search counts as not exhausted
+
+
+@dataclass(frozen=True)
+class SlideResult:
+    """`plan` is None when no plan exists; `optimal` only when every smaller moved set was exhausted."""
+
+    plan: Optional[list[Action]]
+    moved: int
+    actions: int
+    optimal: bool
+    states: int
+    seconds: float
+
+
+def start_node(world: World, actual: State) -> Node:
+    """The actual state as a search node; refuses what the partial search does not model."""
+    config, bad = [], 0
+    for i, s in enumerate(actual.slots):
+        if s.present and s.occupant != world.ids[i]:
+            raise InputError(f"slot {world.ids[i]} holds a spare: the partial-move search repairs missing, "
+                             "rotated and displaced parts only", field="actual_state")
+        if world.lock[i] is not None:
+            raise InputError(f"{world.ids[i]} is a lock: the partial-move search handles lock-free puzzles only",
+                             field="assembly")
+        config.append(s.offset if s.present else None)
+        if s.present and (world.pose_off(i, s) or world.rot_off(i, s)):
+            bad |= 1 << i
+    return tuple(config), bad
+
+
+def _mends(world: World, actual: State, i: int) -> list[Action]:
+    """The actions that repair faulty slot i in place (SEMANTICS §3: each needs a clear ray)."""
+    s, pid, out = actual.slots[i], world.ids[i], []
+    if world.rot_off(i, s):
+        fix = rotation_fix(world, i, s.rotation)
+        if fix is None:
+            return []
+        out.append(Rotate(pid, *fix))
+    if world.pose_off(i, s):
+        out.append(ResetPose(pid))
+    return out
+
+
+def _clear(world: World, config: Config, i: int) -> bool:
+    sh = shapes(world.assembly)
+    return any(all(_gap(sh, i, config[i], j, o, d) >= FREE for j, o in enumerate(config)  # type: ignore[arg-type]
+                   if o is not None and j != i) for d in range(len(DIRECTIONS)))
+
+
+def successors(world: World, node: Node, movable: int, landings: dict) -> list[tuple[Move, Node]]:
+    config, bad = node
+    out = []
+    for i in range(len(config)):
+        if bad >> i & 1 and movable >> i & 1 and _clear(world, config, i):
+            out.append((("mend", 1 << i), (config, bad & ~(1 << i))))
+    for m in offered_moves(world, config, movable, landings):
+        out.append((m, (apply_move(config, m), bad & ~m[1] if m[0] == "out" else bad)))
+    return out
+
+
+def _home(start: Node) -> Config:
+    return tuple(NO_OFFSET for _ in start[0])
+
+
+def _goal(node: Node) -> bool:
+    return node[1] == 0 and all(o == NO_OFFSET for o in node[0])
+
+
+class Capped(Exception):
+    """A moved set's configurations exceed the cap: its search is not exhausted, nothing is proved."""
+
+
+def _bfs(world: World, start: Node, movable: int, limit: int, cap: int) -> tuple[dict[Node, int], Optional[int]]:
+    """Distances from `start` up to the first goal layer (or `limit`); the goal distance or None."""
+    try:
+        landings = landing_index(world, movable, _home(start), cap)
+    except OverflowError as err:
+        raise Capped(str(err)) from None
+    dist, queue, found = {start: 0}, deque([start]), None
+    if _goal(start):
+        return dist, 0
+    while queue:
+        if len(dist) > cap:
+            raise Capped(f"more than {cap} states")
+        node = queue.popleft()
+        t = dist[node]
+        if found is not None and t >= found or t >= limit:
+            break
+        for _, nxt in successors(world, node, movable, landings):
+            if nxt not in dist:
+                dist[nxt] = t + 1
+                if _goal(nxt) and found is None:
+                    found = t + 1
+                queue.append(nxt)
+    return dist, found
+
+
+def minimal_rework(world: World, actual: State, time_limit: float | None = None, cap: int = CAP) -> SlideResult:
+    """The (J_move, c)-minimal plan of the universe from `actual` back to the target, with its proof.
+
+    A moved set whose search passes `cap` states, or the time limit, leaves the optimum unproved: the
+    result is then the best plan found (`optimal` false), or none."""
+    t0 = time.perf_counter()
+    unproved = False
+    start = start_node(world, actual)
+    n = len(world.ids)
+    forced = start[1] | sum(1 << i for i, o in enumerate(start[0]) if o is None or o != NO_OFFSET)
+    others = [i for i in range(n) if not forced >> i & 1]
+    states = 0
+    for extra in range(len(others) + 1):
+        best: list[tuple[int, int]] = []
+        for add in combinations(others, extra):
+            movable = forced | sum(1 << i for i in add)
+            try:
+                dist, c = _bfs(world, start, movable, best[0][0] if best else 10 ** 9, cap)
+            except Capped:
+                unproved = True
+                continue
+            states += len(dist)
+            if c is not None:
+                if not best or c < best[0][0]:
+                    best = [(c, movable)]
+                elif c == best[0][0]:
+                    best.append((c, movable))
+            if time_limit is not None and time.perf_counter() - t0 > time_limit:
+                unproved = True
+                break
+        if best:
+            c = best[0][0]
+            plans = [_canonical_plan(world, actual, start, m, c) for _, m in best]
+            ranks = part_ranks(world)
+            plan = min(plans, key=lambda p: [canonical_key(a, ranks) for a in p])
+            return SlideResult(plan, bin(forced).count("1") + extra, len(plan), not unproved, states,
+                               time.perf_counter() - t0)
+        if time_limit is not None and time.perf_counter() - t0 > time_limit:
+            break
+    return SlideResult(None, 0, 0, not unproved, states, time.perf_counter() - t0)
+
+
+def _canonical_plan(world: World, actual: State, start: Node, movable: int, c: int) -> list[Action]:
+    """The smallest plan (canonical key, step by step) of length `c` within `movable`."""
+    landings = landing_index(world, movable, _home(start))
+    layers: list[set[Node]] = [{start}]
+    for _ in range(c):
+        layers.append({nxt for node in layers[-1] for _, nxt in successors(world, node, movable, landings)})
+    alive = [set() for _ in range(c + 1)]
+    alive[c] = {nd for nd in layers[c] if _goal(nd)}
+    for t in range(c - 1, -1, -1):
+        alive[t] = {nd for nd in layers[t] if any(nxt in alive[t + 1] for _, nxt in successors(world, nd, movable, landings))}
+    ranks, node, plan = part_ranks(world), start, []
+    for t in range(c):
+        options = []
+        for move, nxt in successors(world, node, movable, landings):
+            if nxt in alive[t + 1]:
+                acts = _actions(world, actual, node, move)
+                options.append(([canonical_key(a, ranks) for a in acts], acts, nxt))
+        key, acts, node = min(options, key=lambda o: o[0])
+        plan += acts
+    return plan
+
+
+def _actions(world: World, actual: State, node: Node, move: Move) -> list[Action]:
+    if move[0] == "mend":
+        return _mends(world, actual, move[1].bit_length() - 1)
+    return [to_action(world, node[0], move)]

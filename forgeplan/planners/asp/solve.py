@@ -298,6 +298,10 @@ def solve_task(task: Task, objective: str = "moved-parts,actions", time_limit: f
                all_optimal: bool = False, max_plans: int = 100) -> SolveResult:
     """A minimal recovery plan for `task`, proved optimal over all plan lengths when `optimal` is true."""
     _check_arguments(objective, all_optimal, time_limit)
+    if task.world.partial:   # slides (SEMANTICS §9): the moved-set search over the grounded universe
+        from ..partial_solve import solve_partial
+
+        return solve_partial(task, objective, time_limit, all_optimal)
     clock = _Clock(time_limit)
     world = task.world
     closure = [world.ids[i] for i in dependency_closure(world, task.actual, faulty_slots(world, task.actual, task.target))]
@@ -375,7 +379,7 @@ def reference_output(task: Task, result: SolveResult) -> dict:
     out = output_json(task.sample_id, task.assembly.assembly_id, diagnose(world, task.actual, task.target), result.plan)
     proof = result.to_json()
     proof.pop("plan")
-    proof["method"] = "clingo"
+    proof["method"] = "clingo" if result.proof not in ("moved-set-search", "repair-search") else result.proof
     if result.n_optimal is None and not result.optimal_plans:
         proof.pop("optimal_plans")
     out["proof"] = proof

@@ -151,7 +151,8 @@ class Groundings:
         """Ground each assembly of `tasks` once, for the union of its tasks' universes (a batch)."""
         by_world: dict[int, list[Task]] = {}
         for task in tasks:
-            by_world.setdefault(id(task.world), []).append(task)
+            if not task.world.partial:   # partial-move tasks are solved without clingo (SEMANTICS §9)
+                by_world.setdefault(id(task.world), []).append(task)
         for group in by_world.values():
             union = task_universe(group[0])
             for task in group[1:]:

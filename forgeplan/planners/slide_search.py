@@ -32,7 +32,8 @@ from ..semantics.grounded import canonical_key, part_ranks, rotation_fix
 from ..semantics.partial_universe import Config, Move, _gap, apply_move, landing_index, offered_moves, to_action
 
 Node = tuple[Config, int]
-CAP = 4_000   # configurations per moved set before its search counts as not exhausted
+CAP = 4_000
+NO_LIMIT = 10 ** 9   # configurations per moved set before its search counts as not exhausted
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,31 @@ def successors(world: World, node: Node, movable: int, landings: dict) -> list[t
     return out
 
 
+def _escapes(world: World, config: Config, movable: int, f: int) -> bool:
+    """Can slot `f`, alone among the movable slots, reach a clear ray from its target position by finite
+    slides against the slots outside `movable` (where they are)? Every plan moving only `movable` needs
+    that for a slot that is missing or faulty (it comes in, is mended or leaves through a clear ray, and
+    ends at its target), and the other movable slots can only be in the way, so a `False` is a proof that
+    `movable` is too small."""
+    alone = tuple((0, 0, 0) if i == f else (o if not movable >> i & 1 else None) for i, o in enumerate(config))
+    seen, todo = {alone}, [alone]
+    while todo:
+        c = todo.pop()
+        if _clear(world, c, f):
+            return True
+        for m in offered_moves(world, c, 1 << f, landings={}):
+            if m[0] == "slide":
+                nxt = apply_move(c, m)
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+    return False
+
+
+def _members(mask: int) -> list[int]:
+    return [i for i in range(mask.bit_length()) if mask >> i & 1]
+
+
 def _home(start: Node) -> Config:
     return tuple(NO_OFFSET for _ in start[0])
 
@@ -108,7 +134,7 @@ class Capped(Exception):
 def _bfs(world: World, start: Node, movable: int, limit: int, cap: int) -> tuple[dict[Node, int], Optional[int]]:
     """Distances from `start` up to the first goal layer (or `limit`); the goal distance or None."""
     try:
-        landings = landing_index(world, movable, _home(start), cap)
+        landings = landing_index(world, movable, _home(start), cap, None if limit >= NO_LIMIT else limit)
     except OverflowError as err:
         raise Capped(str(err)) from None
     dist, queue, found = {start: 0}, deque([start]), None
@@ -141,13 +167,16 @@ def minimal_rework(world: World, actual: State, time_limit: float | None = None,
     n = len(world.ids)
     forced = start[1] | sum(1 << i for i, o in enumerate(start[0]) if o is None or o != NO_OFFSET)
     others = [i for i in range(n) if not forced >> i & 1]
+    needy = start[1] | sum(1 << i for i, o in enumerate(start[0]) if o is None)
     states = 0
     for extra in range(len(others) + 1):
         best: list[tuple[int, int]] = []
         for add in combinations(others, extra):
             movable = forced | sum(1 << i for i in add)
+            if not all(_escapes(world, start[0], movable, f) for f in _members(needy)):
+                continue        # some faulty slot is shut in by the slots that stay: no plan moves only `movable`
             try:
-                dist, c = _bfs(world, start, movable, best[0][0] if best else 10 ** 9, cap)
+                dist, c = _bfs(world, start, movable, best[0][0] if best else NO_LIMIT, cap)
             except Capped:
                 unproved = True
                 continue
@@ -174,7 +203,7 @@ def minimal_rework(world: World, actual: State, time_limit: float | None = None,
 
 def _canonical_plan(world: World, actual: State, start: Node, movable: int, c: int) -> list[Action]:
     """The smallest plan (canonical key, step by step) of length `c` within `movable`."""
-    landings = landing_index(world, movable, _home(start))
+    landings = landing_index(world, movable, _home(start), depth=c)
     layers: list[set[Node]] = [{start}]
     for _ in range(c):
         layers.append({nxt for node in layers[-1] for _, nxt in successors(world, node, movable, landings)})

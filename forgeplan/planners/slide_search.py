@@ -60,6 +60,10 @@ def start_node(world: World, actual: State) -> Node:
                              field="assembly")
         config.append(s.offset if s.present else None)
         if s.present and (world.pose_off(i, s) or world.rot_off(i, s)):
+            if len(_mends(world, actual, i)) != 1:
+                raise InputError(f"slot {world.ids[i]} is both rotated and off its pose, or turned so that no single "
+                                 "quarter turn repairs it: the partial-move search mends one fault per slot",
+                                 field="actual_state")
             bad |= 1 << i
     return tuple(config), bad
 

@@ -131,22 +131,20 @@ def _goal(node: Node) -> bool:
     return node[1] == 0 and all(o == NO_OFFSET for o in node[0])
 
 
-class Capped(Exception):
-    """A moved set's configurations exceed the cap: its search is not exhausted, nothing is proved."""
-
-
-def _bfs(world: World, start: Node, movable: int, limit: int, cap: int) -> tuple[dict[Node, int], Optional[int]]:
-    """Distances from `start` up to the first goal layer (or `limit`); the goal distance or None."""
+def _bfs(world: World, start: Node, movable: int, limit: int, cap: int) -> tuple[dict[Node, int], Optional[int], bool]:
+    """Distances from `start` up to the first goal layer (or `limit`); the goal distance or None; and
+    whether the search was exhausted (a capped search still reports the plans it met, unproved)."""
+    complete = True
     try:
         landings = landing_index(world, movable, _home(start), cap, None if limit >= NO_LIMIT else limit)
     except OverflowError as err:
-        raise Capped(str(err)) from None
+        landings, complete = err.partial, False   # type: ignore[attr-defined]
     dist, queue, found = {start: 0}, deque([start]), None
     if _goal(start):
-        return dist, 0
+        return dist, 0, complete
     while queue:
         if len(dist) > cap:
-            raise Capped(f"more than {cap} states")
+            return dist, found, False
         node = queue.popleft()
         t = dist[node]
         if found is not None and t >= found or t >= limit:
@@ -157,7 +155,7 @@ def _bfs(world: World, start: Node, movable: int, limit: int, cap: int) -> tuple
                 if _goal(nxt) and found is None:
                     found = t + 1
                 queue.append(nxt)
-    return dist, found
+    return dist, found, complete
 
 
 def minimal_rework(world: World, actual: State, time_limit: float | None = None, cap: int = CAP) -> SlideResult:
@@ -179,11 +177,8 @@ def minimal_rework(world: World, actual: State, time_limit: float | None = None,
             movable = forced | sum(1 << i for i in add)
             if not all(_escapes(world, start[0], movable, f) for f in _members(needy)):
                 continue        # some faulty slot is shut in by the slots that stay: no plan moves only `movable`
-            try:
-                dist, c = _bfs(world, start, movable, best[0][0] if best else NO_LIMIT, cap)
-            except Capped:
-                unproved = True
-                continue
+            dist, c, complete = _bfs(world, start, movable, best[0][0] if best else NO_LIMIT, cap)
+            unproved |= not complete
             states += len(dist)
             if c is not None:
                 if not best or c < best[0][0]:

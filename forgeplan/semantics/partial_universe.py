@@ -173,7 +173,9 @@ def landing_index(world: World, movable: int, home: Config, cap: int = 1_000_000
                 seen[nxt] = seen[config] + 1
                 queue.append(nxt)
                 if len(seen) > cap:
-                    raise OverflowError(f"more than {cap} configurations")
+                    err = OverflowError(f"more than {cap} configurations")
+                    err.partial = out   # type: ignore[attr-defined]  (what was found: still legal arrivals)
+                    raise err
     for moves in out.values():
         moves.sort()
     return out

@@ -33,7 +33,8 @@ from ..semantics.partial_universe import Config, Move, _gap, apply_move, landing
 
 Node = tuple[Config, int]
 CAP = 4_000
-NO_LIMIT = 10 ** 9   # configurations per moved set before its search counts as not exhausted
+NO_LIMIT = 10 ** 9
+BUDGET = 20_000   # states over all moved sets before the search stops unproved   # configurations per moved set before its search counts as not exhausted
 
 
 @dataclass(frozen=True)
@@ -158,11 +159,13 @@ def _bfs(world: World, start: Node, movable: int, limit: int, cap: int) -> tuple
     return dist, found, complete
 
 
-def minimal_rework(world: World, actual: State, time_limit: float | None = None, cap: int = CAP) -> SlideResult:
+def minimal_rework(world: World, actual: State, time_limit: float | None = None, cap: int = CAP,
+                   budget: int = BUDGET) -> SlideResult:
     """The (J_move, c)-minimal plan of the universe from `actual` back to the target, with its proof.
 
-    A moved set whose search passes `cap` states, or the time limit, leaves the optimum unproved: the
-    result is then the best plan found (`optimal` false), or none."""
+    A moved set whose search passes `cap` states, the total `budget` of states (deterministic: the same
+    result on every run) or the time limit leaves the optimum unproved: the result is then the best plan
+    found (`optimal` false), or none."""
     t0 = time.perf_counter()
     unproved = False
     start = start_node(world, actual)
@@ -185,7 +188,7 @@ def minimal_rework(world: World, actual: State, time_limit: float | None = None,
                     best = [(c, movable)]
                 elif c == best[0][0]:
                     best.append((c, movable))
-            if time_limit is not None and time.perf_counter() - t0 > time_limit:
+            if states > budget or time_limit is not None and time.perf_counter() - t0 > time_limit:
                 unproved = True
                 break
         if best:
@@ -195,7 +198,7 @@ def minimal_rework(world: World, actual: State, time_limit: float | None = None,
             plan = min(plans, key=lambda p: [canonical_key(a, ranks) for a in p])
             return SlideResult(plan, bin(forced).count("1") + extra, len(plan), not unproved, states,
                                time.perf_counter() - t0)
-        if time_limit is not None and time.perf_counter() - t0 > time_limit:
+        if unproved and (states > budget or time_limit is not None and time.perf_counter() - t0 > time_limit):
             break
     return SlideResult(None, 0, 0, not unproved, states, time.perf_counter() - t0)
 

@@ -132,19 +132,20 @@ def _goal(node: Node) -> bool:
     return node[1] == 0 and all(o == NO_OFFSET for o in node[0])
 
 
-def _bfs(world: World, start: Node, movable: int, limit: int, cap: int) -> tuple[dict[Node, int], Optional[int], bool]:
+def _bfs(world: World, start: Node, movable: int, limit: int, cap: int,
+         deadline: float | None = None) -> tuple[dict[Node, int], Optional[int], bool]:
     """Distances from `start` up to the first goal layer (or `limit`); the goal distance or None; and
     whether the search was exhausted (a capped search still reports the plans it met, unproved)."""
     complete = True
     try:
-        landings = landing_index(world, movable, _home(start), cap, None if limit >= NO_LIMIT else limit)
+        landings = landing_index(world, movable, _home(start), cap, None if limit >= NO_LIMIT else limit, deadline)
     except OverflowError as err:
         landings, complete = err.partial, False   # type: ignore[attr-defined]
     dist, queue, found = {start: 0}, deque([start]), None
     if _goal(start):
         return dist, 0, complete
     while queue:
-        if len(dist) > cap:
+        if len(dist) > cap or deadline is not None and time.perf_counter() > deadline:
             return dist, found, False
         node = queue.popleft()
         t = dist[node]
@@ -180,7 +181,8 @@ def minimal_rework(world: World, actual: State, time_limit: float | None = None,
             movable = forced | sum(1 << i for i in add)
             if not all(_escapes(world, start[0], movable, f) for f in _members(needy)):
                 continue        # some faulty slot is shut in by the slots that stay: no plan moves only `movable`
-            dist, c, complete = _bfs(world, start, movable, best[0][0] if best else NO_LIMIT, cap)
+            deadline = None if time_limit is None else t0 + time_limit
+            dist, c, complete = _bfs(world, start, movable, best[0][0] if best else NO_LIMIT, cap, deadline)
             unproved |= not complete
             states += len(dist)
             if c is not None:

@@ -152,11 +152,13 @@ def offered_moves(world: World, config: Config, movable: int, landings: dict | N
 
 
 def landing_index(world: World, movable: int, home: Config, cap: int = 1_000_000,
-                  depth: int | None = None) -> dict[Config, list[Move]]:
+                  depth: int | None = None, deadline: float | None = None) -> dict[Config, list[Move]]:
     """Every configuration reachable from `home` by finite slides and departures of `movable` slots
     (within `depth` moves when given), indexed by what a departure leaves: config -> the arrivals
     (departures reversed) that lead back into the set. Arrivals elsewhere are never needed (§9
-    "Grounded moves")."""
+    "Grounded moves"). Past `cap` configurations or the `deadline` (time.perf_counter) it raises
+    OverflowError, whose `partial` holds the arrivals found so far."""
+    import time
     from collections import deque
 
     seen, queue, out = {home: 0}, deque([home]), {}
@@ -172,8 +174,8 @@ def landing_index(world: World, movable: int, home: Config, cap: int = 1_000_000
             if nxt not in seen:
                 seen[nxt] = seen[config] + 1
                 queue.append(nxt)
-                if len(seen) > cap:
-                    err = OverflowError(f"more than {cap} configurations")
+                if len(seen) > cap or deadline is not None and time.perf_counter() > deadline:
+                    err = OverflowError(f"more than {cap} configurations, or past the deadline")
                     err.partial = out   # type: ignore[attr-defined]  (what was found: still legal arrivals)
                     raise err
     for moves in out.values():

@@ -95,3 +95,22 @@ def test_perf_partial_finds_and_replays_every_shipped_burr_at_its_level(capsys):
     assert levels["mj_burr6_puzzle3.json"] == "6" and levels["mj_burr6_puzzle1.json"] == "5.4"
     assert set(out["time_vs_level"]) == {"mj_burr6_puzzle1.json", "mj_burr6_puzzle3.json"}
     assert out["rework_tasks"] == out["rework_valid"] == 48      # 6 parts x 4 fault types x 2 burrs
+
+
+@pytest.mark.slow
+def test_perf_partial_proof_section_reports_every_fault_with_an_honest_status(capsys, tmp_path):
+    from forgeplan.io.resources import examples_dir
+
+    (tmp_path / "mj_burr6_puzzle3.json").write_text((examples_dir() / "mj_burr6_puzzle3.json").read_text())
+    assert main(["perf", "partial", "--runs", "1", "--data", str(tmp_path), "--proof", "--proof-limit", "2"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    proofs = out["rows"][0]["proofs"]
+    assert set(proofs) == {"missing_part", "wrong_orientation", "misplacement", "under_insertion"}
+    for ftype in proofs.values():
+        assert ftype["tasks"] == 6 == len(ftype["rows"])
+        for row in ftype["rows"]:
+            assert row["status"] in ("optimal", "feasible") and row["c"] >= 1 and row["J"] >= 1
+            allowed = ("moved-set-search",) if row["status"] == "optimal" else ("moved-set-search", "repair-search")
+            assert row["proof"] in allowed
+    summary = out["proof_summary"]["mj_burr6_puzzle3.json"]
+    assert summary["tasks"] == 24 and summary["proved"] == sum(f["proved"] for f in proofs.values())

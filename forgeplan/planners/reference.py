@@ -30,7 +30,9 @@ def proven_reference(task: Task, time_limit: float | None = None) -> dict | None
     """
     from .asp.solve import Status, reference_output, solve_task
 
-    result = solve_task(task, time_limit=time_limit)
+    # partial-move tasks: the moved-set search's deterministic state budget, not the clock, decides
+    # when it stops, so a reference is the same on every run (SEMANTICS §9)
+    result = solve_task(task, time_limit=None if task.world.partial else time_limit)
     if result.status is Status.UNSOLVABLE:
         return None
     if result.status is Status.TIMEOUT:

@@ -32,7 +32,9 @@ from ..semantics.grounded import canonical_key, part_ranks, rotation_fix
 from ..semantics.partial_universe import Config, Move, _gap, apply_move, landing_index, offered_moves, to_action
 
 Node = tuple[Config, int]
-CAP = 4_000   # configurations per moved set before its search counts as not exhausted
+CAP = 4_000
+NO_LIMIT = 10 ** 9
+BUDGET = 20_000   # states over all moved sets before the search stops unproved   # configurations per moved set before its search counts as not exhausted
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,10 @@ def start_node(world: World, actual: State) -> Node:
                              field="assembly")
         config.append(s.offset if s.present else None)
         if s.present and (world.pose_off(i, s) or world.rot_off(i, s)):
+            if len(_mends(world, actual, i)) != 1:
+                raise InputError(f"slot {world.ids[i]} is both rotated and off its pose, or turned so that no single "
+                                 "quarter turn repairs it: the partial-move search mends one fault per slot",
+                                 field="actual_state")
             bad |= 1 << i
     return tuple(config), bad
 
@@ -93,6 +99,31 @@ def successors(world: World, node: Node, movable: int, landings: dict) -> list[t
     return out
 
 
+def _escapes(world: World, config: Config, movable: int, f: int) -> bool:
+    """Can slot `f`, alone among the movable slots, reach a clear ray from its target position by finite
+    slides against the slots outside `movable` (where they are)? Every plan moving only `movable` needs
+    that for a slot that is missing or faulty (it comes in, is mended or leaves through a clear ray, and
+    ends at its target), and the other movable slots can only be in the way, so a `False` is a proof that
+    `movable` is too small."""
+    alone = tuple((0, 0, 0) if i == f else (o if not movable >> i & 1 else None) for i, o in enumerate(config))
+    seen, todo = {alone}, [alone]
+    while todo:
+        c = todo.pop()
+        if _clear(world, c, f):
+            return True
+        for m in offered_moves(world, c, 1 << f, landings={}):
+            if m[0] == "slide":
+                nxt = apply_move(c, m)
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+    return False
+
+
+def _members(mask: int) -> list[int]:
+    return [i for i in range(mask.bit_length()) if mask >> i & 1]
+
+
 def _home(start: Node) -> Config:
     return tuple(NO_OFFSET for _ in start[0])
 
@@ -101,22 +132,21 @@ def _goal(node: Node) -> bool:
     return node[1] == 0 and all(o == NO_OFFSET for o in node[0])
 
 
-class Capped(Exception):
-    """A moved set's configurations exceed the cap: its search is not exhausted, nothing is proved."""
-
-
-def _bfs(world: World, start: Node, movable: int, limit: int, cap: int) -> tuple[dict[Node, int], Optional[int]]:
-    """Distances from `start` up to the first goal layer (or `limit`); the goal distance or None."""
+def _bfs(world: World, start: Node, movable: int, limit: int, cap: int,
+         deadline: float | None = None) -> tuple[dict[Node, int], Optional[int], bool]:
+    """Distances from `start` up to the first goal layer (or `limit`); the goal distance or None; and
+    whether the search was exhausted (a capped search still reports the plans it met, unproved)."""
+    complete = True
     try:
-        landings = landing_index(world, movable, _home(start), cap)
+        landings = landing_index(world, movable, _home(start), cap, None if limit >= NO_LIMIT else limit, deadline)
     except OverflowError as err:
-        raise Capped(str(err)) from None
+        landings, complete = err.partial, False   # type: ignore[attr-defined]
     dist, queue, found = {start: 0}, deque([start]), None
     if _goal(start):
-        return dist, 0
+        return dist, 0, complete
     while queue:
-        if len(dist) > cap:
-            raise Capped(f"more than {cap} states")
+        if len(dist) > cap or deadline is not None and time.perf_counter() > deadline:
+            return dist, found, False
         node = queue.popleft()
         t = dist[node]
         if found is not None and t >= found or t >= limit:
@@ -127,37 +157,40 @@ def _bfs(world: World, start: Node, movable: int, limit: int, cap: int) -> tuple
                 if _goal(nxt) and found is None:
                     found = t + 1
                 queue.append(nxt)
-    return dist, found
+    return dist, found, complete
 
 
-def minimal_rework(world: World, actual: State, time_limit: float | None = None, cap: int = CAP) -> SlideResult:
+def minimal_rework(world: World, actual: State, time_limit: float | None = None, cap: int = CAP,
+                   budget: int = BUDGET) -> SlideResult:
     """The (J_move, c)-minimal plan of the universe from `actual` back to the target, with its proof.
 
-    A moved set whose search passes `cap` states, or the time limit, leaves the optimum unproved: the
-    result is then the best plan found (`optimal` false), or none."""
+    A moved set whose search passes `cap` states, the total `budget` of states (deterministic: the same
+    result on every run) or the time limit leaves the optimum unproved: the result is then the best plan
+    found (`optimal` false), or none."""
     t0 = time.perf_counter()
     unproved = False
     start = start_node(world, actual)
     n = len(world.ids)
     forced = start[1] | sum(1 << i for i, o in enumerate(start[0]) if o is None or o != NO_OFFSET)
     others = [i for i in range(n) if not forced >> i & 1]
+    needy = start[1] | sum(1 << i for i, o in enumerate(start[0]) if o is None)
     states = 0
     for extra in range(len(others) + 1):
         best: list[tuple[int, int]] = []
         for add in combinations(others, extra):
             movable = forced | sum(1 << i for i in add)
-            try:
-                dist, c = _bfs(world, start, movable, best[0][0] if best else 10 ** 9, cap)
-            except Capped:
-                unproved = True
-                continue
+            if not all(_escapes(world, start[0], movable, f) for f in _members(needy)):
+                continue        # some faulty slot is shut in by the slots that stay: no plan moves only `movable`
+            deadline = None if time_limit is None else t0 + time_limit
+            dist, c, complete = _bfs(world, start, movable, best[0][0] if best else NO_LIMIT, cap, deadline)
+            unproved |= not complete
             states += len(dist)
             if c is not None:
                 if not best or c < best[0][0]:
                     best = [(c, movable)]
                 elif c == best[0][0]:
                     best.append((c, movable))
-            if time_limit is not None and time.perf_counter() - t0 > time_limit:
+            if states > budget or time_limit is not None and time.perf_counter() - t0 > time_limit:
                 unproved = True
                 break
         if best:
@@ -167,14 +200,14 @@ def minimal_rework(world: World, actual: State, time_limit: float | None = None,
             plan = min(plans, key=lambda p: [canonical_key(a, ranks) for a in p])
             return SlideResult(plan, bin(forced).count("1") + extra, len(plan), not unproved, states,
                                time.perf_counter() - t0)
-        if time_limit is not None and time.perf_counter() - t0 > time_limit:
+        if unproved and (states > budget or time_limit is not None and time.perf_counter() - t0 > time_limit):
             break
     return SlideResult(None, 0, 0, not unproved, states, time.perf_counter() - t0)
 
 
 def _canonical_plan(world: World, actual: State, start: Node, movable: int, c: int) -> list[Action]:
     """The smallest plan (canonical key, step by step) of length `c` within `movable`."""
-    landings = landing_index(world, movable, _home(start))
+    landings = landing_index(world, movable, _home(start), depth=c)
     layers: list[set[Node]] = [{start}]
     for _ in range(c):
         layers.append({nxt for node in layers[-1] for _, nxt in successors(world, node, movable, landings)})

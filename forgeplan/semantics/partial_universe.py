@@ -151,25 +151,33 @@ def offered_moves(world: World, config: Config, movable: int, landings: dict | N
         yield from landings.get(config, ())
 
 
-def landing_index(world: World, movable: int, home: Config, cap: int = 1_000_000) -> dict[Config, list[Move]]:
-    """Every configuration reachable from `home` by finite slides and departures of `movable` slots,
-    indexed by what a departure leaves: config -> the arrivals (departures reversed) that lead back into
-    the set. Arrivals elsewhere are never needed (§9 "Grounded moves")."""
+def landing_index(world: World, movable: int, home: Config, cap: int = 1_000_000,
+                  depth: int | None = None, deadline: float | None = None) -> dict[Config, list[Move]]:
+    """Every configuration reachable from `home` by finite slides and departures of `movable` slots
+    (within `depth` moves when given), indexed by what a departure leaves: config -> the arrivals
+    (departures reversed) that lead back into the set. Arrivals elsewhere are never needed (§9
+    "Grounded moves"). Past `cap` configurations or the `deadline` (time.perf_counter) it raises
+    OverflowError, whose `partial` holds the arrivals found so far."""
+    import time
     from collections import deque
 
-    seen, queue, out = {home}, deque([home]), {}
+    seen, queue, out = {home: 0}, deque([home]), {}
     while queue:
         config = queue.popleft()
+        if depth is not None and seen[config] >= depth:
+            continue
         for move in offered_moves(world, config, movable, landings={}):
             nxt = apply_move(config, move)
             if move[0] == "out":
                 back = ("in", move[1], move[2], _offsets_of(config, move[1]))
                 out.setdefault(nxt, []).append(back)
             if nxt not in seen:
-                seen.add(nxt)
+                seen[nxt] = seen[config] + 1
                 queue.append(nxt)
-                if len(seen) > cap:
-                    raise OverflowError(f"more than {cap} configurations")
+                if len(seen) > cap or deadline is not None and time.perf_counter() > deadline:
+                    err = OverflowError(f"more than {cap} configurations, or past the deadline")
+                    err.partial = out   # type: ignore[attr-defined]  (what was found: still legal arrivals)
+                    raise err
     for moves in out.values():
         moves.sort()
     return out

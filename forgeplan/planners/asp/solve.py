@@ -299,9 +299,7 @@ def solve_task(task: Task, objective: str = "moved-parts,actions", time_limit: f
     """A minimal recovery plan for `task`, proved optimal over all plan lengths when `optimal` is true."""
     _check_arguments(objective, all_optimal, time_limit)
     if task.world.partial:   # slides (SEMANTICS §9): the moved-set search over the grounded universe
-        from ..partial_solve import solve_partial
-
-        return solve_partial(task, objective, time_limit, all_optimal)
+        return _partial_result(task, objective, time_limit, all_optimal)
     clock = _Clock(time_limit)
     world = task.world
     closure = [world.ids[i] for i in dependency_closure(world, task.actual, faulty_slots(world, task.actual, task.target))]
@@ -371,6 +369,21 @@ def check_plan(task: Task, plan) -> list[tuple[str, str, int]]:
 
     ctl.solve(on_model=on_model)
     return sorted(errs, key=lambda e: (e[2], e))
+
+
+def _partial_result(task: Task, objective: str, time_limit: float | None, all_optimal: bool) -> SolveResult:
+    """A partial-move task's outcome (planners.partial_solve) as a SolveResult; the plan replays or it is a bug."""
+    from ..partial_solve import solve_partial
+
+    out = solve_partial(task, objective, time_limit, all_optimal)
+    world = task.world
+    replay = world.replay(task.actual, out.plan)
+    if out.plan and (replay.failure is not None or not world.equivalent(replay.final, task.target)):
+        raise RuntimeError(f"internal: partial-move plan does not replay in the engine: {replay.failure}")
+    status, moved = Status(out.status), len(moved_parts(out.plan))
+    optimal = status is Status.OPTIMAL
+    return SolveResult(status, optimal, out.plan, moved, len(out.plan), out.closure, out.seconds, None, (),
+                       len(out.plan), objective, moved if optimal else None, out.proof, optimal)
 
 
 def reference_output(task: Task, result: SolveResult) -> dict:

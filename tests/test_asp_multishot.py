@@ -83,3 +83,25 @@ def test_objectives_and_enumeration_share_groundings_without_mixing():
     for t, want in zip(tasks, expected):
         assert [_result(t, **kw) for kw in kinds] == want, t.sample_id
     assert len(GROUNDINGS.cache) == 2  # with and without the reductions of --all-optimal
+
+
+@pytest.mark.parametrize("assembly", ["bayonet_mount_3pin", "bayonet_twist_6pin"])
+def test_a_window_of_horizons_reports_what_searching_them_one_by_one_does(assembly, monkeypatch):
+    tasks = fault_tasks(assembly, 2)
+    kinds = [{}, {"objective": "actions"}]
+    windows: list[list[int]] = []
+    take = asp._window
+    monkeypatch.setattr(asp, "_window", lambda schedule: windows.append(take(schedule)) or windows[-1])
+    together = [[_result(t, **kw) for kw in kinds] for t in tasks]
+    assert any(len(w) > 1 for w in windows)   # some calls did search two scheduled horizons at once
+    monkeypatch.setattr(asp, "JUMP", 0)
+    GROUNDINGS.clear()
+    assert [[_result(t, **kw) for kw in kinds] for t in tasks] == together
+
+
+def test_the_optimum_is_the_tie_break_plan_of_its_length():
+    for task in fault_tasks("wheel_hub_dual", 1):
+        r = asp.solve_task(task)
+        planner = asp._Planner(GROUNDINGS.get(task, reduce=True), task, True, asp._Clock(None))
+        planner.extend(r.horizon)
+        assert r.canonical and planner.canonical(r.actions) == (r.plan, True), task.sample_id

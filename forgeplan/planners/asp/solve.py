@@ -178,9 +178,11 @@ class _Planner:
         return out + self._idle_beyond(self.horizon if hi is None else hi)
 
     def optimize(self):
-        """Best plan of length <= horizon: (plan or None, proved, interrupted)."""
+        """Best plan of length <= horizon, the tie-break reference among the best: (plan or None, proved,
+        interrupted). The `tiebreak` levels lie below J_move and c, so they do not change (J_h, c_h);
+        they make the optimum the plan `canonical` would pick for that length, in the same call."""
         found: list[tuple[Action, ...]] = []
-        with _switched(self.ctl, self.query):
+        with _switched(self.ctl, self.query, Function("tiebreak")):
             res, interrupted = _run(self.ctl, self.clock, self._length(0), lambda m: found.append(_plan_of(m, self.facts)))
         return (found[-1] if found else None), bool(res.exhausted) and not interrupted, interrupted
 
@@ -267,22 +269,41 @@ def _check_arguments(objective: str, all_optimal: bool, time_limit: float | None
         raise InputError("the time limit must be a positive number of seconds", field="--time-limit")
 
 
-def _deepen(planner: _Planner, schedule: list[int], lb: int | None, minimize_moved: bool, clock: _Clock):
-    """Optimise at growing horizons until a proof closes: (best plan or None, proof or "").
+JUMP = 2   # scheduled horizons at most this far beyond the next one are searched in the same call
 
+
+def _window(schedule: list[int]) -> list[int]:
+    """Take the next scheduled horizons to search in one call at the last of them: the next one and
+    those within JUMP of it (the relaxation's estimate is often one or two short of the optimum)."""
+    k = 1
+    while k < len(schedule) and schedule[k] - schedule[0] <= JUMP:
+        k += 1
+    window = schedule[:k]
+    del schedule[:k]
+    return window
+
+
+def _deepen(planner: _Planner, schedule: list[int], lb: int | None, minimize_moved: bool, clock: _Clock):
+    """Optimise at growing horizons until a proof closes: (best plan or None, proof or "", proved).
+    `proved`: the search at the last horizon was exhausted, so the plan is the tie-break reference.
+
+    A window of scheduled horizons is searched at its last one. When the proof closes there with
+    c_h actions, the reported horizon is the window's smallest one >= c_h: the first horizon of the
+    schedule whose search closes the proof (a smaller one holds no plan with J_h and at most its
+    length actions, as c_h is minimal), so the result is that of searching them one by one.
     A proof without a plan ("loop-free-paths", None) says the task is unsolvable.
     """
     best = None
     while not clock.over():
-        planner.extend(schedule.pop(0) if schedule else planner.horizon + 1)
-        plan, _, interrupted = planner.optimize()
+        window = _window(schedule) if schedule else [planner.horizon + 1]
+        planner.extend(window[-1])
+        plan, proved, interrupted = planner.optimize()
         best = plan if plan is not None else best
         if interrupted:
             break
-        if plan is not None and not minimize_moved:
-            return best, "horizon-contains-shorter"
-        if plan is not None and len(moved_parts(plan)) == lb:
-            return best, "relaxation-bound"
+        if plan is not None and (not minimize_moved or len(moved_parts(plan)) == lb):
+            planner.horizon = min(h for h in window if h >= len(plan))
+            return best, "relaxation-bound" if minimize_moved else "horizon-contains-shorter", proved
         if schedule:
             continue
         # beyond the refill horizon: ask whether deeper horizons can still hold a better plan
@@ -290,8 +311,8 @@ def _deepen(planner: _Planner, schedule: list[int], lb: int | None, minimize_mov
         if exists is None:
             break
         if not exists:
-            return plan, "loop-free-paths"
-    return best, ""
+            return plan, "loop-free-paths", proved
+    return best, "", False
 
 
 def solve_task(task: Task, objective: str = "moved-parts,actions", time_limit: float | None = None,
@@ -322,15 +343,15 @@ def solve_task(task: Task, objective: str = "moved-parts,actions", time_limit: f
     lb = bound.moved
     if bound.status == "unsolvable":
         return result(Status.UNSOLVABLE, proof="relaxation-infeasible")
-    best, proof = _deepen(planner, _horizons(task, closure, bound, minimize_moved), lb, minimize_moved, clock)
+    best, proof, canonical = _deepen(planner, _horizons(task, closure, bound, minimize_moved), lb, minimize_moved, clock)
     if best is None:
         status = Status.UNSOLVABLE if proof else Status.TIMEOUT
         return result(status, horizon=planner.horizon, proof=proof, lb=lb)
     if not proof:
         return result(Status.FEASIBLE, best, planner.horizon, lb=lb)
     length, moved = len(best), len(moved_parts(best))
-    canonical = len(best) == 0
-    if best:
+    canonical = canonical or len(best) == 0
+    if not canonical:
         plan, canonical = planner.canonical(length)
         best = plan if plan is not None else best
     n_optimal, plans = None, ()

@@ -201,9 +201,24 @@ class SlotRotations:
             todo.append(after)
 
 
+_ROTATIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # World -> {slot key: slot_rotations}
+
+
 def slot_rotations(world: World, actual: State, i: int) -> tuple[SlotRotations, Slot | None]:
     """The rotation values slot i can take from the actual state, and for a coupled lock the slot after
-    its unlock (whose rotation is one of those values)."""
+    its unlock (whose rotation is one of those values). They depend on slot i's own state only, so they
+    are cached per world and slot state (a task's faults change a few slots; the rest repeat)."""
+    cache = _ROTATIONS.setdefault(world, {})
+    key = (i, repr(actual.slots[i]))   # repr: -0.0 and 0.0 name different rotation values
+    hit = cache.get(key)
+    if hit is None:
+        if len(cache) > 4096:
+            cache.clear()
+        hit = cache[key] = _slot_rotations(world, actual, i)
+    return hit
+
+
+def _slot_rotations(world: World, actual: State, i: int) -> tuple[SlotRotations, Slot | None]:
     s = actual.slots[i]
     seeds = [ZERO3] + ([s.rotation] if s.present else [])
     unlocked = None

@@ -18,6 +18,7 @@ any task's own actions as its own ranks do.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 from ...model.actions import Action, GroupMove, OnePart, Replace, Turn
@@ -94,8 +95,23 @@ def task_universe(task: Task) -> Universe:
     """The rotation facts and action universe of one task (what its own fact program holds)."""
     check_canonical_target(task)
     world, actual = task.world, task.actual
-    rotation = [f for i in range(len(world.ids)) for f in _slot_rotation_facts(world, i, *slot_rotations(world, actual, i))]
+    rotation = [f for i in range(len(world.ids)) for f in _slot_facts(world, actual, i)]
     return Universe(frozenset(rotation), frozenset(action_universe(task)))
+
+
+_SLOT_FACTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # World -> {slot key: rotation facts}
+
+
+def _slot_facts(world: World, actual: State, i: int) -> tuple[str, ...]:
+    """Slot i's rotation facts, cached per world and slot state like `slot_rotations` (same key)."""
+    cache = _SLOT_FACTS.setdefault(world, {})
+    key = (i, repr(actual.slots[i]))
+    hit = cache.get(key)
+    if hit is None:
+        if len(cache) > 4096:
+            cache.clear()
+        hit = cache[key] = tuple(_slot_rotation_facts(world, i, *slot_rotations(world, actual, i)))
+    return hit
 
 
 def init_atoms(world: World, actual: State) -> list[str]:

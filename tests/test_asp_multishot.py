@@ -105,3 +105,15 @@ def test_the_optimum_is_the_tie_break_plan_of_its_length():
         planner = asp._Planner(GROUNDINGS.get(task, reduce=True), task, True, asp._Clock(None))
         planner.extend(r.horizon)
         assert r.canonical and planner.canonical(r.actions) == (r.plan, True), task.sample_id
+
+
+@pytest.mark.parametrize("assembly", ["wheel_hub_dual", "bayonet_twist_6pin", "mortise_door", "burr_6_split"])
+def test_a_restored_state_gets_the_searched_result_without_a_search(assembly, monkeypatch):
+    asm = load_assembly(assembly)
+    tasks = [make_task(asm, [], seed=s, boundary=b) for s in range(3) for b in (False, True)]
+    kinds = [{}, {"objective": "actions"}, {"objective": "moved-parts"}]
+    assert all(asp.restored(t, []) for t in tasks)
+    quick = [[_result(t, **kw) for kw in kinds] for t in tasks]
+    monkeypatch.setattr(asp, "restored", lambda task, closure: False)
+    assert [[_result(t, **kw) for kw in kinds] for t in tasks] == quick
+    assert not asp.restored(fault_tasks(assembly, 1)[0], [])

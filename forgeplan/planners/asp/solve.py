@@ -315,6 +315,14 @@ def _deepen(planner: _Planner, schedule: list[int], lb: int | None, minimize_mov
     return best, "", False
 
 
+def restored(task: Task, closure: list[str]) -> bool:
+    """The actual state is already target-equivalent (nothing faulty, nothing to repair). Then the empty
+    plan is optimal on every objective (J_move = c = 0), and the search would return exactly that:
+    the relaxation's bound is 0 (it is <= J_move), the schedule starts at horizon 0 (the closure is
+    empty), and there the empty plan meets the bound. So it is returned without solving."""
+    return not closure and task.world.equivalent(task.actual, task.target)
+
+
 def solve_task(task: Task, objective: str = "moved-parts,actions", time_limit: float | None = None,
                all_optimal: bool = False, max_plans: int = 100) -> SolveResult:
     """A minimal recovery plan for `task`, proved optimal over all plan lengths when `optimal` is true."""
@@ -336,6 +344,9 @@ def solve_task(task: Task, objective: str = "moved-parts,actions", time_limit: f
                            time.perf_counter() - clock.start, n_optimal, tuple(plans), horizon, objective, lb, proof,
                            canonical)
 
+    if not all_optimal and restored(task, closure):
+        return result(Status.OPTIMAL, (), 0, "relaxation-bound" if minimize_moved else "horizon-contains-shorter",
+                      0, canonical=True)
     # every optimal plan is enumerated with the direction variants of group moves and every order of
     # independent actions; one reference needs neither (encodings/README.md, "Pruning")
     planner = _Planner(GROUNDINGS.get(task, reduce=not all_optimal), task, minimize_moved, clock)

@@ -114,3 +114,13 @@ def test_perf_partial_proof_section_reports_every_fault_with_an_honest_status(ca
             assert row["proof"] in allowed
     summary = out["proof_summary"]["mj_burr6_puzzle3.json"]
     assert summary["tasks"] == 24 and summary["proved"] == sum(f["proved"] for f in proofs.values())
+
+
+def test_perf_bench_separates_the_serial_part_and_projects_the_idle_wall(capsys):
+    assert main(["perf", "bench", "--tasks", "20", "--jobs", "2", "--runs", "2"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert len(out["cpu_seconds_all"]) == len(out["wall_seconds_all"]) == 2
+    cpu, serial = out["cpu_seconds_median"], out["serial_cpu_seconds_median"]
+    assert 0 < serial < cpu
+    assert out["projected_wall_seconds_on_2_idle_cores"] == pytest.approx(serial + (cpu - serial) / 2, abs=0.02)
+    assert out["composition"]["tasks"] == 20 and out["peak_rss_mib_worker"] > 0

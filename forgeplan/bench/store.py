@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
 import re
 from collections import Counter
@@ -49,13 +50,14 @@ BUILD_FILE = "build.json"   # the head of a build in progress (what --resume che
 def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, progress=None,
                 tolerances: Tolerances = Tolerances(), assemblies: list[str | Path] | None = None,
                 shard: tuple[int, int] | None = None, resume: bool = False, executor: str = "local",
-                address: str | None = None) -> dict:
+                address: str | None = None, phases: dict | None = None) -> dict:
     """Generate the benchmark into `out` (must be empty or absent, unless `resume`); returns the manifest.
 
     `assemblies` lists built-in ids and assembly JSON file paths (default: every built-in). With
     `shard` (K, N) only that slice of the batches is built and shard.json replaces the manifest
     (`shards.merge` joins the shards). `resume` keeps the complete task folders of an interrupted
-    build with the same head and builds the rest.
+    build with the same head and builds the rest. `phases`, when given, receives the `os.times()` at
+    the start and the end of the parallel part (`forgeplan perf bench` separates the serial part).
     """
     check_task_count(tasks)
     sources = load_sources(assemblies)
@@ -80,12 +82,16 @@ def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, pro
             work.append((kept, sources[kept[0].assembly_id].assembly, seed, tolerances))
     if progress and records:
         progress(len(records))
+    if phases is not None:
+        phases["parallel_start"] = os.times()
     for generated in run_batches(generate_batch, work, jobs, executor, address):
         for g in generated:
             write_task_folder(out, g.sample_id, g.texts)
             records[position[g.slot.index]] = g.record
         if progress:
             progress(len(generated))
+    if phases is not None:
+        phases["parallel_end"] = os.times()
     ordered = [records[k] for k in sorted(records)]
     if shard is not None:
         write_json(out / SHARD_FILE, {"head": head, "shard": list(shard), "records": [[k, records[k]] for k in sorted(records)]})

@@ -115,3 +115,14 @@ def test_evaluate_scores_do_not_depend_on_jobs(small_bench, tmp_path):
          for sid in load_manifest(small_bench)["splits"]["test"]}
     one = summarise(score_split(small_bench, p, "test", jobs=1), "test")
     assert json.dumps(summarise(score_split(small_bench, p, "test", jobs=2), "test")) == json.dumps(one)
+
+
+def test_workers_get_the_heaviest_batches_first_in_a_stable_order():
+    from forgeplan.bench.shards import heaviest_first
+    from forgeplan.bench.store import cost_rank
+    from forgeplan.io.catalog import load_assembly
+
+    work = [("a", 1), ("b", 3), ("c", 1), ("d", 3)]
+    assert heaviest_first(work, lambda w: w[1]) == [("b", 3), ("d", 3), ("a", 1), ("c", 1)]
+    small, large = load_assembly("luban_lock_3"), load_assembly("drawer_cabinet_4")
+    assert cost_rank(large, False) > cost_rank(small, False) and cost_rank(small, True) == 3 * cost_rank(small, False)

@@ -1,7 +1,8 @@
 """Batches, shards, atomic task folders and the merge of shard folders into one benchmark.
 
 The composition plan is cut into batches of at most BATCH_SIZE slots of one assembly (so that a
-worker grounds an assembly once per batch); shard K of N takes every N-th batch. A task folder is
+worker grounds an assembly once per batch); shard K of N takes every N-th batch; workers get the
+heaviest batches first. A task folder is
 written under OUT/.partial and renamed into OUT/tasks when complete, so a folder in tasks/ is always
 whole. A shard folder ends with shard.json (the manifest head and its records with their plan
 positions); `merge` joins shard folders into the benchmark a single build writes, byte for byte.
@@ -19,7 +20,7 @@ from ..io.task_files import read_json, write_json
 from ..model.errors import InputError
 from .composition import Slot
 
-BATCH_SIZE = 40
+BATCH_SIZE = 100   # a worker grounds an assembly once per batch: large enough to share, small enough to balance
 PARTIAL = ".partial"
 SHARD_FILE = "shard.json"
 SHARD_SPEC = re.compile(r"^([1-9][0-9]*)/([1-9][0-9]*)$")
@@ -44,6 +45,12 @@ def batches(slots: list[Slot], shard: tuple[int, int] | None = None) -> list[lis
         return out
     k, n = shard
     return [b for i, b in enumerate(out) if i % n == k - 1]
+
+
+def heaviest_first(work: list[tuple], weight) -> list[tuple]:
+    """The batches in the order to hand them out: the heaviest `weight` first (stable), so that no long
+    batch is left for the end while the other workers idle. The output does not depend on the order."""
+    return sorted(work, key=lambda w: -weight(w))
 
 
 def write_task_folder(out: Path, sample_id: str, texts: dict[str, str]) -> None:

@@ -20,7 +20,8 @@ from ..model.state import Tolerances
 from .composition import PROTOCOL, composition_counts, plan_composition
 from ..executors import run_batches
 from .generate import generate_batch, sample_id
-from .shards import SHARD_FILE, batches, drop_partial, finished, manifest_of, read_record, write_task_folder
+from .shards import (SHARD_FILE, batches, drop_partial, finished, heaviest_first, manifest_of, read_record,
+                     write_task_folder)
 from .sources import load_sources
 
 MANIFEST = "manifest.json"
@@ -82,6 +83,7 @@ def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, pro
             work.append((kept, sources[kept[0].assembly_id].assembly, seed, tolerances))
     if progress and records:
         progress(len(records))
+    work = heaviest_first(work, lambda w: cost_rank(w[1], w[1].assembly_id in group_moves))
     if phases is not None:
         phases["parallel_start"] = os.times()
     for generated in run_batches(generate_batch, work, jobs, executor, address):
@@ -101,6 +103,12 @@ def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, pro
     drop_partial(out)
     (out / BUILD_FILE).unlink()
     return manifest
+
+
+def cost_rank(asm, group_moves: bool) -> int:
+    """A rough rank of the solving cost of an assembly's tasks: the length of the plan that takes every
+    part out and back and re-locks every lock (the deepest horizon), tripled for group moves."""
+    return (2 * len(asm.parts) + 2 * len(asm.locks)) * (3 if group_moves else 1)
 
 
 def _start(out: Path, build: dict, resume: bool) -> set[str]:

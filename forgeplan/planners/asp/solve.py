@@ -29,7 +29,7 @@ from ...model.actions import Action, moved_parts
 from ...model.errors import InputError
 from ...semantics.closure import dependency_closure
 from ...semantics.diagnosis import diagnose, faulty_slots
-from ...semantics.grounded import OBJECTIVES, canonical_key, part_ranks
+from ...semantics.grounded import OBJECTIVES, canonical_key, check_canonical_target, part_ranks
 from ...semantics.task import Task
 from ..repair import repair_plan
 from .facts import Facts, task_facts
@@ -344,6 +344,7 @@ def solve_task(task: Task, objective: str = "moved-parts,actions", time_limit: f
                            time.perf_counter() - clock.start, n_optimal, tuple(plans), horizon, objective, lb, proof,
                            canonical)
 
+    check_canonical_target(task)   # what every planner refuses, before any shortcut
     if not all_optimal and restored(task, closure):
         return result(Status.OPTIMAL, (), 0, "relaxation-bound" if minimize_moved else "horizon-contains-shorter",
                       0, canonical=True)

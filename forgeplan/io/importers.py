@@ -15,6 +15,9 @@ stored `<solution>`s whose `<assembly>` gives `x y z t` per piece. Orientation `
 cube rotations (24-47: the same after mirroring x). Following BurrTools' cube grid (voxel_0), a
 shape cell `v` lands at `(x, y, z) + M_t (v - hotspot)`, with `M_t = Rz^c Ry^b Rx^a` for BurrTools'
 per-orientation quarter-turn counts `(a, b, c)` and `M_{t+24} = M_t · diag(-1, 1, 1)`.
+
+One module (about 430 lines): both formats end in the same piece-to-`Part` step and share its id,
+kind and coordinate conventions.
 """
 
 from __future__ import annotations

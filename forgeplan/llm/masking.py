@@ -21,6 +21,8 @@ forced prefix is rebuilt per task.
 action list each action must spell one of the actions legal in the symbolic state reached so far
 (forgeplan.semantics.legal.legal_actions on the task's actual state, stepped with World.apply), so every
 decoded plan replays without an illegal action. Its states are explored lazily and cached.
+
+One module (about 430 lines): both masks walk the same DFA state tables and share the budget rule.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@
 `World` compiles an assembly once (indices, blocker bitmasks, symmetry matrices); `check` says why an
 action is illegal in a state (or None), `apply` performs a legal one, `replay` runs a plan.
 
-One module on purpose (about 400 lines): the frozen semantics reads top to bottom here — states,
-derived predicates, the legality table with one rule per action kind, transition, equivalence.
+One module on purpose (about 600 lines): the frozen semantics reads top to bottom here — states,
+derived predicates, the legality table with one rule per action kind (partial moves included),
+transition, equivalence.
 """
 
 from __future__ import annotations

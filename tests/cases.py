@@ -8,6 +8,8 @@ test_plan_cases.py runs through every implementation (engine replay, ASP checker
 
 from __future__ import annotations
 
+import heapq
+import itertools
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -148,3 +150,25 @@ def zigzag_puzzle(base: bool = False):
     if base:
         parts += (part("Base", "plate", box(0, 0, -1, 5, 5, 0)),)
     return Assembly("zigzag4" if base else "zigzag3", "fixture", parts)
+
+
+def uniform_cost_optimum(task: Task, successors, weights: tuple[int, int] = (1000, 1)) -> tuple[int, int]:
+    """(J_move, c) of an optimal plan by uniform-cost search over `successors(world, state)` -> [(action,
+    next state)], costing weights[0] per distinct moved part plus weights[1] per action. Knows nothing of
+    any planner; the brute-force side of the differential tests."""
+    world, tie = task.world, itertools.count()
+    frontier, seen, memo = [(0, next(tie), task.actual, frozenset(), 0)], set(), {}
+    while frontier:
+        _, _, state, moved, length = heapq.heappop(frontier)
+        if (state, moved) in seen:
+            continue
+        seen.add((state, moved))
+        if world.equivalent(state, task.target):
+            return len(moved), length
+        if state not in memo:
+            memo[state] = successors(world, state)
+        for a, nxt in memo[state]:
+            m = moved | set(a.touched)
+            cost = weights[0] * len(m) + weights[1] * (length + 1)
+            heapq.heappush(frontier, (cost, next(tie), nxt, frozenset(m), length + 1))
+    raise AssertionError("no plan")

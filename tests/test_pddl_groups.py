@@ -5,7 +5,6 @@ command, and UP's validator agreeing with the engine on group plans (also with a
 from __future__ import annotations
 
 import dataclasses
-import heapq
 import itertools
 import json
 from concurrent.futures import ProcessPoolExecutor
@@ -27,6 +26,7 @@ from forgeplan.semantics.faults import FaultSpec, make_task
 from burrdata import FOLDER as BURR, HAVE_SHARED, burr, needs_shared, param
 from forgeplan.io.task_files import write_task
 from forgeplan.planners.repair import repair_plan
+from cases import uniform_cost_optimum
 from test_pddl import burr_jobs, engine_legal, walk_expanded_problem
 
 get_environment().credits_stream = None
@@ -34,25 +34,11 @@ W = 1000
 
 
 def brute_optimum(task, objective: str = "moved-parts,actions") -> tuple[int, int]:
-    """(J_move, c) of an optimal plan: uniform-cost search over the engine's legal actions (every group
-    move `World.check` accepts). Knows nothing of PDDL; J_move counts every member of a group move."""
-    world, tie = task.world, itertools.count()
-    weight = {"moved-parts,actions": (W, 1), "actions": (0, 1), "moved-parts": (1, 0)}[objective]
-    frontier, seen, memo = [(0, next(tie), task.actual, frozenset(), 0)], set(), {}
-    while frontier:
-        _, _, state, moved, length = heapq.heappop(frontier)
-        if (state, moved) in seen:
-            continue
-        seen.add((state, moved))
-        if world.equivalent(state, task.target):
-            return len(moved), length
-        if state not in memo:
-            memo[state] = [(a, world.apply(state, a)) for a in engine_legal(world, state)]
-        for a, nxt in memo[state]:
-            m = moved | set(a.touched)
-            cost = weight[0] * len(m) + weight[1] * (length + 1)
-            heapq.heappush(frontier, (cost, next(tie), nxt, frozenset(m), length + 1))
-    raise AssertionError("no plan")
+    """(J_move, c) of an optimal plan over the engine's legal actions (every group move `World.check`
+    accepts). Knows nothing of PDDL; J_move counts every member of a group move."""
+    weights = {"moved-parts,actions": (W, 1), "actions": (0, 1), "moved-parts": (1, 0)}[objective]
+    return uniform_cost_optimum(task, lambda world, state: [(a, world.apply(state, a)) for a in engine_legal(world, state)],
+                                weights)
 
 
 def burr_task(puzzle: str, fault: str):

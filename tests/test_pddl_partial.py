@@ -4,14 +4,13 @@ engine, and plans carried through decode, encode and replay."""
 
 from __future__ import annotations
 
-import heapq
 import itertools
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cases import zigzag_puzzle
+from cases import uniform_cost_optimum, zigzag_puzzle
 from forgeplan.model.actions import Insert, Join, Remove, Separate, Slide, moved_parts
 from forgeplan.model.assembly import DIRECTIONS
 from forgeplan.planners.pddl import slides
@@ -58,25 +57,13 @@ def engine_moves(world, state) -> list:
 
 
 def brute_optimum(task) -> tuple[int, int]:
-    """(J_move, c) of an optimal plan: uniform-cost search over the engine's legal actions (plus the
-    single-part repairs `legal_actions` offers) whose states stay inside the box. Knows nothing of PDDL."""
-    world, tie = task.world, itertools.count()
-    frontier, seen, memo = [(0, next(tie), task.actual, frozenset(), 0)], set(), {}
-    while frontier:
-        _, _, state, moved, length = heapq.heappop(frontier)
-        if (state, moved) in seen:
-            continue
-        seen.add((state, moved))
-        if world.equivalent(state, task.target):
-            return len(moved), length
-        if state not in memo:
-            acts = engine_moves(world, state) + [a for a in legal_actions(world, state)
-                                                 if a.name in ("reset_pose", "rotate", "replace")]
-            memo[state] = [(a, nxt) for a in dict.fromkeys(acts) if inside(nxt := world.apply(state, a))]
-        for a, nxt in memo[state]:
-            m = moved | set(a.touched)
-            heapq.heappush(frontier, (W * len(m) + length + 1, next(tie), nxt, frozenset(m), length + 1))
-    raise AssertionError("no plan")
+    """(J_move, c) of an optimal plan over the engine's legal actions (plus the single-part repairs
+    `legal_actions` offers) whose states stay inside the box. Knows nothing of PDDL."""
+    def successors(world, state):
+        acts = engine_moves(world, state) + [a for a in legal_actions(world, state)
+                                             if a.name in ("reset_pose", "rotate", "replace")]
+        return [(a, nxt) for a in dict.fromkeys(acts) if inside(nxt := world.apply(state, a))]
+    return uniform_cost_optimum(task, successors, (W, 1))
 
 
 def value(plan) -> tuple[int, int]:

@@ -56,19 +56,12 @@ def write_pddl(enc, out) -> tuple:
     return (*paths, groups)
 
 
-def read_plan(enc, text: str, file: str = "plan") -> tuple[Action, ...]:
-    """An external planner's plan for the export of `enc` -> forgeplan actions.
-
-    Reads the common format (one `(action arg ...)` per line, `;` comments, as Fast Downward's sas_plan);
-    names go back through the PDDLWriter's renaming, so sanitised part ids come back as they were.
-    """
+def plan_lines(text: str, file: str = "plan") -> list[tuple[int, str, tuple[str, ...]]]:
+    """(line number, action name, arguments), lower-cased, of a plan in the common format: one
+    `(action arg ...)` per line, `;` comments (as Fast Downward's sas_plan)."""
     import re
 
-    from unified_planning.model import Action as UPAction
-    from unified_planning.plans import ActionInstance
-
-    writer = pddl_writer(enc)
-    instances = []
+    out = []
     for lineno, line in enumerate(text.splitlines(), start=1):
         line = line.split(";", 1)[0].strip()
         if not line:
@@ -76,7 +69,24 @@ def read_plan(enc, text: str, file: str = "plan") -> tuple[Action, ...]:
         m = re.fullmatch(r"\(\s*([^()\s]+)((?:\s+[^()\s]+)*)\s*\)", line)
         if m is None:
             raise InputError(f"expected '(action arg ...)', got {line!r}", file=file, field=f"line {lineno}")
-        words = [m.group(1).lower(), *m.group(2).lower().split()]
+        out.append((lineno, m.group(1).lower(), tuple(m.group(2).lower().split())))
+    return out
+
+
+def read_plan(enc, text: str, file: str = "plan") -> tuple[Action, ...]:
+    """An external planner's plan for the export of `enc` -> forgeplan actions.
+
+    Reads the common format (one `(action arg ...)` per line, `;` comments, as Fast Downward's sas_plan);
+    names go back through the PDDLWriter's renaming, so sanitised part ids come back as they were.
+    """
+    from unified_planning.model import Action as UPAction
+    from unified_planning.plans import ActionInstance
+
+    writer = pddl_writer(enc)
+    instances = []
+    for lineno, name, args in plan_lines(text, file):
+        line = f"({' '.join((name, *args))})"
+        words = [name, *args]
         try:
             items = [writer.get_item_named(w) for w in words]
         except Exception:  # noqa: BLE001 - UP raises its own UPException for unknown names

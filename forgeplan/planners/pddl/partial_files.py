@@ -8,7 +8,6 @@ with negative preconditions and action costs.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from ...model.actions import Action
@@ -55,15 +54,9 @@ def read_partial_plan(task: Task, text: str, file: str, objective: str, grounded
                       radius: int | None = None) -> tuple[Action, ...]:
     """A planner's plan for `export_partial`'s problem -> forgeplan actions (one per move transaction)."""
     sp = _problem(task, objective, profile, radius)
-    lines = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        line = line.split(";", 1)[0].strip()
-        if not line:
-            continue
-        m = re.fullmatch(r"\(\s*([^()\s]+)((?:\s+[^()\s]+)*)\s*\)", line)
-        if m is None:
-            raise InputError(f"expected '(action arg ...)', got {line!r}", file=file, field=f"line {lineno}")
-        lines.append((lineno, m.group(1).lower(), tuple(m.group(2).lower().split())))
+    from .files import plan_lines
+
+    lines = plan_lines(text, file)
     if grounded:
         names = []
         for lineno, name, args in lines:

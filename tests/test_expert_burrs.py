@@ -182,7 +182,8 @@ def test_expert_tasks_join_and_every_other_task_is_byte_identical(benches):
     manifest = json.loads((with_ / "manifest.json").read_text())
     expert_records = [r for r in manifest["records"] if r["assembly_id"] in PARTIAL_MOVES]
     assert sorted(r["sample_id"] for r in expert_records) == added
-    assert all(r["condition"] in ("single", "multi") and r["difficulty"] in ("hard", "expert") for r in expert_records)
+    # a fault in a burr that needs partial moves is never one direct action away from the target
+    assert all(r["condition"] in ("single", "multi") and r["difficulty"] != "easy" for r in expert_records)
 
 
 @pytest.mark.slow
@@ -196,7 +197,7 @@ def test_every_reference_verifies_and_states_its_proof(benches):
         assert verify(load_task(folder), out).valid, folder.name
         proof = ref["proof"]
         if folder.name.startswith(tuple(EXPERTS)):
-            assert proof["optimal"] is False and proof["method"] == "repair-search" or proof["method"] == "clingo"
+            assert proof["method"] == "moved-set-search" or proof["method"] == "repair-search" and not proof["optimal"]
         else:
             assert proof["optimal"] is True and proof["method"] == "clingo"
 
@@ -209,9 +210,11 @@ def test_evaluate_scores_the_oracle_on_expert_tasks(benches, tmp_path, capsys):
     code, out, _ = run(capsys, "evaluate", "--bench", with_, "--predictions", preds, "--json")
     report = json.loads(out)
     assert code == 0 and report["metrics"]["DGTR"] == 100.0
-    experts = sum(r["split"] == "test" and r["assembly_id"] in PARTIAL_MOVES
-                  for r in json.loads((with_ / "manifest.json").read_text())["records"])
-    assert experts and report["rules"]["unproved_references"] == experts   # every tier task is a fault task
+    experts = [r["sample_id"] for r in json.loads((with_ / "manifest.json").read_text())["records"]
+               if r["split"] == "test" and r["assembly_id"] in PARTIAL_MOVES]
+    unproved = sum(not json.loads((with_ / "tasks" / s / "reference.json").read_text())["proof"]["optimal"]
+                   for s in experts)
+    assert experts and report["rules"].get("unproved_references", 0) == unproved
     code, out, _ = run(capsys, "evaluate", "--bench", with_, "--predictions", preds, "--json", "--reference-cost", "paper")
     assert code == 0 and json.loads(out)["metrics"]["DGTR"] == 100.0   # the expert references stand
     rows = [json.loads(line) for line in preds.read_text().splitlines()]

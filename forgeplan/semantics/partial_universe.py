@@ -126,15 +126,29 @@ def apply_move(config: Config, move: Move) -> Config:
     return tuple(placed.get(i, o) for i, o in enumerate(config))
 
 
-def offered_moves(world: World, config: Config, movable: int, landings: dict | None = None) -> Iterator[Move]:
-    """The universe's moves legal in `config` that move slots of `movable` only (§9 "Grounded moves").
+# The slides and departures a configuration offers depend on the world, the configuration and the movable
+# slots only; searches over one assembly (every task of a benchmark's batch, every moved set of a task)
+# meet the same configurations again and again, so they are kept per world (bounded).
+_MOVES: dict = {}
+_MOVES_MAX = 50_000
 
-    `landings` (config -> its arrivals, from `landing_index`) offers only the arrivals that land where the
-    target can be reached by slides and arrivals; None offers every arrival of the domain."""
+
+def _departures_and_slides(world: World, config: Config, movable: int) -> tuple[Move, ...]:
+    table = _MOVES.get(world)
+    if table is None or len(table) >= _MOVES_MAX:
+        if len(_MOVES) >= 8:
+            _MOVES.clear()
+        table = _MOVES[world] = {}
+    key = (config, movable)
+    moves = table.get(key)
+    if moves is None:
+        moves = table[key] = tuple(_compute_departures_and_slides(world, config, movable))
+    return moves
+
+
+def _compute_departures_and_slides(world: World, config: Config, movable: int) -> Iterator[Move]:
     sh, bound = shapes(world.assembly), position_bound(world.assembly)
-    present = sum(1 << i for i, o in enumerate(config) if o is not None)
     for d, name in enumerate(DIRECTIONS):
-        axis = "xyz".index(name[1])
         for group in movable_groups(sh, config, movable, d):
             r = room(sh, config, group, d)
             if r >= FREE and (group & (group - 1) == 0 or separable_at(world, group, _offsets_of(config, group))):
@@ -145,6 +159,15 @@ def offered_moves(world: World, config: Config, movable: int, landings: dict | N
                 moved = apply_move(config, ("slide", group, name, k))
                 if all(in_domain(bound, moved[i]) for i in _members(group)):  # type: ignore[arg-type]
                     yield ("slide", group, name, k)
+
+
+def offered_moves(world: World, config: Config, movable: int, landings: dict | None = None) -> Iterator[Move]:
+    """The universe's moves legal in `config` that move slots of `movable` only (§9 "Grounded moves").
+
+    `landings` (config -> its arrivals, from `landing_index`) offers only the arrivals that land where the
+    target can be reached by slides and arrivals; None offers every arrival of the domain."""
+    present = sum(1 << i for i, o in enumerate(config) if o is not None)
+    yield from _departures_and_slides(world, config, movable)
     if landings is None:
         yield from _arrivals(world, config, movable & ~present)
     else:

@@ -72,16 +72,13 @@ def paper_reference(task: Task, reference: dict) -> dict:
     reference sequence defines the reference cost c*", and the reference "uses the fewest executable
     actions". forgeplan's stored reference minimises distinct moved parts first; it is kept when no valid
     plan has fewer actions, else replaced by clingo's proven action-optimal plan (`actions` objective). On
-    a task that needs partial moves, which clingo does not plan yet, the stored reference stands (its
-    `proof` says it is not proved minimal)."""
+    a task that needs partial moves, solved for the moved-parts-first objective only (SEMANTICS §9), the
+    stored reference stands (its `proof` says whether it is proved minimal)."""
     from ..planners.asp.solve import solve_task
 
-    try:
-        result = solve_task(task, "actions", time_limit=PAPER_SOLVE_SECONDS)
-    except InputError:
-        if task.world.partial:
-            return reference
-        raise
+    if task.world.partial:
+        return reference
+    result = solve_task(task, "actions", time_limit=PAPER_SOLVE_SECONDS)
     if not result.optimal:
         raise ForgeplanError(f"{task.sample_id}: the action-optimal reference was not proved within "
                              f"{PAPER_SOLVE_SECONDS:g} s ({result.status.value})")
@@ -94,7 +91,7 @@ def paper_reference(task: Task, reference: dict) -> dict:
 def summarise(samples: list[SampleScore], split: str, reference_cost: str = "forgeplan") -> dict:
     rules = {"reference_cost": reference_cost, "magar_profile_samples": sum(s.magar_profile for s in samples if s.is_fault)}
     unproved = sum(s.is_fault and not s.reference_proved for s in samples)
-    if unproved:   # the expert tier's references (partial moves) come from the repair search
+    if unproved:   # expert-tier references (partial moves) the moved-set search did not prove
         rules["unproved_references"] = unproved
     return {
         "split": split, "samples": len(samples), "fault_samples": sum(s.is_fault for s in samples),

@@ -45,7 +45,7 @@ class SampleScore:
     magar_profile: bool = False      # the prediction carried MAGAR's minimal_rework fields
     predicted_actions: int = 0
     reference_actions: int = 0
-    reference_proved: bool = True    # reference.json's proof: minimal (clingo), or only valid (repair search)
+    reference_proved: bool = True    # reference.json's proof: proved minimal, or only valid
 
 
 def identity(actions) -> list[tuple[str, str]]:

@@ -155,15 +155,15 @@ def build_task(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances,
 
 def partial_move_reference(task: Task) -> tuple[dict, tuple[Action, ...]] | None:
     """The reference of a task that needs partial moves (SEMANTICS §9) and its plan: what
-    `planners.reference` gives, clingo's proof when it grounds slides, else the repair search's valid
-    plan, marked `optimal: false` (the proof object says which; `generate`'s closed loop verifies
-    either). None when no plan restores the target."""
+    `planners.reference` gives (the moved-set search, proved or not), else, for a task the search
+    refuses, the repair search's valid plan, marked `optimal: false` (the proof object says which;
+    `generate`'s closed loop verifies either). None when no plan restores the target."""
     from ..io.contract import parse_output
     from ..planners.reference import proven_reference, simple_reference
 
     try:
         ref = proven_reference(task, SOLVE_TIME_LIMIT)
-    except InputError:   # clingo refuses the task: the encoding does not ground §9 yet
+    except InputError:   # the moved-set search refuses it (a spare in a slot, a lock, two repairs in one slot)
         ref = simple_reference(task)
     if ref is None:
         return None

@@ -47,7 +47,7 @@ for _module in FAMILY_MODULES:
     BUILTIN.update(_module.ASSEMBLIES)
 
 # the built-ins that need partial moves (SEMANTICS.md §9): the benchmark's expert tier
-# (bench/composition.py); clingo and the PDDL export do not ground slides yet
+# (bench/composition.py); clingo does not ground slides, their references come from the moved-set search
 PARTIAL_MOVES: frozenset[str] = frozenset(burr.LEVELS)
 
 

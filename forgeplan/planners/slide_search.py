@@ -32,9 +32,9 @@ from ..semantics.grounded import canonical_key, part_ranks, rotation_fix
 from ..semantics.partial_universe import Config, Move, _gap, apply_move, landing_index, offered_moves, to_action
 
 Node = tuple[Config, int]
-CAP = 4_000
+CAP = 4_000       # configurations per moved set before its search counts as not exhausted
 NO_LIMIT = 10 ** 9
-BUDGET = 20_000   # states over all moved sets before the search stops unproved   # configurations per moved set before its search counts as not exhausted
+BUDGET = 20_000   # states over all moved sets before the search stops unproved
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
 import platform
 import re
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -57,7 +57,7 @@ def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, pro
     `assemblies` lists built-in ids and assembly JSON file paths (default: every built-in). With
     `shard` (K, N) only that slice of the batches is built and shard.json replaces the manifest
     (`shards.merge` joins the shards). `resume` keeps the complete task folders of an interrupted
-    build with the same head and builds the rest. `phases`, when given, receives the `os.times()` at
+    build with the same head and builds the rest. `phases`, when given, receives `time.process_time()` at
     the start and the end of the parallel part (`forgeplan perf bench` separates the serial part).
     """
     check_task_count(tasks)
@@ -85,7 +85,7 @@ def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, pro
         progress(len(records))
     work = heaviest_first(work, lambda w: cost_rank(w[1], w[1].assembly_id in group_moves))
     if phases is not None:
-        phases["parallel_start"] = os.times()
+        phases["parallel_start"] = time.process_time()
     for generated in run_batches(generate_batch, work, jobs, executor, address):
         for g in generated:
             write_task_folder(out, g.sample_id, g.texts)
@@ -93,7 +93,7 @@ def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, pro
         if progress:
             progress(len(generated))
     if phases is not None:
-        phases["parallel_end"] = os.times()
+        phases["parallel_end"] = time.process_time()
     ordered = [records[k] for k in sorted(records)]
     if shard is not None:
         write_json(out / SHARD_FILE, {"head": head, "shard": list(shard), "records": [[k, records[k]] for k in sorted(records)]})

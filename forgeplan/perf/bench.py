@@ -26,9 +26,9 @@ def add_arguments(p) -> None:
     p.add_argument("--runs", type=int, default=1, help="repetitions (medians reported); a full build takes minutes")
 
 
-def _cpu(a: os.times_result, b: os.times_result, children: bool = True) -> float:
-    own = b.user - a.user + b.system - a.system
-    return own + (b.children_user - a.children_user + b.children_system - a.children_system if children else 0.0)
+def _cpu(a: os.times_result, b: os.times_result) -> float:
+    """CPU seconds of this process and its waited-for children between two `os.times()`."""
+    return b.user - a.user + b.system - a.system + b.children_user - a.children_user + b.children_system - a.children_system
 
 
 def one_build(tasks: int, jobs: int) -> dict:
@@ -37,10 +37,12 @@ def one_build(tasks: int, jobs: int) -> dict:
 
     phases: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
-        t0, c0 = time.perf_counter(), os.times()
+        t0, c0, p0 = time.perf_counter(), os.times(), time.process_time()
         manifest = build_bench(Path(tmp) / "bench", tasks, 42, jobs, phases=phases)
-        wall, c1 = time.perf_counter() - t0, os.times()
-    serial = _cpu(c0, phases["parallel_start"], False) + _cpu(phases["parallel_end"], c1, False)
+        wall, c1, p1 = time.perf_counter() - t0, os.times(), time.process_time()
+    # the parent's own CPU outside the parallel phase, from process_time: os.times() counts 10 ms ticks,
+    # which a small build's serial part can fall inside
+    serial = (phases["parallel_start"] - p0) + (p1 - phases["parallel_end"])
     cpu = _cpu(c0, c1)
     return {"wall": wall, "cpu": cpu, "serial": serial, "projected": serial + (cpu - serial) / jobs,
             "load": os.getloadavg()[0], "composition": manifest["composition"]}

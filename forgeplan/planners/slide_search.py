@@ -22,14 +22,13 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Optional
 
-from ..geometry.displacement import FREE, shapes
 from ..model.actions import Action, ResetPose, Rotate
-from ..model.assembly import DIRECTIONS
 from ..model.errors import InputError
 from ..model.state import NO_OFFSET, State
 from ..semantics.engine import World
 from ..semantics.grounded import canonical_key, part_ranks, rotation_fix
-from ..semantics.partial_universe import Config, Move, _gap, apply_move, landing_index, offered_moves, to_action
+from ..semantics.partial_offers import offer_table
+from ..semantics.partial_universe import Config, Move, landing_index, offered_steps, to_action
 
 Node = tuple[Config, int]
 CAP = 4_000       # configurations per moved set before its search counts as not exhausted
@@ -82,20 +81,18 @@ def _mends(world: World, actual: State, i: int) -> list[Action]:
     return out
 
 
-def _clear(world: World, config: Config, i: int) -> bool:
-    sh = shapes(world.assembly)
-    return any(all(_gap(sh, i, config[i], j, o, d) >= FREE for j, o in enumerate(config)  # type: ignore[arg-type]
-                   if o is not None and j != i) for d in range(len(DIRECTIONS)))
-
-
 def successors(world: World, node: Node, movable: int, landings: dict) -> list[tuple[Move, Node]]:
+    """The moves of `movable` slots from a node, each with the node it leads to: mends first, then the
+    universe's moves (a departure takes the faults of what leaves with it)."""
     config, bad = node
     out = []
-    for i in range(len(config)):
-        if bad >> i & 1 and movable >> i & 1 and _clear(world, config, i):
-            out.append((("mend", 1 << i), (config, bad & ~(1 << i))))
-    for m in offered_moves(world, config, movable, landings):
-        out.append((m, (apply_move(config, m), bad & ~m[1] if m[0] == "out" else bad)))
+    if bad & movable:
+        table = offer_table(world)
+        for i in _members(bad & movable):
+            if table.clear(config, i):
+                out.append((("mend", 1 << i), (config, bad & ~(1 << i))))
+    for m, nxt in offered_steps(world, config, movable, landings):
+        out.append((m, (nxt, bad & ~m[1] if m[0] == "out" else bad)))
     return out
 
 
@@ -106,14 +103,13 @@ def _escapes(world: World, config: Config, movable: int, f: int) -> bool:
     ends at its target), and the other movable slots can only be in the way, so a `False` is a proof that
     `movable` is too small."""
     alone = tuple((0, 0, 0) if i == f else (o if not movable >> i & 1 else None) for i, o in enumerate(config))
-    seen, todo = {alone}, [alone]
+    seen, todo, table = {alone}, [alone], offer_table(world)
     while todo:
         c = todo.pop()
-        if _clear(world, c, f):
+        if table.clear(c, f):
             return True
-        for m in offered_moves(world, c, 1 << f, landings={}):
+        for m, nxt in table.steps(c, 1 << f):
             if m[0] == "slide":
-                nxt = apply_move(c, m)
                 if nxt not in seen:
                     seen.add(nxt)
                     todo.append(nxt)

@@ -23,17 +23,18 @@ Which insertion and join positions are offered, and why the others are never nee
 
 from __future__ import annotations
 
+import time
+from collections import deque
 from functools import lru_cache
 from itertools import product
-from typing import Iterator, Optional, Sequence
+from typing import Iterator, Sequence
 
 from ..geometry.displacement import FREE, Shapes, Vec, shapes
 from ..model.actions import Action, Insert, Join, Remove, Separate, Slide
 from ..model.assembly import DIRECTION_VECTORS, DIRECTIONS, Assembly
 from .engine import World
-
-Config = tuple[Optional[Vec], ...]
-Move = tuple
+from .partial_offers import Config, Move, Step, separable_at  # noqa: F401 (separable_at: part of this API)
+from .partial_offers import offer_table as _offer_table
 ZERO: Vec = (0, 0, 0)
 _VEC = tuple(DIRECTION_VECTORS[d] for d in DIRECTIONS)
 
@@ -84,33 +85,6 @@ def room(sh: Shapes, config: Config, group: int, d: int) -> int:
     return best
 
 
-def _closures(sh: Shapes, config: Config, present: list[int], d: int) -> dict[int, int]:
-    """Per present slot, the set that must come along when it moves one step along `d` (fixed point)."""
-    out = {}
-    for seed in present:
-        group, todo = 1 << seed, [seed]
-        while todo:
-            a = todo.pop()
-            for b in present:
-                if not group >> b & 1 and _gap(sh, a, config[a], b, config[b], d) < 1:  # type: ignore[arg-type]
-                    group |= 1 << b
-                    todo.append(b)
-        out[seed] = group
-    return out
-
-
-def movable_groups(sh: Shapes, config: Config, movable: int, d: int) -> list[int]:
-    """Every set of present movable slots that can take a step along `d` (or leave) without moving a
-    slot outside it: the unions of the closures that stay inside `movable`."""
-    present = [i for i, o in enumerate(config) if o is not None]
-    closures = {c for s, c in _closures(sh, config, present, d).items() if movable >> s & 1 and c & ~movable == 0}
-    unions = {0}
-    for c in sorted(closures):
-        unions |= {u | c for u in unions}
-    unions.discard(0)
-    return sorted(unions)
-
-
 def _shift(o: Vec, v: Vec, k: int) -> Vec:
     return (o[0] + v[0] * k, o[1] + v[1] * k, o[2] + v[2] * k)
 
@@ -126,96 +100,85 @@ def apply_move(config: Config, move: Move) -> Config:
     return tuple(placed.get(i, o) for i, o in enumerate(config))
 
 
-# The slides and departures a configuration offers depend on the world, the configuration and the movable
-# slots only; searches over one assembly (every task of a benchmark's batch, every moved set of a task)
-# meet the same configurations again and again, so they are kept per world (bounded).
-_MOVES: dict = {}
-_MOVES_MAX = 50_000
-
-
-def _departures_and_slides(world: World, config: Config, movable: int) -> tuple[Move, ...]:
-    table = _MOVES.get(world)
-    if table is None or len(table) >= _MOVES_MAX:
-        if len(_MOVES) >= 8:
-            _MOVES.clear()
-        table = _MOVES[world] = {}
-    key = (config, movable)
-    moves = table.get(key)
-    if moves is None:
-        moves = table[key] = tuple(_compute_departures_and_slides(world, config, movable))
-    return moves
-
-
-def _compute_departures_and_slides(world: World, config: Config, movable: int) -> Iterator[Move]:
-    sh, bound = shapes(world.assembly), position_bound(world.assembly)
-    for d, name in enumerate(DIRECTIONS):
-        for group in movable_groups(sh, config, movable, d):
-            r = room(sh, config, group, d)
-            if r >= FREE and (group & (group - 1) == 0 or separable_at(world, group, _offsets_of(config, group))):
-                yield ("out", group, name)
-            if r >= FREE:
-                continue           # a group with a clear ray leaves instead of sliding (§9 "Grounded moves")
-            for k in range(1, r + 1):
-                moved = apply_move(config, ("slide", group, name, k))
-                if all(in_domain(bound, moved[i]) for i in _members(group)):  # type: ignore[arg-type]
-                    yield ("slide", group, name, k)
+def offered_steps(world: World, config: Config, movable: int, landings: dict | None = None) -> Iterator[Step]:
+    """`offered_moves` with the configuration each move leads to: what the searches expand."""
+    yield from _offer_table(world).steps(config, movable)
+    if landings is None:
+        for m in _arrivals(world, config, movable & ~sum(1 << i for i, o in enumerate(config) if o is not None)):
+            yield m, apply_move(config, m)
+    else:
+        yield from landings.get(config, ())
 
 
 def offered_moves(world: World, config: Config, movable: int, landings: dict | None = None) -> Iterator[Move]:
     """The universe's moves legal in `config` that move slots of `movable` only (§9 "Grounded moves").
 
-    `landings` (config -> its arrivals, from `landing_index`) offers only the arrivals that land where the
-    target can be reached by slides and arrivals; None offers every arrival of the domain."""
-    present = sum(1 << i for i, o in enumerate(config) if o is not None)
-    yield from _departures_and_slides(world, config, movable)
-    if landings is None:
-        yield from _arrivals(world, config, movable & ~present)
-    else:
-        yield from landings.get(config, ())
+    `landings` (config -> its arrival steps, from `landing_index`) offers only the arrivals that land where
+    the target can be reached by slides and arrivals; None offers every arrival of the domain."""
+    return (m for m, _ in offered_steps(world, config, movable, landings))
 
 
 def landing_index(world: World, movable: int, home: Config, cap: int = 1_000_000,
-                  depth: int | None = None, deadline: float | None = None) -> dict[Config, list[Move]]:
+                  depth: int | None = None, deadline: float | None = None) -> dict[Config, list[Step]]:
     """Every configuration reachable from `home` by finite slides and departures of `movable` slots
-    (within `depth` moves when given), indexed by what a departure leaves: config -> the arrivals
-    (departures reversed) that lead back into the set. Arrivals elsewhere are never needed (§9
-    "Grounded moves"). Past `cap` configurations or the `deadline` (time.perf_counter) it raises
-    OverflowError, whose `partial` holds the arrivals found so far."""
-    import time
-    from collections import deque
+    (within `depth` moves when given), indexed by what a departure leaves: config -> the arrival steps
+    (departures reversed, each with the configuration it restores) that lead back into the set. Arrivals
+    elsewhere are never needed (§9 "Grounded moves"). Past `cap` configurations or the `deadline`
+    (time.perf_counter) it raises OverflowError, whose `partial` holds the arrivals found so far.
 
+    The index depends on the world, the slots and the limits only, so it is kept per world: every task
+    on an assembly asks for the same moved sets (a clock-cut index is not kept)."""
+    key = (world, movable, home, cap, depth)
+    hit = _LANDINGS.get(key)
+    if hit is None:
+        out, complete, by_clock = _landings(world, movable, home, cap, depth, deadline)
+        if by_clock:
+            hit = (out, complete)
+        else:
+            if len(_LANDINGS) >= _LANDINGS_MAX:
+                _LANDINGS.clear()
+            hit = _LANDINGS[key] = (out, complete)
+    out, complete = hit
+    if not complete:
+        err = OverflowError(f"more than {cap} configurations, or past the deadline")
+        err.partial = out   # type: ignore[attr-defined]  (what was found: still legal arrivals)
+        raise err
+    return out
+
+
+_LANDINGS: dict = {}
+_LANDINGS_MAX = 512
+
+
+def _landings(world: World, movable: int, home: Config, cap: int, depth: int | None,
+              deadline: float | None) -> tuple[dict[Config, list[Step]], bool, bool]:
+    """landing_index's breadth-first search: (index, complete, cut by the clock). A cut index keeps its
+    arrivals in the order met; a complete one sorts them."""
     seen, queue, out = {home: 0}, deque([home]), {}
+    table = _offer_table(world)
     while queue:
         config = queue.popleft()
-        if depth is not None and seen[config] >= depth:
+        t = seen[config]
+        if depth is not None and t >= depth:
             continue
-        for move in offered_moves(world, config, movable, landings={}):
-            nxt = apply_move(config, move)
+        for move, nxt in table.steps(config, movable):
             if move[0] == "out":
                 back = ("in", move[1], move[2], _offsets_of(config, move[1]))
-                out.setdefault(nxt, []).append(back)
+                out.setdefault(nxt, []).append((back, config))
             if nxt not in seen:
-                seen[nxt] = seen[config] + 1
+                seen[nxt] = t + 1
                 queue.append(nxt)
-                if len(seen) > cap or deadline is not None and time.perf_counter() > deadline:
-                    err = OverflowError(f"more than {cap} configurations, or past the deadline")
-                    err.partial = out   # type: ignore[attr-defined]  (what was found: still legal arrivals)
-                    raise err
-    for moves in out.values():
-        moves.sort()
-    return out
+                if len(seen) > cap:
+                    return out, False, False
+                if deadline is not None and time.perf_counter() > deadline:
+                    return out, False, True
+    for steps in out.values():
+        steps.sort()
+    return out, True, False
 
 
 def _offsets_of(config: Config, group: int) -> tuple[Vec, ...]:
     return tuple(config[i] for i in _members(group))  # type: ignore[misc]
-
-
-def separable_at(world: World, group: int, offsets: Sequence[Vec]) -> bool:
-    """Is `group` at `offsets` separable (§9)? Only relative offsets matter in free space, so the question
-    is asked relative to the first member and each arrangement is searched once."""
-    base = offsets[0]
-    rel = tuple((o[0] - base[0], o[1] - base[1], o[2] - base[2]) for o in offsets)
-    return world.separable(group, rel)
 
 
 def _arrivals(world: World, config: Config, absent: int) -> Iterator[Move]:

@@ -3,8 +3,9 @@ turns the outcome into its `SolveResult`.
 
 The moved-set search (`slide_search.minimal_rework`) proves the lexicographic optimum (`J_move`, then
 `c`) over the grounded universe of §9 and picks the tie-break plan; when it cannot finish (time limit,
-or a moved set with more configurations than its cap) the best plan found is reported as FEASIBLE, or
-else the repair search's plan. Nothing is claimed that the search did not exhaust.
+or a moved set with more configurations than its cap) the better (J_move, then c) of the best plan it
+found and the repair search's plan is reported as FEASIBLE. Nothing is claimed that the search did not
+exhaust.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import time
 from typing import NamedTuple
 
-from ..model.actions import Action
+from ..model.actions import Action, moved_parts
 from ..model.errors import InputError
 from ..semantics.closure import dependency_closure
 from ..semantics.diagnosis import faulty_slots
@@ -53,11 +54,18 @@ def solve_partial(task: Task, objective: str = "moved-parts,actions", time_limit
     closure = [world.ids[i] for i in dependency_closure(world, task.actual, faulty_slots(world, task.actual, task.target))]
     found = _minimal_rework(world, task.actual, time_limit)
     plan, status, proof = found.plan, "optimal" if found.optimal else "feasible", PROOF
-    if plan is None:
-        plan, status, proof = partial_repair_plan(world, task.actual, task.target), "feasible", "repair-search"
+    if plan is None or not found.optimal:
+        fallback = partial_repair_plan(world, task.actual, task.target)
+        if fallback is not None and (plan is None or _cost(fallback) < _cost(plan)):
+            plan, status, proof = fallback, "feasible", "repair-search"
     if plan is None:
         status, proof, plan = "timeout", "", []
     return PartialOutcome(status, tuple(plan), proof, closure, time.perf_counter() - t0)
+
+
+def _cost(plan) -> tuple[int, int]:
+    """(J_move, c): an unproved search's plan is kept only when the repair search's is not better."""
+    return len(moved_parts(plan)), len(plan)
 
 
 def _minimal_rework(world, actual, time_limit: float | None):

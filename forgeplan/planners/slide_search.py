@@ -140,6 +140,8 @@ def _bfs(world: World, start: Node, movable: int, limit: int, cap: int,
     dist, queue, found = {start: 0}, deque([start]), None
     if _goal(start):
         return dist, 0, complete
+    if not _can_arrive(start, movable, landings):
+        return dist, None, complete
     while queue:
         if len(dist) > cap or deadline is not None and time.perf_counter() > deadline:
             return dist, found, False
@@ -154,6 +156,19 @@ def _bfs(world: World, start: Node, movable: int, limit: int, cap: int,
                     found = t + 1
                 queue.append(nxt)
     return dist, found, complete
+
+
+def _can_arrive(start: Node, movable: int, landings: dict) -> bool:
+    """Is every movable slot that is absent at the start brought in by some offered arrival? An absent slot
+    enters only by an arrival, and the search offers only the arrivals of `landings`; so when one is never
+    brought in, no plan of this moved set exists and the search is skipped (its graph has no goal)."""
+    absent = sum(1 << i for i, o in enumerate(start[0]) if o is None) & movable
+    for steps in landings.values():
+        for move, _ in steps:
+            absent &= ~move[1]
+        if not absent:
+            return True
+    return not absent
 
 
 def minimal_rework(world: World, actual: State, time_limit: float | None = None, cap: int = CAP,

@@ -25,7 +25,13 @@ _VEC = tuple(DIRECTION_VECTORS[d] for d in DIRECTIONS)
 
 
 def bits(mask: int) -> list[int]:
+    """The members of a bitmask, ascending (tabled for the small masks every search asks about)."""
+    if mask < len(_BITS):
+        return _BITS[mask]
     return [i for i in range(mask.bit_length()) if mask >> i & 1]
+
+
+_BITS = [[i for i in range(m.bit_length()) if m >> i & 1] for m in range(1 << 12)]
 
 
 class _Pairs(NamedTuple):

@@ -1,0 +1,135 @@
+"""The compiled offers of the moved-set search (semantics/partial_offers.py) against their definition, and
+the search's shortcuts against the search without them: the dead-set skip changes no result, kept landing
+indexes equal fresh ones, and an unproved search never reports a plan worse than the repair search's."""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from forgeplan.geometry.displacement import FREE, shapes
+from forgeplan.library import build
+from forgeplan.model.actions import moved_parts
+from forgeplan.model.assembly import DIRECTIONS
+from forgeplan.model.state import Tolerances
+from forgeplan.planners import slide_search
+from forgeplan.planners.asp.solve import solve_task
+from forgeplan.planners.partial_repair import partial_repair_plan
+from forgeplan.semantics import partial_offers, partial_universe
+from forgeplan.semantics.faults import FaultSpec, make_task
+from forgeplan.semantics.partial_universe import (apply_move, in_domain, landing_index, offered_steps, position_bound,
+                                                  room, separable_at)
+from forgeplan.semantics.task import world_for
+
+from test_slide_search import burr_e, tunnel
+
+
+def defined_offer(world, config, movable):
+    """§9's slides and departures from their definition: every set G of present movable slots with room
+    along d (no other slot touches it ahead), leaving when the room is a clear ray (one part, or a
+    separable group), else sliding by every k up to the room that keeps every member in the domain;
+    in the order per direction, per group mask, per distance."""
+    sh, bound = shapes(world.assembly), position_bound(world.assembly)
+    here = [i for i, o in enumerate(config) if o is not None and movable >> i & 1]
+    groups = sorted(sum(1 << i for i in g) for n in range(1, len(here) + 1) for g in combinations(here, n))
+    out = []
+    for d, name in enumerate(DIRECTIONS):
+        for g in groups:
+            r = room(sh, config, g, d)
+            if r < 1:
+                continue
+            if r >= FREE:
+                members = [config[i] for i in range(len(config)) if g >> i & 1]
+                if g & (g - 1) == 0 or separable_at(world, g, members):
+                    out.append(("out", g, name))
+                continue
+            for k in range(1, r + 1):
+                moved = apply_move(config, ("slide", g, name, k))
+                if all(in_domain(bound, moved[i]) for i in range(len(config)) if g >> i & 1):
+                    out.append(("slide", g, name, k))
+    return [(m, apply_move(config, m)) for m in out]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(0, 10 ** 6), min_size=1, max_size=10), st.sampled_from(["tunnel", "burr"]),
+       st.integers(1, 63))
+def test_the_compiled_offer_is_the_defined_one_on_random_walks(picks, which, movable):
+    asm = tunnel() if which == "tunnel" else burr_e()
+    w = world_for(asm, Tolerances())
+    movable &= (1 << len(asm.parts)) - 1
+    everything = (1 << len(asm.parts)) - 1
+    config = tuple((0, 0, 0) for _ in asm.parts)
+    for pick in picks:
+        assert list(partial_offers.offer_table(w).steps(config, movable)) == defined_offer(w, config, movable)
+        steps = list(offered_steps(w, config, everything))
+        if not steps:
+            break
+        move, nxt = steps[pick % len(steps)]
+        assert nxt == apply_move(config, move)
+        config = nxt
+
+
+def _results(task):
+    found = slide_search.minimal_rework(task.world, task.actual)
+    return found.plan, found.moved, found.actions, found.optimal
+
+
+@pytest.mark.parametrize("make", [
+    lambda: make_task(tunnel(), [FaultSpec.parse("missing_part:Core")], seed=3),
+    lambda: make_task(tunnel(), [FaultSpec.parse("missing_part:Shell")], seed=3),
+    lambda: make_task(burr_e(), [FaultSpec.parse("missing_part:Solid6burrEAsm901_Part03_Stick")], seed=1),
+    lambda: make_task(burr_e(), [FaultSpec.parse("wrong_orientation:Solid6burrEAsm901_Part02_Stick")], seed=2),
+])
+def test_skipping_sets_that_cannot_bring_a_missing_slot_in_changes_no_proved_result(make, monkeypatch):
+    """The dead-set skip is exact: with it and without it the proved optimum and its plan are the same."""
+    task = make()
+    with_skip = _results(task)
+    monkeypatch.setattr(slide_search, "_can_arrive", lambda *a: True)
+    partial_universe._LANDINGS.clear()
+    without = _results(task)
+    assert with_skip[3] and without[3]
+    assert with_skip == without
+
+
+def test_a_set_whose_landings_never_bring_the_missing_slot_in_is_skipped():
+    task = make_task(build("burr_6_level5"), [FaultSpec.parse("missing_part:Burr6Level5_Part02_Stick")], seed=0)
+    w = task.world
+    start = slide_search.start_node(w, task.actual)
+    movable = 0b10110    # the missing slot and two sticks that cannot take it out
+    assert landing_index(w, movable, tuple((0, 0, 0) for _ in start[0]), cap=10 ** 6) == {}
+    dist, found, complete = slide_search._bfs(w, start, movable, slide_search.NO_LIMIT, slide_search.CAP)
+    assert (len(dist), found, complete) == (1, None, True)
+
+
+def test_a_kept_landing_index_equals_a_fresh_one():
+    w = make_task(burr_e(), [], seed=0).world
+    home = tuple((0, 0, 0) for _ in w.ids)
+    partial_universe._LANDINGS.clear()
+    partial_offers._TABLES.clear()
+    first = landing_index(w, 0b111000, home, cap=3000)
+    partial_offers._TABLES.clear()
+    assert landing_index(w, 0b111000, home, cap=3000) is first      # kept
+    partial_universe._LANDINGS.clear()
+    assert landing_index(w, 0b111000, home, cap=3000) == first      # and the same as a fresh one
+    with pytest.raises(OverflowError):
+        landing_index(w, 0b111111, home, cap=10, deadline=0.0)
+    assert not any(k[1] == 0b111111 for k in partial_universe._LANDINGS)   # a clock-cut index is not kept
+
+
+def test_an_unproved_search_gives_way_to_a_better_repair_plan():
+    """Here the search, cut by its state budget, meets only the whole-set separate and join (J = 6); the
+    repair search moves five parts, which wins the lexicographic order."""
+    task = make_task(build("burr_6_level5"), [FaultSpec("wrong_orientation", "Burr6Level5_Part02_Stick"),
+                                              FaultSpec("misplacement", "Burr6Level5_Part03_Stick")], seed=1)
+    found = slide_search.minimal_rework(task.world, task.actual)
+    repair = partial_repair_plan(task.world, task.actual, task.target)
+    assert not found.optimal and found.plan is not None and repair is not None
+    result = solve_task(task)
+    best = min((len(moved_parts(p)), len(p)) for p in (found.plan, repair))
+    assert (result.moved_parts, result.actions) == best == (5, 14)
+    assert result.proof == "repair-search" and not result.optimal
+    replay = task.world.replay(task.actual, result.plan)
+    assert replay.failure is None and task.world.equivalent(replay.final, task.target)

@@ -83,15 +83,33 @@ def _results(task):
     lambda: make_task(burr_e(), [FaultSpec.parse("missing_part:Solid6burrEAsm901_Part03_Stick")], seed=1),
     lambda: make_task(burr_e(), [FaultSpec.parse("wrong_orientation:Solid6burrEAsm901_Part02_Stick")], seed=2),
 ])
-def test_skipping_sets_that_cannot_bring_a_missing_slot_in_changes_no_proved_result(make, monkeypatch):
-    """The dead-set skip is exact: with it and without it the proved optimum and its plan are the same."""
+def test_the_shortcuts_change_no_proved_result(make, monkeypatch):
+    """The dead-set skip and the shallow-plan probe are exact: with them and without them the proved
+    optimum and its plan are the same."""
     task = make()
-    with_skip = _results(task)
+    with_shortcuts = _results(task)
     monkeypatch.setattr(slide_search, "_can_arrive", lambda *a: True)
+    monkeypatch.setattr(slide_search, "_probe", lambda *a: (None, 0))
     partial_universe._LANDINGS.clear()
     without = _results(task)
-    assert with_skip[3] and without[3]
-    assert with_skip == without
+    assert with_shortcuts[3] and without[3]
+    assert with_shortcuts == without
+
+
+def test_the_probe_proves_a_shallow_whole_group_plan():
+    """Missing Part01 of solid6burr_e: no set of four parts can take it back in, and of the five-part sets
+    one has the two-action separate-and-join plan. Searched one after another, the sets before it run
+    into their caps; bounded by the probe's length 2, every one finishes, which proves (5, 2)."""
+    task = make_task(burr_e(), [FaultSpec.parse("missing_part:Solid6burrEAsm901_Part01_Stick")], seed=0)
+    found = slide_search.minimal_rework(task.world, task.actual)
+    assert found.optimal and (found.moved, found.actions) == (5, 2)
+    assert [a.name for a in found.plan] == ["separate", "join"]
+    monkeypatch = pytest.MonkeyPatch()
+    monkeypatch.setattr(slide_search, "_probe", lambda *a: (None, 0))
+    try:
+        assert not slide_search.minimal_rework(task.world, task.actual).optimal
+    finally:
+        monkeypatch.undo()
 
 
 def test_a_set_whose_landings_never_bring_the_missing_slot_in_is_skipped():

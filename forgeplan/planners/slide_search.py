@@ -33,7 +33,9 @@ from ..semantics.partial_universe import Config, Move, landing_index, offered_st
 Node = tuple[Config, int]
 CAP = 4_000       # configurations per moved set before its search counts as not exhausted
 NO_LIMIT = 10 ** 9
-BUDGET = 20_000   # states over all moved sets before the search stops unproved
+BUDGET = 8_000   # states over all moved sets before the search stops unproved
+PROBE = 4_000     # states of the shallow-plan probe per moved-set size (not counted in BUDGET)
+PROBE_DEPTH = 16  # and its deepest search
 
 
 @dataclass(frozen=True)
@@ -197,41 +199,73 @@ def minimal_rework(world: World, actual: State, time_limit: float | None = None,
     result on every run) or the time limit leaves the optimum unproved: the result is then the best plan
     found (`optimal` false), or none."""
     t0 = time.perf_counter()
-    unproved = False
+    deadline = None if time_limit is None else t0 + time_limit
     start = start_node(world, actual)
-    n = len(world.ids)
     forced = start[1] | sum(1 << i for i, o in enumerate(start[0]) if o is None or o != NO_OFFSET)
-    others = [i for i in range(n) if not forced >> i & 1]
+    others = [i for i in range(len(world.ids)) if not forced >> i & 1]
     needy = start[1] | sum(1 << i for i, o in enumerate(start[0]) if o is None)
-    states = 0
+    states, probed, unproved, stopped = 0, 0, False, False
     for extra in range(len(others) + 1):
-        best: list[tuple[int, int]] = []
-        for add in combinations(others, extra):
-            movable = forced | sum(1 << i for i in add)
-            if not all(_escapes(world, start[0], movable, f) for f in _members(needy)):
-                continue        # some faulty slot is shut in by the slots that stay: no plan moves only `movable`
-            deadline = None if time_limit is None else t0 + time_limit
-            dist, c, complete = _bfs(world, start, movable, best[0][0] if best else NO_LIMIT, cap, deadline)
-            unproved |= not complete
-            states += len(dist)
-            if c is not None:
-                if not best or c < best[0][0]:
-                    best = [(c, movable)]
-                elif c == best[0][0]:
-                    best.append((c, movable))
-            if states > budget or time_limit is not None and time.perf_counter() - t0 > time_limit:
-                unproved = True
-                break
+        sets = [m for m in (forced | sum(1 << i for i in add) for add in combinations(others, extra))
+                if all(_escapes(world, start[0], m, f) for f in _members(needy))]   # else a faulty slot is shut in
+        shallow, spent = _probe(world, start, sets, cap, deadline)
+        probed += spent
+        if stopped:     # out of budget: only the probe looks on, for a shallow plan with more moved parts
+            best = [shallow] if shallow is not None else []
+        else:
+            best, states, cut, stopped = _search_sets(world, start, sets, shallow[0] if shallow else None, cap,
+                                                      (states, budget), deadline)
+            unproved = unproved or cut
         if best:
             c = best[0][0]
             plans = [_canonical_plan(world, actual, start, m, c) for _, m in best]
             ranks = part_ranks(world)
             plan = min(plans, key=lambda p: [canonical_key(a, ranks) for a in p])
-            return SlideResult(plan, bin(forced).count("1") + extra, len(plan), not unproved, states,
+            return SlideResult(plan, bin(forced).count("1") + extra, len(plan), not unproved, states + probed,
                                time.perf_counter() - t0)
-        if unproved and (states > budget or time_limit is not None and time.perf_counter() - t0 > time_limit):
-            break
-    return SlideResult(None, 0, 0, not unproved, states, time.perf_counter() - t0)
+    return SlideResult(None, 0, 0, not unproved, states + probed, time.perf_counter() - t0)
+
+
+def _search_sets(world: World, start: Node, sets: list[int], shallow: Optional[int], cap: int,
+                 spent: tuple[int, int], deadline: float | None) -> tuple[list[tuple[int, int]], int, bool, bool]:
+    """Every moved set of one size, one after another, each searched no deeper than the best plan met so
+    far (from the start: the probe's shallow plan, when it met one). Returns the sets with the shortest
+    plan, the states spent, whether some search was cut, and whether the budget or the clock ran out."""
+    states, budget = spent
+    best: list[tuple[int, int]] = []
+    cut = False
+    for movable in sets:
+        limit = best[0][0] if best else shallow if shallow is not None else NO_LIMIT
+        dist, c, complete = _bfs(world, start, movable, limit, cap, deadline)
+        cut |= not complete
+        states += len(dist)
+        if c is not None:
+            if not best or c < best[0][0]:
+                best = [(c, movable)]
+            elif c == best[0][0]:
+                best.append((c, movable))
+        if states > budget or deadline is not None and time.perf_counter() > deadline:
+            return best, states, True, True
+    return best, states, cut, False
+
+
+def _probe(world: World, start: Node, sets: list[int], cap: int,
+           deadline: float | None) -> tuple[Optional[tuple[int, int]], int]:
+    """A shallow plan's length and the set that has it (or None), by searches of every set to depth 1, 2, 3, ... while
+    they stay small (PROBE states, PROBE_DEPTH), or None; and the states it spent. Searching the sets
+    one after another unbounded lets a set without a short plan run into its cap before the set that has
+    one is reached; bounded by the probe's length every set's search is small enough to finish, which is
+    what proves the shortest length. The probe only bounds depths: what it finds is found again there."""
+    spent = 0
+    for limit in range(1, PROBE_DEPTH + 1):
+        for movable in sets:
+            dist, c, complete = _bfs(world, start, movable, limit, cap, deadline)
+            spent += len(dist)
+            if c is not None:
+                return (c, movable), spent
+            if not complete or spent > PROBE:
+                return None, spent     # deeper searches would be cut too, or cost more than they save
+    return None, spent
 
 
 def _canonical_plan(world: World, actual: State, start: Node, movable: int, c: int) -> list[Action]:

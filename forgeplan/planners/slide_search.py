@@ -7,6 +7,8 @@ The universe is finite (`semantics.partial_universe`: bounded positions), so eac
 size with a plan is `J*`, the shortest plan over the sets of that size is `c*`, and no plan of the
 universe does better: that is the proof. Among the optimal plans the canonical tie-break plan
 (SEMANTICS §4) is picked by walking forward along the smallest key that still reaches the goal in time.
+Exact shortcuts (§9 "Minimal rework with partial moves"): sets that cannot bring a missing slot in are
+skipped, and a probe per size bounds every set's search by the shortest plan it meets first.
 
 A state is a configuration (offsets, None when absent) and the mask of present slots still faulty
 (rotated or off their pose). A faulty slot is mended by its repairing action (`rotate` with the

@@ -35,7 +35,7 @@ from ..semantics.partial_universe import Config, Move, landing_index, offered_st
 Node = tuple[Config, int]
 CAP = 4_000       # configurations per moved set before its search counts as not exhausted
 NO_LIMIT = 10 ** 9
-BUDGET = 8_000   # states over all moved sets before the search stops unproved
+BUDGET = 8_000    # states over all moved sets before the search stops unproved (the probes not counted)
 PROBE = 4_000     # states of the shallow-plan probe per moved-set size (not counted in BUDGET)
 PROBE_DEPTH = 16  # and its deepest search
 

@@ -10,10 +10,11 @@ are bounded; dropping them changes no answer, only the time.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Iterator, NamedTuple, Optional, Sequence
 
 from ..geometry.displacement import FREE, Vec, shapes
-from ..model.assembly import DIRECTION_VECTORS, DIRECTIONS
+from ..model.assembly import DIRECTION_VECTORS, DIRECTIONS, Assembly
 from .engine import World
 
 Config = tuple[Optional[Vec], ...]
@@ -43,6 +44,13 @@ class _Pairs(NamedTuple):
     touch: list
 
 
+@lru_cache(maxsize=64)
+def position_bound(asm: Assembly) -> Vec:
+    """Per axis, the largest |offset| a slot may take: the extent of the assembly's target voxel box."""
+    cells = [v for p in asm.parts for v in p.voxels]
+    return tuple(max(c[a] for c in cells) - min(c[a] for c in cells) + 1 for a in range(3))  # type: ignore[return-value]
+
+
 def separable_at(world: World, group: int, offsets: Sequence[Vec]) -> bool:
     """Is `group` at `offsets` separable (§9)? Only relative offsets matter in free space, so the question
     is asked relative to the first member and each arrangement is searched once."""
@@ -55,8 +63,6 @@ class OfferTable:
     """The offers of one world's configurations (see the module docstring)."""
 
     def __init__(self, world: World):
-        from .partial_universe import position_bound
-
         self.world, self.shapes, self.bound = world, shapes(world.assembly), position_bound(world.assembly)
         self.pairs: dict[Config, _Pairs] = {}
         self.offers: dict[tuple[Config, int], tuple[Step, ...]] = {}

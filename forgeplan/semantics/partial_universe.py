@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from functools import lru_cache
 from itertools import product
 from typing import Iterator, Sequence
 
@@ -33,17 +32,10 @@ from ..geometry.displacement import FREE, Shapes, Vec, shapes
 from ..model.actions import Action, Insert, Join, Remove, Separate, Slide
 from ..model.assembly import DIRECTION_VECTORS, DIRECTIONS, Assembly
 from .engine import World
-from .partial_offers import Config, Move, Step, separable_at  # noqa: F401 (separable_at: part of this API)
+from .partial_offers import Config, Move, Step, position_bound, separable_at  # noqa: F401 (part of this API)
 from .partial_offers import offer_table as _offer_table
 ZERO: Vec = (0, 0, 0)
 _VEC = tuple(DIRECTION_VECTORS[d] for d in DIRECTIONS)
-
-
-@lru_cache(maxsize=64)
-def position_bound(asm: Assembly) -> Vec:
-    """Per axis, the largest |offset| a slot may take: the extent of the assembly's target voxel box."""
-    cells = [v for p in asm.parts for v in p.voxels]
-    return tuple(max(c[a] for c in cells) - min(c[a] for c in cells) + 1 for a in range(3))  # type: ignore[return-value]
 
 
 def position_domain(asm: Assembly) -> tuple[Vec, ...]:

@@ -1,81 +1,96 @@
-"""Facts and a bounded-horizon clingo run for `encodings/partial.lp` (SEMANTICS.md §9, small puzzles).
+"""Facts of `encodings/partial.lp` (SEMANTICS.md §9): a task on an assembly that needs partial moves.
 
-The gap facts cover every relative offset two slots of the position domain can have, so their number
-grows with the domain's volume times the number of slot pairs: fine for the test puzzles, far too many
-for a six-piece burr (which is why partial-move references come from `planners.slide_search`).
+Positions range over the grounded position domain of §9 (`semantics.grounded.position_domain`) or, with
+a `radius`, over its offsets within `radius` voxels per axis (a sub-domain: an optimum over it is an
+upper bound on the §9 optimum, proved for that sub-domain only). Pairwise geometry is written for the
+relative offsets two slots of the domain can have, with the engine's own gaps
+(`geometry.displacement.Shapes.gaps`): `ray` where a part meets the other along a direction at all,
+`gap` where it meets it within the longest slide of the universe.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import product
 from pathlib import Path
 
 from ...geometry.displacement import FREE, shapes
-from ...model.actions import Action, Insert, Remove, ResetPose, Rotate, Slide
 from ...model.assembly import DIRECTION_VECTORS, DIRECTIONS
-from ...semantics.grounded import position_bound, position_domain, rotation_fix
+from ...model.errors import InputError
+from ...semantics.grounded import position_bound
 from ...semantics.task import Task
+from ..slide_search import start_node
 
 ENCODING = Path(__file__).resolve().parents[3] / "encodings" / "partial.lp"
 
 
-def partial_facts(task: Task) -> str:
-    """The facts of `encodings/partial.lp` for a task (header of that file)."""
-    world, asm = task.world, task.assembly
-    sh, bound, n = shapes(asm), position_bound(asm), len(world.ids)
-    out = [f'slot("{p}").' for p in world.ids]
-    out += [f"dom({x},{y},{z})." for x, y, z in position_domain(asm)]
-    out += [f'dirv("{d}",{v[0]},{v[1]},{v[2]}).' for d, v in DIRECTION_VECTORS.items()]
-    out += [f"dist(1..{2 * max(bound)})."]
+@dataclass(frozen=True)
+class Domain:
+    """Per axis the largest |offset| of the grounded domain, and the longest slide."""
+
+    bound: tuple[int, int, int]
+    longest: int
+
+    @property
+    def size(self) -> int:
+        return (2 * self.bound[0] + 1) * (2 * self.bound[1] + 1) * (2 * self.bound[2] + 1)
+
+
+def domain(task: Task, radius: int | None = None) -> Domain:
+    """The §9 position domain, cut to `radius` per axis when given; slides reach across it."""
+    full = position_bound(task.world.assembly)
+    if radius is not None and radius < 1:
+        raise InputError(f"radius must be a whole number >= 1, got {radius}", field="--asp-radius")
+    bound = full if radius is None else tuple(min(b, radius) for b in full)
+    return Domain(bound, 2 * max(bound))   # type: ignore[arg-type]
+
+
+def _term(o) -> str:
+    return f"({o[0]},{o[1]},{o[2]})"
+
+
+def partial_facts(task: Task, radius: int | None = None) -> str:
+    """The facts of `encodings/partial.lp` for a task (header of that file); refuses what §9's minimal
+    rework does not model (spares, locks, a slot needing two repairs) and a state outside the domain."""
+    world = task.world
+    if not world.partial:
+        raise InputError(f"{world.assembly.assembly_id} needs no partial moves: encodings/partial.lp is for "
+                         "assemblies that do (SEMANTICS §9)", field="assembly")
+    config, bad = start_node(world, task.actual)
+    dom = domain(task, radius)
+    for i, o in enumerate(config):
+        if o is not None and any(abs(c) > b for c, b in zip(o, dom.bound)):
+            raise InputError(f"slot {world.ids[i]} is displaced by {list(o)}, outside the position domain "
+                             f"+-{list(dom.bound)}: choose a larger radius", field="actual_state")
+    n = len(world.ids)
+    out = [f"slot(0..{n - 1})."]
+    out += [f"dom({_term(o)})." for o in product(*(range(-b, b + 1) for b in dom.bound))]
+    out += [f'dirv("{d}",{_term(v)}).' for d, v in DIRECTION_VECTORS.items()]
+    out += [f"dist(1..{dom.longest})."]
     for g in range(1, 1 << n):
-        out += [f"grp({g})."] + [f'member({g},"{world.ids[i]}").' for i in range(n) if g >> i & 1]
-    spans = [range(-2 * b, 2 * b + 1) for b in bound]
-    for i, j in product(range(n), repeat=2):
-        if i != j:
-            for rel in product(*spans):
-                for d, g in zip(DIRECTIONS, sh.gaps(i, j, rel)):
-                    if g < FREE:
-                        out.append(f'gap("{world.ids[i]}","{world.ids[j]}",{rel[0]},{rel[1]},{rel[2]},"{d}",{g}).')
-    for i, s in enumerate(task.actual.slots):
-        if s.present:
-            o = s.offset
-            out.append(f'init(at("{world.ids[i]}",{o[0]},{o[1]},{o[2]})).')
-            if world.pose_off(i, s) or world.rot_off(i, s):
-                out.append(f'init(bad("{world.ids[i]}")).')
+        out += [f"grp({g})."] + [f"member({g},{i})." for i in range(n) if g >> i & 1]
+        if g & (g - 1) and world.separable(g):
+            out.append(f"sep({g}).")
+    out += _pair_facts(task, dom)
+    for i, o in enumerate(config):
+        if o is not None:
+            out.append(f"init(at({i},{_term(o)})).")
+        if bad >> i & 1:
+            out.append(f"init(bad({i})).")
     return "\n".join(out) + "\n"
 
 
-def solve_partial_asp(task: Task, horizon: int) -> tuple[int, int, list[Action]] | None:
-    """The (J_move, c)-optimum among plans of at most `horizon` steps, and its plan; None when none."""
-    import clingo
-
-    ctl = clingo.Control(["-c", f"h={horizon}", "--opt-mode=opt"])
-    ctl.load(str(ENCODING))
-    ctl.add("base", [], partial_facts(task))
-    ctl.ground([("base", [])])
-    best: list = []
-    with ctl.solve(yield_=True) as handle:
-        for model in handle:
-            best = [model.symbols(shown=True), list(model.cost)]
-    if not best:
-        return None
-    steps = sorted((a.arguments[1].number, a.arguments[0]) for a in best[0])
-    plan = [a for _, term in steps for a in _action(task, term)]
-    return best[1][0], best[1][1], plan
-
-
-def _action(task: Task, term) -> list[Action]:
-    world, name, args = task.world, term.name, term.arguments
-    if name == "slide":
-        g = args[0].number
-        return [Slide(tuple(world.ids[i] for i in range(len(world.ids)) if g >> i & 1), args[1].string, args[2].number)]
-    pid = args[0].string
-    if name == "remove":
-        return [Remove(pid)]
-    if name == "insert":
-        return [Insert(pid, (args[1].number, args[2].number, args[3].number))]
-    i = world.index[pid]
-    s = task.actual.slots[i]
-    if world.rot_off(i, s):
-        return [Rotate(pid, *rotation_fix(world, i, s.rotation))]
-    return [ResetPose(pid)]
+def _pair_facts(task: Task, dom: Domain) -> list[str]:
+    """`ray` and `gap` facts for every ordered pair of slots and every relative offset of the domain."""
+    sh, n, out = shapes(task.world.assembly), len(task.world.ids), []
+    spans = [range(-2 * b, 2 * b + 1) for b in dom.bound]
+    for i, j in product(range(n), repeat=2):
+        if i == j:
+            continue
+        for rel in product(*spans):
+            for d, g in zip(DIRECTIONS, sh.gaps(i, j, rel)):
+                if g < FREE:
+                    out.append(f'ray({i},{j},{_term(rel)},"{d}").')
+                    if g < dom.longest:
+                        out.append(f'gap({i},{j},{_term(rel)},"{d}",{g}).')
+    return out

@@ -153,7 +153,9 @@ def _action(task: Task, term) -> Action:
         return Slide(names, direction, args[2].number)
     if name == "out":
         return Remove(names[0]) if len(names) == 1 else Separate(names, direction)
-    o = _offset(args[2])
+    offsets = tuple(_offset(a) for a in args[2:])
     if len(names) == 1:
-        return Insert(names[0], o)
-    return Join(names, direction, (o,) * len(names) if o != NO_OFFSET else ())
+        return Insert(names[0], offsets[0])
+    if len(offsets) == 1:
+        offsets = offsets * len(names)
+    return Join(names, direction, offsets if any(o != NO_OFFSET for o in offsets) else ())

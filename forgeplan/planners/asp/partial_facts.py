@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from itertools import product
 from pathlib import Path
 
-from ...geometry.displacement import FREE, shapes
+from ...geometry.displacement import FREE, ZERO, shapes
 from ...model.assembly import DIRECTION_VECTORS, DIRECTIONS
 from ...model.errors import InputError
 from ...semantics.grounded import position_bound
@@ -71,7 +71,7 @@ def partial_facts(task: Task, radius: int | None = None) -> str:
         out += [f"grp({g})."] + [f"member({g},{i})." for i in range(n) if g >> i & 1]
         if g & (g - 1) and world.separable(g):
             out.append(f"sep({g}).")
-    out += _pair_facts(task, dom)
+    out += _pair_facts(task, dom) + _sep2_facts(task, dom)
     for i, o in enumerate(config):
         if o is not None:
             out.append(f"init(at({i},{_term(o)})).")
@@ -93,4 +93,19 @@ def _pair_facts(task: Task, dom: Domain) -> list[str]:
                     out.append(f'ray({i},{j},{_term(rel)},"{d}").')
                     if g < dom.longest:
                         out.append(f'gap({i},{j},{_term(rel)},"{d}",{g}).')
+    return out
+
+
+def _sep2_facts(task: Task, dom: Domain) -> list[str]:
+    """`pair` and `sep2` facts: every pair of slots and the relative offsets (differences of two domain
+    offsets, apart from (0,0,0), which `sep` covers) at which the two do not overlap and come apart (§9)."""
+    world, sh, n, out = task.world, shapes(task.world.assembly), len(task.world.ids), []
+    spans = [range(-2 * b, 2 * b + 1) for b in dom.bound]
+    for i in range(n):
+        for j in range(i + 1, n):
+            g = 1 << i | 1 << j
+            out.append(f"pair({g},{i},{j}).")
+            for rel in product(*spans):
+                if rel != ZERO and sh.gaps(i, j, rel)[0] != -1 and world.separable(g, (ZERO, rel)):
+                    out.append(f"sep2({i},{j},{_term(rel)}).")
     return out

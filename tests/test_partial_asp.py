@@ -1,0 +1,147 @@
+"""The ASP encoding of partial moves (encodings/partial.lp, SEMANTICS.md §9) against the engine and the
+moved-set search: on small puzzles the same optimum (J_move, c) as a uniform-cost search over the engine's
+own actions inside the same position box, and as the moved-set search where that one proves it; every
+clingo plan replays in the engine."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+
+import pytest
+
+from cases import uniform_cost_optimum, zigzag_puzzle
+from forgeplan.library.voxels import box, part
+from forgeplan.model.actions import Insert, Join, Remove, Separate, Slide, moved_parts
+from forgeplan.model.assembly import DIRECTIONS, Assembly
+from forgeplan.model.errors import InputError
+from forgeplan.planners.asp.partial_asp import solve_partial_asp
+from forgeplan.planners.asp.partial_facts import partial_facts
+from forgeplan.planners.slide_search import minimal_rework
+from forgeplan.semantics.faults import FaultSpec, make_task
+from forgeplan.semantics.legal import legal_actions
+
+RADIUS = 1
+BOX = tuple(itertools.product(range(-RADIUS, RADIUS + 1), repeat=3))
+TUNNEL = [(1, 1, 1), (2, 1, 1), (2, 2, 1)]
+
+
+def tunnel() -> Assembly:
+    """A 4x3x3 shell around a one-voxel core: the core slides +x by one, then leaves along +y."""
+    return Assembly("tiny_tunnel", "fixture", (part("Shell", "shell", box(0, 0, 0, 4, 3, 3) - frozenset(TUNNEL)),
+                                               part("Core", "core", box(1, 1, 1, 2, 2, 2))))
+
+
+def candidate_actions(world, state) -> list:
+    """Every slide (every distance up to 2·RADIUS, free ones too), removal and separation of present slots,
+    insertion at every offset of the box, join of two slots at every pair of offsets and of more at every
+    common offset: legal or not."""
+    present = [i for i, s in enumerate(state.slots) if s.present]
+    absent = [i for i, s in enumerate(state.slots) if not s.present]
+    ids, out = world.ids, []
+    for n in range(1, len(present) + 1):
+        for g in itertools.combinations(present, n):
+            names = tuple(ids[i] for i in g)
+            for d in DIRECTIONS:
+                out += [Slide(names, d, k) for k in range(1, 2 * RADIUS + 1)]
+                out.append(Remove(names[0]) if n == 1 else Separate(names, d))
+    out += [Insert(ids[i], o) for i in absent for o in BOX]
+    for n in range(2, len(absent) + 1):
+        for g in itertools.combinations(absent, n):
+            names = tuple(ids[i] for i in g)
+            spots = itertools.product(BOX, repeat=2) if n == 2 else ((o,) * n for o in BOX)
+            out += [Join(names, d, tuple(at)) for at in spots for d in DIRECTIONS]
+    return out
+
+
+def brute_optimum(task) -> tuple[int, int]:
+    """(J_move, c) of an optimal plan over the engine's legal actions (plus its single-part repairs) whose
+    states stay inside the box. Knows nothing of ASP."""
+    def inside(state) -> bool:
+        return all(not s.present or max(map(abs, s.offset)) <= RADIUS for s in state.slots)
+
+    def successors(world, state):
+        acts = [a for a in candidate_actions(world, state) if world.check(state, a) is None]
+        acts += [a for a in legal_actions(world, state) if a.name in ("reset_pose", "rotate")]
+        return [(a, nxt) for a in dict.fromkeys(acts) if inside(nxt := world.apply(state, a))]
+    return uniform_cost_optimum(task, successors, (1000, 1))
+
+
+def replays(task, plan) -> bool:
+    rep = task.world.replay(task.actual, plan)
+    return rep.failure is None and task.world.equivalent(rep.final, task.target)
+
+
+def check_against_search_and_engine(task, horizon: int | None = None):
+    """clingo's optimum (radius 1) equals the engine's and, where it proves one, the moved-set search's."""
+    found = minimal_rework(task.world, task.actual)
+    r = solve_partial_asp(task, horizon or found.actions, radius=RADIUS)
+    assert r.plan is not None and replays(task, r.plan)
+    assert (r.moved, r.actions) == (len(moved_parts(r.plan)), len(r.plan))
+    assert (r.moved, r.actions) == brute_optimum(task)
+    if found.optimal:
+        assert (r.moved, r.actions) == (found.moved, found.actions)
+    assert r.proof in ("moved-lower-bound", "horizon") and r.horizon <= (horizon or found.actions)
+    return r
+
+
+@pytest.mark.parametrize("fault", ["missing_part:Core", "misplacement:Core", "misplacement:Shell",
+                                   "missing_part:Shell", "under_insertion:Core"])
+def test_tunnel_optimum_equals_the_engine_and_the_search(fault):
+    r = check_against_search_and_engine(make_task(tunnel(), [FaultSpec.parse(fault)], seed=3))
+    assert r.optimal and r.proof == "moved-lower-bound"
+
+
+@pytest.mark.parametrize("fault", ["missing_part:Core", "under_insertion:Core", "wrong_orientation:Shell"])
+def test_zigzag_whole_group_separations_equal_the_engine_and_the_search(fault):
+    """Three parts: the optimum separates the shell with the core inside and joins it back (J 2, c 2)."""
+    r = check_against_search_and_engine(make_task(zigzag_puzzle(), [FaultSpec.parse(fault)]), horizon=3)
+    assert (r.moved, r.actions) == (2, 2) and r.proof == "horizon" and not r.optimal
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", ["misplacement:Core", "missing_part:Core"])
+def test_zigzag_with_a_base_needs_a_pair_at_offsets(fault):
+    """With the base plate the core slides away first and leaves with the cap at different offsets:
+    a separation and a join of a pair in a displaced arrangement."""
+    task = make_task(zigzag_puzzle(base=True), [FaultSpec.parse(fault)])
+    r = check_against_search_and_engine(task)
+    assert any(isinstance(a, Join) for a in r.plan) and any(isinstance(a, Slide) for a in r.plan)
+
+
+def test_a_short_horizon_is_a_claim_about_short_plans_only():
+    """Within 2 steps the best is the whole-set separate and join (J 2, c 2); at 3 steps one slide out,
+    a reset and a slide back (J 1, c 3) wins, proved over every length by the lower bound; within 1 step
+    there is no plan."""
+    task = make_task(tunnel(), [FaultSpec.parse("misplacement:Core")], seed=3)
+    short = solve_partial_asp(task, 2, radius=RADIUS)
+    assert (short.moved, short.actions, short.horizon, short.proof) == (2, 2, 2, "horizon") and not short.optimal
+    assert [a.name for a in short.plan] == ["separate", "join"] and replays(task, short.plan)
+    full = solve_partial_asp(task, 5, radius=RADIUS)
+    assert (full.moved, full.actions, full.horizon, full.optimal) == (1, 3, 3, True)
+    assert full.history == [(2, 2, 2), (3, 1, 3)]
+    none = solve_partial_asp(task, 1, radius=RADIUS)
+    assert none.plan is None and none.horizon == 1 and none.proof == ""
+
+
+def test_a_longer_horizon_keeps_the_optimum_once_the_bound_closes():
+    task = make_task(zigzag_puzzle(), [FaultSpec.parse("misplacement:Cap")])
+    r = solve_partial_asp(task, 6, radius=RADIUS)
+    assert (r.moved, r.actions, r.horizon, r.proof) == (1, 1, 1, "moved-lower-bound")
+    assert [str(a) for a in r.plan] == ["reset_pose(Cap)"]
+
+
+def test_refusals_name_what_is_wrong():
+    with pytest.raises(InputError, match="needs no partial moves"):
+        partial_facts(make_task(two_blocks(), []))
+    task = make_task(tunnel(), [FaultSpec.parse("misplacement:Core")], seed=3)
+    with pytest.raises(InputError, match="radius"):
+        partial_facts(task, 0)
+    far = replace(task, actual=task.actual.replace(1, task.actual.slots[1]._replace(offset=(2, 0, 0))))
+    with pytest.raises(InputError, match="outside the position domain"):
+        partial_facts(far, 1)
+
+
+def two_blocks() -> Assembly:
+    return Assembly("two_blocks", "fixture", (part("A", "block", box(0, 0, 0, 1, 1, 1)),
+                                              part("B", "block", box(0, 0, 1, 1, 1, 2))))

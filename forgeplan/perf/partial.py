@@ -28,6 +28,16 @@ def add_arguments(p) -> None:
                    "(moved-set search, SEMANTICS §9): per puzzle and fault type the proof time, status, J and c")
     p.add_argument("--proof-limit", type=float, default=30.0, metavar="S",
                    help="time limit of each proof in seconds (default 30); an unfinished proof is reported as such")
+    p.add_argument("--asp", action="store_true", help="also solve every single fault with clingo (encodings/partial.lp) "
+                   "and compare with the moved-set search (JSON section `asp`; references are not affected)")
+    p.add_argument("--asp-radius", type=int, default=1, metavar="R",
+                   help="with --asp: offsets within R voxels per axis (default 1); every claim is about that box")
+    p.add_argument("--asp-horizon", type=int, default=12, metavar="H", help="with --asp: the largest horizon (default 12)")
+    p.add_argument("--asp-limit", type=float, default=60.0, metavar="S",
+                   help="with --asp: seconds per task for clingo, and again for the search (default 60)")
+    p.add_argument("--asp-tasks", type=int, default=None, metavar="N", help="with --asp: the first N tasks per fault type")
+    p.add_argument("--asp-builtin", action="store_true",
+                   help="with --asp: also the built-in assemblies that need partial moves (burr_6_level4/5)")
 
 
 def _disassemble_fresh(asm):
@@ -185,6 +195,7 @@ def run(args) -> dict:
         fd = {r["puzzle"]: _fast_downward(import_puzzle(Path(folder) / r["puzzle"]), args.fast_downward, args.fd_radius,
                                           args.fd_tasks, args.runs)
               for r in rows if r["rework"] is not None}
+    asp = _asp(args, folder, rows) if args.asp else None
     by_level = {}
     for r in rows:
         if r["level"] is not None and r["level"] != "1":
@@ -211,5 +222,24 @@ def run(args) -> dict:
                                           "Downward astar(lmcut()) on the grounded partial-move PDDL, its plan "
                                           "replayed in the engine and compared (planners.crosscheck)",
                                   "puzzles": fd}} if fd is not None else {}),
+            **({"asp": asp} if asp is not None else {}),
             **machine()}
+
+
+def _asp(args, folder, rows) -> dict:
+    """clingo against the moved-set search on the puzzles that need partial moves (perf._partial_asp)."""
+    from ..io.importers import import_puzzle
+    from ._partial_asp import asp_rows
+
+    asms = {r["puzzle"]: import_puzzle(Path(folder) / r["puzzle"]) for r in rows if r["rework"] is not None}
+    if args.asp_builtin:
+        from ..library import PARTIAL_MOVES, build
+
+        asms.update({name: build(name) for name in sorted(PARTIAL_MOVES)})
+    return {"radius": args.asp_radius, "max_horizon": args.asp_horizon, "seconds_limit": args.asp_limit,
+            "what": "per task: clingo's (J, c) on encodings/partial.lp within the radius box, proved over every "
+                    "plan length (moved-lower-bound) or over plans of at most `horizon` steps; the moved-set "
+                    "search's value with the same time limit; verdict (perf._partial_asp.verdict)",
+            "puzzles": {name: asp_rows(asm, args.asp_radius, args.asp_horizon, args.asp_limit, args.asp_tasks)
+                        for name, asm in asms.items()}}
 

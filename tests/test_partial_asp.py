@@ -145,3 +145,4 @@ def test_refusals_name_what_is_wrong():
 def two_blocks() -> Assembly:
     return Assembly("two_blocks", "fixture", (part("A", "block", box(0, 0, 0, 1, 1, 1)),
                                               part("B", "block", box(0, 0, 1, 1, 1, 2))))
+

@@ -238,17 +238,3 @@ def test_slide_free_rays_are_not_slides():
         if m[0] == "slide":
             assert room(shapes(w.assembly), config, m[1], DIRECTIONS.index(m[2])) < FREE
     assert ("out", 2, "+y") in set(offered_moves(w, config, 3))
-
-
-@pytest.mark.slow
-def test_the_asp_encoding_of_partial_moves_agrees_on_the_tiny_tunnel():
-    """encodings/partial.lp at the search's optimal length: the same (J_move, c) and a plan that replays."""
-    from forgeplan.planners.asp.partial_facts import solve_partial_asp
-
-    task = make_task(tunnel(), [FaultSpec.parse("missing_part:Core")], seed=3)
-    found = minimal_rework(task.world, task.actual)
-    j, c, plan = solve_partial_asp(task, found.actions)
-    assert (j, c) == (found.moved, found.actions) == (1, 2)
-    replay = task.world.replay(task.actual, plan)
-    assert replay.failure is None and task.world.equivalent(replay.final, task.target)
-    assert solve_partial_asp(task, 1) is None      # no one-step plan: the core has no clear ray at offset 0

@@ -146,3 +146,37 @@ def two_blocks() -> Assembly:
     return Assembly("two_blocks", "fixture", (part("A", "block", box(0, 0, 0, 1, 1, 1)),
                                               part("B", "block", box(0, 0, 1, 1, 1, 2))))
 
+
+
+def test_perf_partial_asp_section_compares_every_task_with_the_search(capsys, tmp_path):
+    """`perf partial --asp` on the three-part zigzag: one task per fault type, each replayed and compared."""
+    import json
+    import shutil
+    from pathlib import Path
+
+    from forgeplan.cli import main
+
+    shutil.copy(Path(__file__).parent / "data" / "partial_fd" / "zigzag3.json", tmp_path)
+    assert main(["perf", "partial", "--runs", "1", "--data", str(tmp_path), "--asp", "--asp-horizon", "3",
+                 "--asp-tasks", "1", "--asp-limit", "60"]) == 0
+    asp = json.loads(capsys.readouterr().out)["asp"]
+    assert (asp["radius"], asp["max_horizon"]) == (1, 3)
+    zig = asp["puzzles"]["zigzag3.json"]
+    assert zig["tasks"] == zig["solved"] == zig["replayed"] == 4
+    assert zig["verdicts"] == {"agree": 4}
+    assert all(r["atoms"] > 0 and r["proof"] in ("moved-lower-bound", "horizon") for r in zig["rows"])
+
+
+def test_the_verdict_counts_a_beaten_proof_as_a_disagreement_only_where_the_proof_reaches():
+    from types import SimpleNamespace as NS
+
+    from forgeplan.perf._partial_asp import verdict
+
+    asp = NS(moved=2, actions=4, optimal=False, horizon=4)
+    assert verdict(asp, NS(moved=2, actions=4, optimal=True, plan=[0] * 4), 1, 1) == "agree"
+    assert verdict(asp, NS(moved=3, actions=2, optimal=True, plan=[0] * 2), 1, 1) == "disagree"
+    assert verdict(asp, NS(moved=3, actions=2, optimal=False, plan=[0] * 2), 1, 1) == "asp-better"
+    assert verdict(asp, NS(moved=1, actions=3, optimal=True, plan=[0] * 3), 1, 1) == "disagree"   # within the horizon
+    assert verdict(asp, NS(moved=1, actions=6, optimal=True, plan=[0] * 6), 1, 1) == "search-better"  # beyond it
+    assert verdict(asp, NS(moved=1, actions=3, optimal=True, plan=[0] * 3), 2, 1) == "search-better"  # outside the box
+    assert verdict(NS(moved=None), NS(moved=1, actions=3, optimal=True, plan=[0] * 3), 0, 1) == "asp-none"

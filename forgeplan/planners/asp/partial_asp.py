@@ -19,7 +19,8 @@ from typing import Optional
 from ...model.actions import Action, Insert, Join, Remove, ResetPose, Rotate, Separate, Slide
 from ...semantics.grounded import rotation_fix
 from ...semantics.task import Task
-from .partial_facts import ENCODING, partial_facts, start_node
+from ..slide_search import start_node
+from .partial_facts import ENCODING, partial_facts
 
 NO_OFFSET = (0, 0, 0)
 

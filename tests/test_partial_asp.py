@@ -9,6 +9,8 @@ import itertools
 from dataclasses import replace
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from cases import uniform_cost_optimum, zigzag_puzzle
 from forgeplan.library.voxels import box, part
@@ -180,3 +182,67 @@ def test_the_verdict_counts_a_beaten_proof_as_a_disagreement_only_where_the_proo
     assert verdict(asp, NS(moved=1, actions=6, optimal=True, plan=[0] * 6), 1, 1) == "search-better"  # beyond it
     assert verdict(asp, NS(moved=1, actions=3, optimal=True, plan=[0] * 3), 2, 1) == "search-better"  # outside the box
     assert verdict(NS(moved=None), NS(moved=1, actions=3, optimal=True, plan=[0] * 3), 0, 1) == "asp-none"
+
+
+# ----------------------------------------------------------------------------- engine moves vs the encoding
+
+def _term(move) -> str:
+    """A move of the search's universe (`offered_moves`) as the encoding's action term."""
+    kind, g = move[0], move[1]
+    if kind == "slide":
+        return f'slide({g},"{move[2]}",{move[3]})'
+    if kind == "out":
+        return f'out({g},"{move[2]}")'
+    offs = move[3]
+    spots = ",".join("({},{},{})".format(*o) for o in (offs[:1] if len(set(offs)) == 1 else offs))
+    return f'in({g},"{move[2]}",{spots})'
+
+
+def _rigid_or_pair(config, move) -> bool:
+    if move[0] == "slide":
+        return True
+    offsets = move[3] if move[0] == "in" else tuple(config[i] for i in range(len(config)) if move[1] >> i & 1)
+    return len(offsets) <= 2 or len(set(offsets)) == 1
+
+
+def _accepted(task, terms: list[str]) -> bool:
+    """Does the encoding accept these moves as its first steps (no goal asked)?"""
+    import clingo
+
+    from forgeplan.planners.asp.partial_facts import ENCODING
+
+    ctl = clingo.Control(["--opt-mode=ignore", "--warn=none"])
+    ctl.load(str(ENCODING))
+    given = "".join(f":- not occurs({a},{t}).\n" for t, a in enumerate(terms, 1))
+    ctl.add("base", [], partial_facts(task, RADIUS) + given)
+    parts = [("base", [])] + [(p, [clingo.Number(t)]) for t in range(1, len(terms) + 1) for p in ("step", "check")]
+    ctl.ground(parts)
+    return ctl.solve().satisfiable
+
+
+@pytest.mark.slow
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.integers(0, 10 ** 6), min_size=1, max_size=5))
+def test_random_walks_of_universe_moves_are_accepted_by_the_encoding(picks):
+    """Every move of the search's universe inside the box, legal in the engine, is a step the encoding
+    accepts, except what it leaves out by design: a second slide of a group along the axis of its last
+    one (never needed), and a group of three or more departing or arriving in a displaced arrangement."""
+    from forgeplan.semantics.grounded import apply_move, offered_moves, to_action
+
+    asm = zigzag_puzzle(base=True)
+    task = make_task(asm, [])
+    w, config, terms, last = task.world, tuple((0, 0, 0) for _ in asm.parts), [], None
+    state = task.actual
+    for pick in picks:
+        moves = [m for m in offered_moves(w, config, (1 << len(asm.parts)) - 1)
+                 if all(o is None or max(map(abs, o)) <= RADIUS for o in apply_move(config, m))
+                 and _rigid_or_pair(config, m)
+                 and not (m[0] == "slide" and last is not None and last[0] == "slide" and last[1] == m[1]
+                          and last[2][1] == m[2][1])]
+        if not moves:
+            break
+        move = moves[pick % len(moves)]
+        assert w.check(state, to_action(w, config, move)) is None
+        state, config, last = w.apply(state, to_action(w, config, move)), apply_move(config, move), move
+        terms.append(_term(move))
+    assert _accepted(task, terms), terms

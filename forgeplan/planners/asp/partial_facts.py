@@ -31,10 +31,6 @@ class Domain:
     bound: tuple[int, int, int]
     longest: int
 
-    @property
-    def size(self) -> int:
-        return (2 * self.bound[0] + 1) * (2 * self.bound[1] + 1) * (2 * self.bound[2] + 1)
-
 
 def domain(task: Task, radius: int | None = None) -> Domain:
     """The §9 position domain, cut to `radius` per axis when given; slides reach across it."""

@@ -172,7 +172,7 @@ def test_perf_partial_asp_section_compares_every_task_with_the_search(capsys, tm
 def test_the_verdict_counts_a_beaten_proof_as_a_disagreement_only_where_the_proof_reaches():
     from types import SimpleNamespace as NS
 
-    from forgeplan.perf._partial_asp import verdict
+    from forgeplan.planners.asp.partial_compare import verdict
 
     asp = NS(moved=2, actions=4, optimal=False, horizon=4)
     assert verdict(asp, NS(moved=2, actions=4, optimal=True, plan=[0] * 4), 1, 1) == "agree"

@@ -71,6 +71,7 @@ def solve_partial_asp(task: Task, max_horizon: int, radius: int | None = None,
     ctl.add("base", [], facts)
     parts = [("base", [])]
     deadline = None if time_limit is None else t0 + time_limit
+    last_ground = 0.0
     for h in range(1, max_horizon + 1):
         parts += [("step", [clingo.Number(h)]), ("check", [clingo.Number(h)])]
         if h < min_horizon:
@@ -78,9 +79,13 @@ def solve_partial_asp(task: Task, max_horizon: int, radius: int | None = None,
         if result.moved is not None:
             parts.append(("cap", [clingo.Number(h), clingo.Number(result.moved)]))
         t1 = time.perf_counter()
+        if deadline is not None and h > min_horizon and t1 + last_ground > deadline:
+            result.timed_out = True     # a ground call cannot be interrupted: do not start one that overruns
+            break
         ctl.ground(parts)
         parts = []
-        result.ground_seconds += time.perf_counter() - t1
+        last_ground = time.perf_counter() - t1
+        result.ground_seconds += last_ground
         if h > 1:
             ctl.release_external(clingo.Function("query", [clingo.Number(h - 1)]))
         ctl.assign_external(clingo.Function("query", [clingo.Number(h)]), True)

@@ -98,7 +98,7 @@ def test_tunnel_optimum_equals_the_engine_and_the_search(fault):
 def test_zigzag_whole_group_separations_equal_the_engine_and_the_search(fault):
     """Three parts: the optimum separates the shell with the core inside and joins it back (J 2, c 2)."""
     r = check_against_search_and_engine(make_task(zigzag_puzzle(), [FaultSpec.parse(fault)]), horizon=3)
-    assert (r.moved, r.actions) == (2, 2) and r.proof == "horizon" and not r.optimal
+    assert (r.moved, r.actions) == (2, 2) and r.optimal   # the core alone cannot get out: J >= 2
 
 
 @pytest.mark.slow

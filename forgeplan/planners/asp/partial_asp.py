@@ -3,9 +3,10 @@
 The steps are grounded once each (multi-shot: `step(t)`, `check(t)`), and at every horizon `h` clingo
 optimises (distinct moved parts @2, actions @1) over all plans of at most `h` steps and exhausts its
 search: `(J_h, c_h)` is the optimum of the grounded domain among plans that short. It is the optimum
-over *every* plan length of that domain when `J_h` equals the lower bound (every missing, faulty or
-displaced slot has to move): a plan with as few parts and fewer actions is shorter than `c_h <= h` and
-was searched (`proof: moved-lower-bound`). Otherwise the result holds within the horizon only
+over *every* plan length of that domain when `J_h` equals the lower bound (`partial_bound`: every
+missing, faulty or displaced slot moves, and as many more as they need to get out of the way): a plan
+with as few parts and fewer actions is shorter than `c_h <= h` and was searched
+(`proof: moved-lower-bound`). Otherwise the result holds within the horizon only
 (`proof: horizon`). With a `radius` the domain is the §9 domain cut to that many voxels per axis, and
 every claim is about that sub-domain.
 """
@@ -19,7 +20,7 @@ from typing import Optional
 from ...model.actions import Action, Insert, Join, Remove, ResetPose, Rotate, Separate, Slide
 from ...semantics.grounded import rotation_fix
 from ...semantics.task import Task
-from ..slide_search import start_node
+from .partial_bound import moved_lower_bound
 from .partial_facts import ENCODING, partial_facts
 
 NO_OFFSET = (0, 0, 0)
@@ -50,12 +51,6 @@ class PartialAspResult:
         return self.proof == "moved-lower-bound"
 
 
-def lower_bound(task: Task) -> int:
-    """Slots every plan moves: the missing, faulty and displaced ones."""
-    config, bad = start_node(task.world, task.actual)
-    return sum(1 for i, o in enumerate(config) if o is None or o != NO_OFFSET or bad >> i & 1)
-
-
 def solve_partial_asp(task: Task, max_horizon: int, radius: int | None = None,
                       time_limit: float | None = None, min_horizon: int = 1) -> PartialAspResult:
     """The (J_move, c)-optimum of the grounded domain over plans of at most `max_horizon` steps, horizon by
@@ -64,7 +59,7 @@ def solve_partial_asp(task: Task, max_horizon: int, radius: int | None = None,
 
     t0 = time.perf_counter()
     facts = partial_facts(task, radius)
-    result = PartialAspResult(None, None, None, 0, "", radius, lower_bound(task),
+    result = PartialAspResult(None, None, None, 0, "", radius, moved_lower_bound(task),
                               facts_seconds=time.perf_counter() - t0)
     ctl = clingo.Control(["--opt-mode=opt", "--warn=none"])
     ctl.load(str(ENCODING))

@@ -9,9 +9,9 @@ magnitude more states than configurations. Here:
 - `blk g h d k` (derived, `k` a distance or `out`): slot `g` at its position would meet slot `h` at
   its position when `g` slides `k` unit steps along `d` (or leaves along `d`). Meeting depends on the
   relative offset only (`Shapes.gaps`), so the rules read derived coordinates (`c g a v`: g's offset
-  along axis a is v) and their differences (`rel g h a v`), one rule per relative offset that meets:
-  a few hundred rules per pair rather than one per pair of positions. `edge g d k`: `g` is at a
-  position from which `k` steps along `d` leave its position domain.
+  along axis a is v) and their differences (`rel g h a v`): one rule per relative offset, for the
+  shortest move it blocks (a longer move inherits it). `edge g d k`: `g` is at a position from which
+  `k` steps along `d` leave its position domain.
 - `slide G d k`, one action per non-empty set `G` of slots: every member present with its own part,
   touched, not `edge`, and `¬blk g h d k` for every member `g` and non-member `h`; conditional effects
   move each member from where it is. Members never block each other; every present non-member is
@@ -67,8 +67,8 @@ def _group_moves(sp: SlideProblem, ab: Abstraction) -> None:
     groups = [g for size in range(1, n + 1) for g in combinations(range(n), size)]
     _coordinate_axioms(sp)
     for d in DIRECTIONS:
+        _blocking_axioms(sp, d)
         for k in (*sp.tables.distances, None):
-            _blocking_axioms(sp, d, k)
             for g in groups:
                 (_out if k is None else _slide)(sp, ab, g, d, k)
     _inserts(sp)
@@ -107,29 +107,42 @@ def _num(v: int) -> str:
     return f"m{-v}" if v < 0 else str(v)
 
 
-def _blocking_axioms(sp: SlideProblem, d: str, k: int | None) -> None:
-    """`blk i j d k` from the relative offsets at which j is in i's way (`Shapes.gaps`), `edge i d k` from
+def _blocking_axioms(sp: SlideProblem, d: str) -> None:
+    """`blk i j d k` for every distance k and `out`, from the relative offsets at which j is in i's way
+    (`Shapes.gaps`). Each relative offset gets one rule, for the shortest move it blocks; a longer move
+    inherits the shorter one's (`blk_k2 <- blk_k1`, `blk_out <- blk_k2`): a gap below k is below every
+    longer distance. Overlapping offsets get none (no state has two slots overlap). `edge i d k` from
     the positions k steps from the domain's boundary."""
     from ...geometry.displacement import FREE, shapes
 
     world, tables = sp.task.world, sp.tables
     gaps = shapes(world.assembly).gaps
     axis = DIRECTIONS.index(d)
-    limit = FREE if k is None else k
+    modes = [*sp.tables.distances, None]
+    limits = [*sp.tables.distances, FREE]
     n = len(world.ids)
     for i in range(n):
         for j in range(n):
             if i == j:
                 continue
-            rels = sorted({tuple(b - a for a, b in zip(o, oj)) for o in tables.positions[i] for oj in tables.positions[j]})
-            for r in rels:
-                if gaps(i, j, r)[axis] < limit:
-                    sp.derived.setdefault(_blk(i, j, d, k), []).append(
-                        [(_rel(i, j, a, r[a]), True) for a in range(3)])
-        if k is not None:
+            for r in _relative_offsets(sp, i, j):
+                gap = gaps(i, j, r)[axis]
+                if 0 <= gap < FREE:
+                    k = next(m for m, limit in zip(modes, limits) if gap < limit)
+                    sp.derived.setdefault(_blk(i, j, d, k), []).append([(_rel(i, j, a, r[a]), True) for a in range(3)])
+            for shorter, longer in zip(modes, modes[1:]):
+                if _blk(i, j, d, shorter) in sp.derived:
+                    sp.derived.setdefault(_blk(i, j, d, longer), []).append([(_blk(i, j, d, shorter), True)])
+        for k in sp.tables.distances:
             for o in tables.positions[i]:
                 if tables.shifted(i, o, d, k) is None:
                     sp.derived.setdefault(_edge(i, d, k), []).append([(_at(sp, world.ids[i], o), True)])
+
+
+def _relative_offsets(sp: SlideProblem, i: int, j: int) -> list[tuple]:
+    """Every offset of slot j minus one of slot i over their position domains."""
+    ps, qs = sp.tables.positions[i], sp.tables.positions[j]
+    return sorted({tuple(b - a for a, b in zip(o, oj)) for o in ps for oj in qs})
 
 
 def _free(sp: SlideProblem, g: tuple[int, ...], d: str, k: int | None) -> list:

@@ -219,8 +219,9 @@ def run(args) -> dict:
             "time_vs_level": by_level, "rows": rows,
             **({"fast_downward": {"seconds_limit": args.fast_downward, "radius": args.fd_radius,
                                   "what": "per puzzle that needs partial moves, every single-fault rework task: Fast "
-                                          "Downward astar(lmcut()) on the grounded partial-move PDDL, its plan "
-                                          "replayed in the engine and compared (planners.crosscheck)",
+                                          "Downward astar(blind()) on the grounded partial-move problem (one "
+                                          "action per group move, written as output.sas), its plan replayed in "
+                                          "the engine and compared (planners.crosscheck)",
                                   "puzzles": fd}} if fd is not None else {}),
             **({"asp": asp} if asp is not None else {}),
             **machine()}

@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from ...model.actions import Action, Insert, Join, OnePart, Remove, Replace, Separate, Slide
+from ...model.actions import Action, Insert, Join, Remove, Replace, Separate, Slide
 from ...model.assembly import DIRECTIONS
 from ...model.errors import InputError
 from ...semantics.grounded import DEFAULT_WEIGHT, touch_costs
@@ -59,6 +59,7 @@ class Step:
     role: tuple   # ("action", Action) | ("touch", x) | ("begin"/"finish", kind, d, k) | ("pick", x)
                   # | ("shift"/"out", slot, d, k) | ("place", p, o, d) | ("settle", slot) | ("settled",)
     at: tuple | None = None           # the position the step starts from (pick, shift, out, settle, single-part)
+    when: tuple = ()                  # conditional effects: (condition literals, effect literals)
 
 
 @dataclass
@@ -78,12 +79,14 @@ class SlideProblem:
     touch_cost: int = 0                                           # what a first touch adds (W, 1 or 0)
     spare_in: dict[str, str] = field(default_factory=dict)        # slot -> its actual spare occupant
     turn_fix: dict[str, tuple[str, float]] = field(default_factory=dict)  # slot -> the turn repairing it
+    derived: dict[Atom, list[list[Lit]]] = field(default_factory=dict)   # derived atom -> its rules' bodies
+    derived_cache: dict = field(default_factory=dict, repr=False)        # the last state's derived atoms
 
-    def add(self, name: str, pre, eff, cost: int, role: tuple, at: tuple | None = None) -> None:
+    def add(self, name: str, pre, eff, cost: int, role: tuple, at: tuple | None = None, when: tuple = ()) -> None:
         name = name.lower()
         while name in self.by_name:
             name += "_"
-        step = Step(name, tuple(dict.fromkeys(pre)), tuple(dict.fromkeys(eff)), cost, role, at)
+        step = Step(name, tuple(dict.fromkeys(pre)), tuple(dict.fromkeys(eff)), cost, role, at, when)
         self.steps.append(step)
         self.by_name[name] = step
 
@@ -106,8 +109,9 @@ def _object_names(ids: Sequence[str]) -> dict[str, str]:
 
 
 def build_slide_problem(task: Task, tables: PositionTables, objective: str = "moved-parts,actions",
-                        weight: int = DEFAULT_WEIGHT) -> SlideProblem:
-    """The grounded problem of a partial-move task over the position domains of `tables`."""
+                        weight: int = DEFAULT_WEIGHT, transactions=None) -> SlideProblem:
+    """The grounded problem of a partial-move task over the position domains of `tables`; `transactions`
+    renders the group moves (default: this module's transactions; `slide_passes` has the other rendering)."""
     world = task.world
     if any(lk is not None for lk in world.lock):
         raise InputError("the partial-move PDDL rendering has no lock mechanisms (SEMANTICS §9 puzzles have none)",
@@ -130,7 +134,7 @@ def build_slide_problem(task: Task, tables: PositionTables, objective: str = "mo
     sp.step_cost, sp.touch_cost, sp.spare_in, sp.turn_fix = costs[0], costs[1] - costs[0], ab.spare_in, ab.turn_fix
     _initial(sp, ab)
     _single_steps(sp, ab)
-    _transactions(sp, ab)
+    (transactions or _transactions)(sp, ab)
     return sp
 
 
@@ -302,24 +306,32 @@ def _place_step(sp: SlideProblem, i: int, pid: str, o, d: str, ray, reset, after
 
 # ----------------------------------------------------------------------------- text, plans
 
+def _conj(lits) -> str:
+    return " ".join(a if v else f"(not {a})" for a, v in lits)
+
+
 def pddl_text(sp: SlideProblem) -> tuple[str, str]:
-    """(domain, problem) as STRIPS with action costs: parameterless actions over constant atoms."""
-    atoms = sorted({a for st in sp.steps for a, _ in (*st.pre, *st.eff)} | sp.init | {a for a, _ in sp.goal})
+    """(domain, problem) as STRIPS with action costs: parameterless actions over constant atoms (with
+    derived atoms and conditional effects when the rendering has them, `slide_groups`)."""
+    atoms = sorted({a for st in sp.steps for a, _ in (*st.pre, *st.eff, *(x for c, e in st.when for x in (*c, *e)))}
+                   | sp.init | {a for a, _ in sp.goal} | {a for body in sp.derived.values() for b in body for a, _ in b})
     preds = sorted({(m.group(1), len(m.group(0).split()) - 1) for a in atoms for m in [re.match(r"\((\S+)[^)]*\)", a)]})
     objects = sorted({w for a in atoms for w in a[1:-1].split()[1:]})
-    lines = ["(define (domain rework-partial)", " (:requirements :strips :negative-preconditions :action-costs)",
+    extra = " :conditional-effects :derived-predicates" if sp.derived or any(st.when for st in sp.steps) else ""
+    lines = ["(define (domain rework-partial)", f" (:requirements :strips :negative-preconditions :action-costs{extra})",
              " (:constants " + " ".join(objects) + ")",
              " (:predicates " + " ".join(f"({p}{''.join(f' ?a{k}' for k in range(n))})" for p, n in preds) + ")",
              " (:functions (total-cost))"]
+    for atom, bodies in sorted(sp.derived.items()):
+        lines.append(f" (:derived {atom} (or " + " ".join(f"(and {_conj(b)})" for b in bodies) + "))")
     for st in sp.steps:
-        pre = " ".join(a if v else f"(not {a})" for a, v in st.pre)
-        eff = " ".join(a if v else f"(not {a})" for a, v in st.eff)
+        eff = " ".join([_conj(st.eff), *(f"(when (and {_conj(c)}) (and {_conj(e)}))" for c, e in st.when)]).strip()
         cost = f" (increase (total-cost) {st.cost})" if st.cost else ""
-        lines.append(f" (:action {st.name}\n  :parameters ()\n  :precondition (and {pre})\n  :effect (and {eff}{cost}))")
+        lines.append(f" (:action {st.name}\n  :parameters ()\n  :precondition (and {_conj(st.pre)})\n"
+                     f"  :effect (and {eff}{cost}))")
     domain = "\n".join(lines) + "\n)\n"
-    goal = " ".join(a if v else f"(not {a})" for a, v in sp.goal)
     problem = ("(define (problem rework-partial-task) (:domain rework-partial)\n (:init " + " ".join(sorted(sp.init))
-               + " (= (total-cost) 0))\n (:goal (and " + goal + "))\n (:metric minimize (total-cost))\n)\n")
+               + " (= (total-cost) 0))\n (:goal (and " + _conj(sp.goal) + "))\n (:metric minimize (total-cost))\n)\n")
     return domain, problem
 
 
@@ -357,18 +369,47 @@ def _transaction_action(world, begun, members) -> Action:
     return Join(ids, d, offsets if any(o != ZERO for o in offsets) else None)
 
 
+def derive(sp: SlideProblem, state: set[Atom]) -> frozenset[Atom]:
+    """The derived atoms true in `state`: the least fixpoint of their rules (positive bodies only)."""
+    key = frozenset(state)
+    cached = sp.derived_cache.get(key)
+    if cached is not None:
+        return cached
+    true: set[Atom] = set()
+    grew = True
+    while grew:
+        grew = False
+        for a, bodies in sp.derived.items():
+            if a not in true and any(all((b in state or b in true) == v for b, v in body) for body in bodies):
+                true.add(a)
+                grew = True
+    sp.derived_cache = {key: frozenset(true)}
+    return sp.derived_cache[key]
+
+
+def holds(sp: SlideProblem, state: set[Atom], lits) -> bool:
+    """Do the literals hold in `state`, derived atoms evaluated from their rules?"""
+    derived = derive(sp, state) if sp.derived else frozenset()
+    return all((a in state or a in derived) == v for a, v in lits)
+
+
+def apply(sp: SlideProblem, state: set[Atom], st: Step) -> set[Atom]:
+    """The state after step `st` (its precondition holding): deletes, then adds, conditional effects on the old state."""
+    eff = list(st.eff) + [lit for c, e in st.when if holds(sp, state, c) for lit in e]
+    return (state - {a for a, v in eff if not v}) | {a for a, v in eff if v}
+
+
 def run_steps(sp: SlideProblem, names: Sequence[str]) -> tuple[bool, int]:
     """Apply step names from the initial state (STRIPS semantics): (goal reached, total cost); a step
     whose precondition fails ends the run unreached."""
     state, cost = set(sp.init), 0
     for name in names:
         st = sp.by_name[name]
-        if not all((a in state) == v for a, v in st.pre):
+        if not holds(sp, state, st.pre):
             return False, cost
-        state -= {a for a, v in st.eff if not v}
-        state |= {a for a, v in st.eff if v}
+        state = apply(sp, state, st)
         cost += st.cost
-    return all((a in state) == v for a, v in sp.goal), cost
+    return holds(sp, state, sp.goal), cost
 
 
 
@@ -379,7 +420,7 @@ class _Runner:
         self.sp, self.state, self.names = sp, set(sp.init), []
 
     def ok(self, st: Step) -> bool:
-        return all((a in self.state) == v for a, v in st.pre)
+        return holds(self.sp, self.state, st.pre)
 
     def first(self, pred) -> Step | None:
         return next((st for st in self.sp.steps if pred(st) and self.ok(st)), None)
@@ -388,8 +429,7 @@ class _Runner:
         st = self.first(pred)
         if st is None:
             return False
-        self.state.difference_update(a for a, v in st.eff if not v)
-        self.state.update(a for a, v in st.eff if v)
+        self.state = apply(self.sp, self.state, st)
         self.names.append(st.name)
         return True
 
@@ -398,14 +438,14 @@ def encode(sp: SlideProblem, actions: Sequence[Action]) -> list[str] | None:
     """A forgeplan plan as step names of the problem (None: some action has no applicable steps).
 
     Each action takes, among the steps that stand for it, those whose preconditions hold in the
-    problem's own state: a single-part action by its role, else (remove, insert, and every group move)
-    as a transaction: members' first touches, begin, one pick/shift/out/place per member, finish, settle.
+    problem's own state: a step that stands for the whole action (its role), else (in this module's
+    rendering remove, insert and every group move; in `slide_groups` a join) as a transaction: members' first touches, begin, one pick/shift/out/place per member, finish, settle.
     """
     run = _Runner(sp)
     for a in actions:
         for x in a.touched:
             run.do(lambda st, x=x: st.role == ("touch", x))
-        if isinstance(a, OnePart) and run.do(lambda st: st.role == ("action", a)):
+        if run.do(lambda st: st.role == ("action", a)):
             continue
         if not _transaction(run, a):
             return None

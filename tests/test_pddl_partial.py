@@ -33,6 +33,35 @@ def inside(state) -> bool:
     return all(not s.present or s.offset in BOX for s in state.slots)
 
 
+def random_steps(world, state, choices):
+    """A random walk judged by the engine: each choice picks a candidate step (slides, removals, inserts at
+    every offset; no separate/join), legal or not. Yields (the plan so far, the step, whether the engine
+    allows it, the state after it); the walk goes on from a legal step. Steps that leave the box are
+    outside the problems' domain and skipped."""
+    plan: list = []
+    for c in choices:
+        cands = [a for a in candidate_actions(world, state) if not isinstance(a, (Separate, Join))]
+        a = cands[c % len(cands)]
+        allowed = world.check(state, a) is None
+        if allowed and not inside(world.apply(state, a)):
+            continue
+        after = world.apply(state, a) if allowed else state
+        yield list(plan), a, allowed, after
+        if allowed:
+            plan.append(a)
+            state = after
+
+
+def accepted_walk(sp, world, state, choices):
+    """`random_steps` checked against a problem: each step must be accepted by `sp` (after the walk so
+    far) exactly when the engine allows it. Yields each legal step's action names and the state after it."""
+    for plan, a, legal, after in random_steps(world, state, choices):
+        names = slides.encode(sp, [*plan, a])
+        assert (names is not None) == legal, (plan, a)
+        if legal:
+            yield names, after
+
+
 def candidate_actions(world, state) -> list:
     """Every slide, removal, separation, insertion and join this test's domain allows, legal or not:
     slides of every set of present slots, inserts and two-member joins at every offset of the box."""
@@ -84,19 +113,8 @@ def test_random_sequences_are_legal_in_the_problem_exactly_when_the_engine_allow
     """Each step: a random candidate (legal or not in the engine); the problem must accept the prefix
     plus that step exactly when the engine does, and agree on every slot's offset afterwards."""
     task, sp = zigzag
-    world, state, plan = task.world, task.actual, []
-    for c in choices:
-        cands = [a for a in candidate_actions(world, state) if not isinstance(a, (Separate, Join))]
-        a = cands[c % len(cands)]
-        legal = world.check(state, a) is None and inside(world.apply(state, a))
-        if world.check(state, a) is None and not legal:
-            continue                      # leaves the box: outside the problem's domain, not judged
-        names = slides.encode(sp, [*plan, a])
-        assert (names is not None) == legal, (plan, a, world.check(state, a))
-        if not legal:
-            continue
-        plan.append(a)
-        state = world.apply(state, a)
+    world = task.world
+    for names, state in accepted_walk(sp, world, task.actual, choices):
         atoms = _final_atoms(sp, names)
         for i, pid in enumerate(world.ids):
             at = {x for x in atoms if x.startswith(f"(at {sp.names[pid]} ")}

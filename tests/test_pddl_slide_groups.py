@@ -16,7 +16,7 @@ from forgeplan.planners.pddl.fd import PARTIAL_CONFIG, solve_fd_partial
 from forgeplan.planners.pddl.sas import sas_text
 from forgeplan.planners.pddl.slide_groups import build_group_problem
 from forgeplan.semantics.faults import FaultSpec, make_task
-from test_pddl_partial import candidate_actions, inside, tables, value
+from test_pddl_partial import accepted_walk, tables, value
 
 W = 1000
 
@@ -38,19 +38,8 @@ def test_random_sequences_are_legal_in_the_group_problem_exactly_when_the_engine
     """Each step a random candidate (slides of every set, removals, inserts at every offset; legal or not):
     the problem accepts it exactly when the engine does, and every slot's offset agrees afterwards."""
     task, sp = zigzag
-    world, state, plan = task.world, task.actual, []
-    for c in choices:
-        cands = [a for a in candidate_actions(world, state) if not isinstance(a, (Separate, Join))]
-        a = cands[c % len(cands)]
-        legal = world.check(state, a) is None and inside(world.apply(state, a))
-        if world.check(state, a) is None and not legal:
-            continue                      # leaves the box: outside the problem's domain, not judged
-        names = slides.encode(sp, [*plan, a])
-        assert (names is not None) == legal, (plan, a, world.check(state, a))
-        if not legal:
-            continue
-        plan.append(a)
-        state = world.apply(state, a)
+    world = task.world
+    for names, state in accepted_walk(sp, world, task.actual, choices):
         atoms = set(sp.init)
         for n in names:
             atoms = slides.apply(sp, atoms, sp.by_name[n])

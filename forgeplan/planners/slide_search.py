@@ -100,7 +100,7 @@ def successors(world: World, node: Node, movable: int, landings: dict) -> list[t
     return out
 
 
-def _escapes(world: World, config: Config, movable: int, f: int) -> bool:
+def escapes(world: World, config: Config, movable: int, f: int) -> bool:
     """Can slot `f`, alone among the movable slots, reach a clear ray from its target position by finite
     slides against the slots outside `movable` (where they are)? Every plan moving only `movable` needs
     that for a slot that is missing or faulty (it comes in, is mended or leaves through a clear ray, and
@@ -209,7 +209,7 @@ def minimal_rework(world: World, actual: State, time_limit: float | None = None,
     states, probed, unproved, stopped = 0, 0, False, False
     for extra in range(len(others) + 1):
         sets = [m for m in (forced | sum(1 << i for i in add) for add in combinations(others, extra))
-                if all(_escapes(world, start[0], m, f) for f in _members(needy))]   # else a faulty slot is shut in
+                if all(escapes(world, start[0], m, f) for f in _members(needy))]   # else a faulty slot is shut in
         shallow, spent = _probe(world, start, sets, cap, deadline)
         probed += spent
         if stopped:     # out of budget: only the probe looks on, for a shallow plan with more moved parts

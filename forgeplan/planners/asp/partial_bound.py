@@ -13,37 +13,8 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from ...geometry.displacement import FREE, shapes
-from ...model.assembly import DIRECTIONS
-from ...semantics.grounded import apply_move, offered_moves
 from ...semantics.task import Task
-from ..slide_search import start_node
-
-
-def _clear(sh, config, f: int) -> bool:
-    o = config[f]
-    for d in range(len(DIRECTIONS)):
-        if all(sh.gaps(f, j, (oj[0] - o[0], oj[1] - o[1], oj[2] - o[2]))[d] >= FREE
-               for j, oj in enumerate(config) if oj is not None and j != f):
-            return True
-    return False
-
-
-def escapes(task: Task, config, movable: int, f: int) -> bool:
-    """Can slot `f`, from offset 0, reach a clear ray by sliding alone past the slots outside `movable`?"""
-    world, sh = task.world, shapes(task.world.assembly)
-    alone = tuple((0, 0, 0) if i == f else (o if not movable >> i & 1 else None) for i, o in enumerate(config))
-    seen, todo = {alone}, [alone]
-    while todo:
-        c = todo.pop()
-        if _clear(sh, c, f):
-            return True
-        for m in offered_moves(world, c, 1 << f, landings={}):
-            nxt = apply_move(c, m)
-            if m[0] == "slide" and nxt not in seen:
-                seen.add(nxt)
-                todo.append(nxt)
-    return False
+from ..slide_search import escapes, start_node
 
 
 def moved_lower_bound(task: Task) -> int:
@@ -57,6 +28,6 @@ def moved_lower_bound(task: Task) -> int:
     for extra in range(len(others) + 1):
         for add in combinations(others, extra):
             movable = forced | sum(1 << i for i in add)
-            if all(escapes(task, config, movable, f) for f in needy):
+            if all(escapes(task.world, config, movable, f) for f in needy):
                 return bin(forced).count("1") + extra
     return n

@@ -29,7 +29,7 @@ from ..model.errors import InputError
 from ..model.state import NO_OFFSET, State
 from ..semantics.engine import World
 from ..semantics.grounded import canonical_key, part_ranks, rotation_fix
-from ..semantics.partial_offers import offer_table
+from ..semantics.partial_offers import bits, offer_table
 from ..semantics.partial_universe import Config, Move, landing_index, offered_steps, to_action
 
 Node = tuple[Config, int]
@@ -92,7 +92,7 @@ def successors(world: World, node: Node, movable: int, landings: dict) -> list[t
     out = []
     if bad & movable:
         table = offer_table(world)
-        for i in _members(bad & movable):
+        for i in bits(bad & movable):
             if table.clear(config, i):
                 out.append((("mend", 1 << i), (config, bad & ~(1 << i))))
     for m, nxt in offered_steps(world, config, movable, landings):
@@ -118,10 +118,6 @@ def escapes(world: World, config: Config, movable: int, f: int) -> bool:
                     seen.add(nxt)
                     todo.append(nxt)
     return False
-
-
-def _members(mask: int) -> list[int]:
-    return [i for i in range(mask.bit_length()) if mask >> i & 1]
 
 
 def _home(start: Node) -> Config:
@@ -167,7 +163,7 @@ def _next_nodes(table, node: Node, movable: int, landings: dict) -> Iterator[Nod
     """`successors` without the moves, in the same order: what the breadth-first search expands."""
     config, bad = node
     if bad & movable:
-        for i in _members(bad & movable):
+        for i in bits(bad & movable):
             if table.clear(config, i):
                 yield config, bad & ~(1 << i)
     if bad:
@@ -209,7 +205,7 @@ def minimal_rework(world: World, actual: State, time_limit: float | None = None,
     states, probed, unproved, stopped = 0, 0, False, False
     for extra in range(len(others) + 1):
         sets = [m for m in (forced | sum(1 << i for i in add) for add in combinations(others, extra))
-                if all(escapes(world, start[0], m, f) for f in _members(needy))]   # else a faulty slot is shut in
+                if all(escapes(world, start[0], m, f) for f in bits(needy))]   # else a faulty slot is shut in
         shallow, spent = _probe(world, start, sets, cap, deadline)
         probed += spent
         if stopped:     # out of budget: only the probe looks on, for a shallow plan with more moved parts

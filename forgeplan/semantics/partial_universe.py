@@ -33,7 +33,7 @@ from ..model.actions import Action, Insert, Join, Remove, Separate, Slide
 from ..model.assembly import DIRECTION_VECTORS, DIRECTIONS, Assembly
 from .engine import World
 from .partial_offers import Config, Move, Step, position_bound, separable_at  # noqa: F401 (part of this API)
-from .partial_offers import offer_table as _offer_table
+from .partial_offers import bits, offer_table as _offer_table
 ZERO: Vec = (0, 0, 0)
 _VEC = tuple(DIRECTION_VECTORS[d] for d in DIRECTIONS)
 
@@ -58,10 +58,6 @@ def slide_universe(asm: Assembly) -> tuple[Slide, ...]:
     return tuple(out)
 
 
-def _members(mask: int) -> list[int]:
-    return [i for i in range(mask.bit_length()) if mask >> i & 1]
-
-
 def _gap(sh: Shapes, i: int, oi: Vec, j: int, oj: Vec, d: int) -> int:
     return sh.gaps(i, j, (oj[0] - oi[0], oj[1] - oi[1], oj[2] - oi[2]))[d]
 
@@ -69,7 +65,7 @@ def _gap(sh: Shapes, i: int, oi: Vec, j: int, oj: Vec, d: int) -> int:
 def room(sh: Shapes, config: Config, group: int, d: int) -> int:
     """How many steps `group` can slide along direction index `d` (FREE: a clear ray; -1: a collision)."""
     best = FREE
-    for i in _members(group):
+    for i in bits(group):
         oi = config[i]
         for j, oj in enumerate(config):
             if oj is not None and not group >> j & 1:
@@ -88,7 +84,7 @@ def apply_move(config: Config, move: Move) -> Config:
         return tuple(_shift(o, v, k) if group >> i & 1 else o for i, o in enumerate(config))  # type: ignore[arg-type]
     if kind == "out":
         return tuple(None if group >> i & 1 else o for i, o in enumerate(config))
-    placed = dict(zip(_members(group), move[3]))
+    placed = dict(zip(bits(group), move[3]))
     return tuple(placed.get(i, o) for i, o in enumerate(config))
 
 
@@ -170,7 +166,7 @@ def _landings(world: World, movable: int, home: Config, cap: int, depth: int | N
 
 
 def _offsets_of(config: Config, group: int) -> tuple[Vec, ...]:
-    return tuple(config[i] for i in _members(group))  # type: ignore[misc]
+    return tuple(config[i] for i in bits(group))  # type: ignore[misc]
 
 
 def _arrivals(world: World, config: Config, absent: int) -> Iterator[Move]:
@@ -182,7 +178,7 @@ def _arrivals(world: World, config: Config, absent: int) -> Iterator[Move]:
     present = [i for i, o in enumerate(config) if o is not None]
     offsets = [config[i] for i in present]
     reach = max(bound)
-    for i in _members(absent):
+    for i in bits(absent):
         for o in arrival_offsets(sh, i, present, offsets, DIRECTIONS, reach):  # type: ignore[arg-type]
             if in_domain(bound, o):
                 d = _clear_direction(sh, config, 1 << i, (o,))
@@ -190,7 +186,7 @@ def _arrivals(world: World, config: Config, absent: int) -> Iterator[Move]:
     for group in _subsets(absent):
         if group & (group - 1) == 0 or not world.separable(group):
             continue
-        n = len(_members(group))
+        n = len(bits(group))
         for o in position_domain(world.assembly):
             d = _clear_direction(sh, config, group, (o,) * n)
             if d is not None:
@@ -207,7 +203,7 @@ def _subsets(mask: int) -> list[int]:
 
 def _clear_direction(sh: Shapes, config: Config, group: int, offsets: Sequence[Vec]) -> str | None:
     """The first direction along which every member, at `offsets`, has a clear ray against `config`."""
-    placed = dict(zip(_members(group), offsets))
+    placed = dict(zip(bits(group), offsets))
     for d, name in enumerate(DIRECTIONS):
         if all(_gap(sh, i, o, j, oj, d) >= FREE for i, o in placed.items()
                for j, oj in enumerate(config) if oj is not None and j not in placed):
@@ -218,7 +214,7 @@ def _clear_direction(sh: Shapes, config: Config, group: int, offsets: Sequence[V
 def to_action(world: World, config: Config, move: Move) -> Action:
     """The engine's action for a move made in `config` (occupants are the target parts)."""
     kind, group = move[0], move[1]
-    names = tuple(world.ids[i] for i in _members(group))
+    names = tuple(world.ids[i] for i in bits(group))
     if kind == "slide":
         return Slide(names, move[2], move[3])
     if kind == "out":

@@ -91,6 +91,22 @@ def test_locking_needs_every_held_part_restored():
     assert code(gone, RELATCH) == "holds_not_restored"
 
 
+def test_restoration_needs_every_step_legal_and_the_target_at_the_end():
+    i = I[COVER]
+    moved = T.replace(i, T.slots[i]._replace(position=(1.5, 2.9, 0.5)))
+    fixed = W.restoration(moved, [UNLATCH, ResetPose(COVER), RELATCH], T)
+    assert fixed.restored and fixed.failure is None and fixed.final == T
+    stuck = W.restoration(moved, [UNLATCH, Remove(PIN), ResetPose(COVER), RELATCH], T)
+    assert not stuck.restored and stuck.failure.step == 1 and stuck.failure.reason.code == "held"
+    assert stuck.final == run(moved, UNLATCH)          # the state before the illegal step
+    open_latch = W.restoration(moved, [UNLATCH, ResetPose(COVER)], T)   # legal, but the latch stays open
+    assert not open_latch.restored and open_latch.failure is None
+    assert W.differences(open_latch.final, T) == [f"{LATCH}: disengaged, target engaged"]
+    assert W.restoration(T, [], T).restored and not W.restoration(moved, [], T).restored
+    refused = W.restoration(T, [Remove(PIN)], T)      # stopped at the target, yet the plan is illegal
+    assert refused.final == T and refused.failure is not None and not refused.restored
+
+
 def test_coupled_lock_moves_to_its_unlocked_pose_and_back():
     s = run(T, UNCLIP)
     slot = s.slots[I[CLIP]]

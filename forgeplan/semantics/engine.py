@@ -1,7 +1,8 @@
 """The frozen symbolic engine: equivalence, legality and transition (encodings/SEMANTICS.md).
 
 `World` compiles an assembly once (indices, blocker bitmasks, symmetry matrices); `check` says why an
-action is illegal in a state (or None), `apply` performs a legal one, `replay` runs a plan.
+action is illegal in a state (or None), `apply` performs a legal one, `replay` runs a plan and
+`restoration` judges it against a target.
 
 One module on purpose (about 600 lines): the frozen semantics reads top to bottom here — states,
 derived predicates, the legality table with one rule per action kind (partial moves included),
@@ -48,6 +49,12 @@ class IllegalAction(Exception):
 class Replay:
     final: State
     failure: IllegalAction | None
+
+
+@dataclass
+class Restoration(Replay):
+    """A replay judged against a target (World.restoration)."""
+    restored: bool   # every step legal and the final state target-equivalent
 
 
 def angle_diff(a: float, b: float) -> float:
@@ -335,6 +342,13 @@ class World:
                 return Replay(state, IllegalAction(k, a, reason))
             state = self.apply(state, a)
         return Replay(state, None)
+
+    def restoration(self, actual: State, plan: Sequence[Action], target: State) -> Restoration:
+        """Replay `plan` from `actual` and judge whether it restores `target`: every step legal and the end
+        target-equivalent. The one test every plan passes, whoever made it (a planner, an LLM, a file);
+        the replay comes along for the callers that explain a failure."""
+        r = self.replay(actual, plan)
+        return Restoration(r.final, r.failure, r.failure is None and self.equivalent(r.final, target))
 
     # ------------------------------------------------------------------ equivalence
 

@@ -97,10 +97,10 @@ def verify_output(task: Task, out: Output) -> Verdict:
         return v
     v.diagnosis_exact = (sorted(map(diagnosis_key, out.mistakes)) == sorted(map(diagnosis_key, expected))
                          and out.passed == (not expected))
-    rp = world.replay(task.actual, out.actions)
+    rp = world.restoration(task.actual, out.actions, task.target)
     v.replay_legal = rp.failure is None
     v.moved_parts = sorted(moved_parts(out.actions))
-    v.restored = v.replay_legal and world.equivalent(rp.final, task.target)
+    v.restored = rp.restored
     if not expected and (out.actions or not out.passed):
         # Table 9 "no-fault intervention", signal π̂_i ≠ ∅; a fault reported on a valid assembly is a misdiagnosis
         v.category = "no_fault_intervention" if out.actions else "misdiagnosis"

@@ -118,11 +118,11 @@ def run_import(args) -> int:
                             str(args.plan_file))
     world = task.world
     emit_json(output_json(task.sample_id, task.assembly.assembly_id, diagnose(world, task.actual, task.target), actions))
-    replay = world.replay(task.actual, actions)
+    replay = world.restoration(task.actual, actions, task.target)
     if replay.failure is not None:
         print(f"forgeplan: the plan is illegal: {one_line(replay.failure)}", file=sys.stderr)
         return EXIT_NEGATIVE
-    if not world.equivalent(replay.final, task.target):
+    if not replay.restored:
         print("forgeplan: the plan does not restore the target: "
               + one_line("; ".join(world.differences(replay.final, task.target)[:5])), file=sys.stderr)
         return EXIT_NEGATIVE

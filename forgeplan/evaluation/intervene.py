@@ -81,9 +81,7 @@ def plan_candidate(task: Task, raw: str, mode: str) -> str | None:
         out = parse_output(raw)
     except ContractError:
         return None
-    w = task.world
-    replay = w.replay(task.actual, out.actions)
-    if replay.failure is None and w.equivalent(replay.final, task.target) and mode == "minimal-edit":
+    if task.world.restoration(task.actual, out.actions, task.target).restored and mode == "minimal-edit":
         return None
     if mode == "plan-from-diagnosis":
         diagnosed = diagnosed_task(task, [m.part_id for m in out.mistakes])

@@ -82,9 +82,7 @@ def labelled(objective: str, v: tuple[int, ...]) -> str:
 
 def _replayed(task: Task, side: Side) -> Side:
     if side.plan is not None:
-        world = task.world
-        replay = world.replay(task.actual, side.plan)
-        side.valid = replay.failure is None and world.equivalent(replay.final, task.target)
+        side.valid = task.world.restoration(task.actual, side.plan, task.target).restored
         j, c = len(moved_parts(side.plan)), len(side.plan)
         if (side.moved_parts, side.actions) != (j, c) and not side.problem:
             side.problem = f"reports J={side.moved_parts}, c={side.actions} but its plan has J={j}, c={c}"

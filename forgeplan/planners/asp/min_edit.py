@@ -93,8 +93,8 @@ def closest_valid_plan(task: Task, given, reference=None) -> ClosestPlan:
     cost, atoms = found[-1]
     steps = sorted((s.arguments[1].number, str(s.arguments[0])) for s in atoms if s.name == "occurs")
     plan = tuple(facts.actions[a] for _, a in steps)
-    replay = world.replay(task.actual, plan)
-    if replay.failure is not None or not world.equivalent(replay.final, task.target):
+    replay = world.restoration(task.actual, plan, task.target)
+    if not replay.restored:
         raise RuntimeError(f"internal: the closest plan does not replay in the engine: {replay.failure}")
     distance = edit_distance(world, given, plan)
     edits = cost[0] if cost else 0   # no optimisation statement at horizon 0

@@ -252,8 +252,7 @@ def _horizons(task: Task, closure: list[str], bound: _Bound, minimize_moved: boo
     out = {min(bound.length or 0, refill), refill}
     known = repair_plan(world, task.actual, task.target, node_limit=0)  # the structured plan only, no search
     if known is not None:
-        replay = world.replay(task.actual, known)
-        if replay.failure is None and world.equivalent(replay.final, task.target) and \
+        if world.restoration(task.actual, known, task.target).restored and \
                 (not minimize_moved or len(moved_parts(known)) == bound.moved):
             out = {h for h in out if h < len(known)} | {len(known)}
     return sorted(out)
@@ -337,8 +336,8 @@ def solve_task(task: Task, objective: str = "moved-parts,actions", time_limit: f
     def result(status, plan=(), horizon=0, proof="", lb=None, canonical=False, n_optimal=None, plans=()) -> SolveResult:
         plan = tuple(plan)
         if plan or status is Status.OPTIMAL:
-            replay = world.replay(task.actual, plan)
-            if replay.failure is not None or not world.equivalent(replay.final, task.target):
+            replay = world.restoration(task.actual, plan, task.target)
+            if not replay.restored:
                 raise RuntimeError(f"internal: clingo plan does not replay in the engine: {replay.failure}")
         return SolveResult(status, status is Status.OPTIMAL, plan, len(moved_parts(plan)), len(plan), closure,
                            time.perf_counter() - clock.start, n_optimal, tuple(plans), horizon, objective, lb, proof,
@@ -410,8 +409,8 @@ def _partial_result(task: Task, objective: str, time_limit: float | None, all_op
 
     out = solve_partial(task, objective, time_limit, all_optimal)
     world = task.world
-    replay = world.replay(task.actual, out.plan)
-    if out.plan and (replay.failure is not None or not world.equivalent(replay.final, task.target)):
+    replay = world.restoration(task.actual, out.plan, task.target)
+    if out.plan and not replay.restored:
         raise RuntimeError(f"internal: partial-move plan does not replay in the engine: {replay.failure}")
     status, moved = Status(out.status), len(moved_parts(out.plan))
     optimal = status is Status.OPTIMAL

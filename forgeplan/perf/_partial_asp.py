@@ -29,13 +29,12 @@ def asp_rows(asm, faults, radius: int | None, horizon: int, limit: float, first:
             r = solve_partial_asp(task, horizon, radius=radius, time_limit=limit)
             seconds = time.perf_counter() - t0
             s = minimal_rework(task.world, task.actual, time_limit=limit)
-            replay = None if r.plan is None else task.world.replay(task.actual, r.plan)
             rows.append({"fault": ftype, "part_id": world.ids[i], "J": r.moved, "c": r.actions, "proof": r.proof,
                          "horizon": r.horizon, "lower_bound": r.lower_bound, "timed_out": r.timed_out,
                          "atoms": r.atoms, "seconds": round(seconds, 3), "ground_seconds": round(r.ground_seconds, 3),
                          "solve_seconds": round(r.solve_seconds, 3),
-                         "replays": replay is not None and replay.failure is None
-                         and task.world.equivalent(replay.final, task.target),
+                         "replays": r.plan is not None
+                         and task.world.restoration(task.actual, r.plan, task.target).restored,
                          "search": [s.moved, s.actions] if s.plan is not None else None, "search_optimal": s.optimal,
                          "verdict": verdict(r, s, plan_radius(task, s.plan) if s.plan else 0, radius)})
     return _summary(rows)

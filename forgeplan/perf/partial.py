@@ -70,8 +70,7 @@ def _rework(asm) -> dict:
             t0 = time.perf_counter()
             plan = repair_plan(task.world, task.actual, task.target)
             seconds = time.perf_counter() - t0
-            replay = None if plan is None else task.world.replay(task.actual, plan)
-            ok = replay is not None and replay.failure is None and task.world.equivalent(replay.final, task.target)
+            ok = plan is not None and task.world.restoration(task.actual, plan, task.target).restored
             rows.append({"fault": ftype, "part_id": world.ids[i], "valid": ok, "seconds": round(seconds, 4),
                          "actions": None if plan is None else len(plan),
                          "moved_parts": None if plan is None else len(moved_parts(plan))})

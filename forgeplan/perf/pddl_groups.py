@@ -34,13 +34,12 @@ def _fault_row(asm, ftype: str, runs: int, time_limit: float, clingo: bool) -> d
     world = task.world
     results = [solve_fd(task, time_limit=time_limit) for _ in range(runs)]
     plan = results[-1].plan
-    replay = None if plan is None else world.replay(task.actual, plan)
     own = [r.planner_seconds for r in results if r.planner_seconds is not None]
     row = {"fault": ftype, "part_id": pid, "status": results[-1].status.name.lower(),
            "moved_parts": None if plan is None else len({p for a in plan for p in a.touched}),
            "actions": None if plan is None else len(plan),
            "group_moves": None if plan is None else sum(isinstance(a, GroupMove) for a in plan),
-           "valid_in_engine": replay is not None and replay.failure is None and world.equivalent(replay.final, task.target),
+           "valid_in_engine": plan is not None and world.restoration(task.actual, plan, task.target).restored,
            "expanded_actions": len(build_problem(task, grounded=True).problem.actions),
            "fd_seconds": round(statistics.median(r.seconds for r in results), 4),
            "fd_planner_seconds": round(statistics.median(own), 4) if own else None,

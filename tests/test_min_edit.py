@@ -81,8 +81,7 @@ def test_clingo_finds_a_valid_plan_at_the_brute_force_minimum(case):
     task, plan = case
     closest = closest_valid_plan(task, plan)
     w = task.world
-    replay = w.replay(task.actual, closest.plan)
-    assert replay.failure is None and w.equivalent(replay.final, task.target)
+    assert w.restoration(task.actual, closest.plan, task.target).restored
     assert closest.distance == edit_distance(w, plan, closest.plan) == brute_min_edit(task, plan)
 
 

@@ -70,8 +70,7 @@ def brute_optimum(task) -> tuple[int, int]:
 
 
 def replays(task, plan) -> bool:
-    rep = task.world.replay(task.actual, plan)
-    return rep.failure is None and task.world.equivalent(rep.final, task.target)
+    return task.world.restoration(task.actual, plan, task.target).restored
 
 
 def check_against_search_and_engine(task, horizon: int | None = None):

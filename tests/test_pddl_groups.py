@@ -102,8 +102,7 @@ def _solve(args: tuple[str, str]) -> tuple:
     task = burr_task(*args)
     r = solve_fd(task, time_limit=60)
     world = task.world
-    replay = world.replay(task.actual, r.plan or ())
-    valid = r.plan is not None and replay.failure is None and world.equivalent(replay.final, task.target)
+    valid = r.plan is not None and world.restoration(task.actual, r.plan, task.target).restored
     return (args, r.optimal, valid, r.cost == r.reported_cost, r.plan and value(r.plan), brute_optimum(task),
             world.needs_groups, r.plan)
 

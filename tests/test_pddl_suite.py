@@ -47,8 +47,7 @@ def clingo_optimum(name: str, objective: str) -> int:
 
 
 def replays(task, plan) -> bool:
-    replay = task.world.replay(task.actual, plan)
-    return replay.failure is None and task.world.equivalent(replay.final, task.target)
+    return task.world.restoration(task.actual, plan, task.target).restored
 
 
 @pytest.mark.parametrize("name", ["fixture", *(pytest.param(n, marks=pytest.mark.slow) for n in CASE_NAMES)])

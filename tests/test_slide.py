@@ -37,8 +37,8 @@ def test_slide_then_remove_from_the_displaced_position_then_insert_at_an_offset_
     assert w.check(s, Remove("Core")) is None                                 # clear ray along +z from there
     empty = w.apply(s, Remove("Core"))
     assert w.check(empty, Insert("Core")).code == "blocked"                   # no straight way to the centre
-    back = w.replay(empty, [Insert("Core", (1, 1, 0)), Slide(("Core",), "-x", 1), Slide(("Core",), "-y", 1)])
-    assert back.failure is None and w.equivalent(back.final, target)
+    back = [Insert("Core", (1, 1, 0)), Slide(("Core",), "-x", 1), Slide(("Core",), "-y", 1)]
+    assert w.restoration(empty, back, target).restored
 
 
 def test_whole_shell_slides_are_relative_moves_too():

@@ -15,8 +15,8 @@ from forgeplan.library import build
 from forgeplan.model.actions import moved_parts
 from forgeplan.model.assembly import DIRECTIONS
 from forgeplan.model.state import Tolerances
-from forgeplan.planners import slide_search
-from forgeplan.planners.asp.solve import solve_task
+from forgeplan.planners import partial_solve, slide_search
+from forgeplan.planners.asp.solve import Status, solve_task
 from forgeplan.planners.partial_repair import partial_repair_plan
 from forgeplan.semantics import partial_offers, partial_universe
 from forgeplan.semantics.faults import FaultSpec, make_task
@@ -107,7 +107,9 @@ def test_the_probe_proves_a_shallow_whole_group_plan():
     monkeypatch = pytest.MonkeyPatch()
     monkeypatch.setattr(slide_search, "_probe", lambda *a: (None, 0))
     try:
-        assert not slide_search.minimal_rework(task.world, task.actual).optimal
+        assert not slide_search.minimal_rework(task.world, task.actual, proof_cap=1).optimal
+        again = slide_search.minimal_rework(task.world, task.actual)     # the exact arguments prove it too
+        assert again.optimal and again.plan == found.plan
     finally:
         monkeypatch.undo()
 
@@ -137,17 +139,24 @@ def test_a_kept_landing_index_equals_a_fresh_one():
     assert not any(k[1] == 0b111111 for k in partial_universe._LANDINGS)   # a clock-cut index is not kept
 
 
-def test_an_unproved_search_gives_way_to_a_better_repair_plan():
-    """Here the search, cut by its state budget, meets only the whole-set separate and join (J = 6); the
-    repair search moves five parts, which wins the lexicographic order."""
+def test_an_unproved_search_gives_way_to_a_better_repair_plan(monkeypatch):
+    """Cut by its state budget, and with the exact arguments held to one configuration, the search meets
+    only the whole-set separate and join (J = 6); the repair search moves five parts, which wins the
+    lexicographic order. Not held, the exact arguments prove a shorter plan of five parts."""
     task = make_task(build("burr_6_level5"), [FaultSpec("wrong_orientation", "Burr6Level5_Part02_Stick"),
                                               FaultSpec("misplacement", "Burr6Level5_Part03_Stick")], seed=1)
-    found = slide_search.minimal_rework(task.world, task.actual)
+    found = slide_search.minimal_rework(task.world, task.actual, proof_cap=1)
     repair = partial_repair_plan(task.world, task.actual, task.target)
     assert not found.optimal and found.plan is not None and repair is not None
+    held = slide_search.minimal_rework
+    monkeypatch.setattr(partial_solve, "minimal_rework", lambda w, a, limit=None: held(w, a, limit, proof_cap=1))
+    partial_solve._FOUND.clear()
     result = solve_task(task)
     best = min((len(moved_parts(p)), len(p)) for p in (found.plan, repair))
     assert (result.moved_parts, result.actions) == best == (5, 14)
-    assert result.proof == "repair-search" and not result.optimal
-    replay = task.world.replay(task.actual, result.plan)
-    assert replay.failure is None and task.world.equivalent(replay.final, task.target)
+    assert result.proof == "repair-search" and result.status is not Status.OPTIMAL
+    monkeypatch.undo()
+    partial_solve._FOUND.clear()
+    proved = solve_task(task)
+    assert proved.status is Status.OPTIMAL and (proved.moved_parts, proved.actions) == (5, 10)
+    assert task.world.restoration(task.actual, list(proved.plan), task.target).restored

@@ -261,14 +261,19 @@ def partial_verdict(asm: Assembly, cap: int = MAX_STATES) -> dict:
 def separates_completely(asm: Assembly, parts, offsets: tuple[Vec, ...] | None = None) -> bool:
     """Do these parts, alone at their target geometry displaced by `offsets` (catalog order; default 0),
     come apart completely with partial moves (SEMANTICS §9's *separable*)?"""
+    return not separation_tree(asm, parts, offsets).stuck_sets()
+
+
+def separation_tree(asm: Assembly, parts, offsets: tuple[Vec, ...] | None = None) -> Node:
+    """The disassembly tree of these parts alone, displaced by `offsets` (catalog order; default 0)."""
     keep = set(parts)
     sub = replace(asm, assembly_id=f"{asm.assembly_id}[{','.join(sorted(keep))}]",
                   parts=tuple(p for p in asm.parts if p.part_id in keep), spares=())
     if offsets is None or all(o == (0, 0, 0) for o in offsets):
-        return not disassemble_partial(sub).stuck_sets()
+        return disassemble_partial(sub)
     moved = tuple(replace(p, voxels=frozenset((x + o[0], y + o[1], z + o[2]) for x, y, z in p.voxels))
                   for p, o in zip(sub.parts, offsets))
-    return not disassemble_partial(replace(sub, parts=moved)).stuck_sets()
+    return disassemble_partial(replace(sub, parts=moved))
 
 
 def main_chain(asm: Assembly) -> tuple[tuple[Move, ...], tuple[str, ...]]:

@@ -31,6 +31,9 @@ from ..semantics.engine import World
 from ..semantics.grounded import canonical_key, part_ranks, rotation_fix
 from ..semantics.partial_offers import bits, offer_table
 from ..semantics.partial_universe import Config, Move, landing_index, offered_steps, to_action
+from .slide_bounds import LowerBound
+from .slide_mirror import mirror_optimum, mirror_plan
+from .slide_reach import Undecided, has_plan
 
 Node = tuple[Config, int]
 CAP = 4_000       # configurations per moved set before its search counts as not exhausted
@@ -38,6 +41,8 @@ NO_LIMIT = 10 ** 9
 BUDGET = 8_000    # states over all moved sets before the search stops unproved (the probes not counted)
 PROBE = 4_000     # states of the shallow-plan probe per moved-set size (not counted in BUDGET)
 PROBE_DEPTH = 16  # and its deepest search
+PROOF_CAP = 200_000  # configurations per search of the exact arguments (`slide_reach`, `_mirror`, `_bounded`)
+LONGEST = 40      # the longest plan a bounded search looks for when nothing shorter is known
 
 
 @dataclass(frozen=True)
@@ -128,10 +133,11 @@ def _goal(node: Node) -> bool:
     return node[1] == 0 and all(o == NO_OFFSET for o in node[0])
 
 
-def _bfs(world: World, start: Node, movable: int, limit: int, cap: int,
-         deadline: float | None = None) -> tuple[dict[Node, int], Optional[int], bool]:
+def _bfs(world: World, start: Node, movable: int, limit: int, cap: int, deadline: float | None = None,
+         bound: Optional[LowerBound] = None) -> tuple[dict[Node, int], Optional[int], bool]:
     """Distances from `start` up to the first goal layer (or `limit`); the goal distance or None; and
-    whether the search was exhausted (a capped search still reports the plans it met, unproved)."""
+    whether the search was exhausted (a capped search still reports the plans it met, unproved). With
+    `bound`, a node that cannot reach the goal within `limit` by its lower bound is not kept."""
     complete = True
     try:
         landings = landing_index(world, movable, _home(start), cap, None if limit >= NO_LIMIT else limit, deadline)
@@ -152,6 +158,8 @@ def _bfs(world: World, start: Node, movable: int, limit: int, cap: int,
             break
         for nxt in _next_nodes(table, node, movable, landings):
             if nxt not in dist:
+                if bound is not None and t + 1 + bound(nxt) > limit:
+                    continue
                 dist[nxt] = t + 1
                 if found is None and nxt == goal:
                     found = t + 1
@@ -190,30 +198,42 @@ def _can_arrive(start: Node, movable: int, landings: dict) -> bool:
 
 
 def minimal_rework(world: World, actual: State, time_limit: float | None = None, cap: int = CAP,
-                   budget: int = BUDGET) -> SlideResult:
+                   budget: int = BUDGET, proof_cap: int = PROOF_CAP) -> SlideResult:
     """The (J_move, c)-minimal plan of the universe from `actual` back to the target, with its proof.
 
     A moved set whose search passes `cap` states, the total `budget` of states (deterministic: the same
-    result on every run) or the time limit leaves the optimum unproved: the result is then the best plan
-    found (`optimal` false), or none."""
+    result on every run) or the time limit leaves the optimum unproved, unless the exact arguments
+    prove it within `proof_cap` configurations per search (which sets have plans: `slide_reach`; the
+    mirror argument: `slide_mirror`; searches pruned by lower bounds: `slide_bounds`): the result is
+    then the best plan found (`optimal` false), or none."""
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
     start = start_node(world, actual)
     forced = start[1] | sum(1 << i for i, o in enumerate(start[0]) if o is None or o != NO_OFFSET)
     others = [i for i in range(len(world.ids)) if not forced >> i & 1]
     needy = start[1] | sum(1 << i for i, o in enumerate(start[0]) if o is None)
-    states, probed, unproved, stopped = 0, 0, False, False
+    states, probed, unproved, stopped, decided = 0, 0, False, False, True
     for extra in range(len(others) + 1):
-        sets = [m for m in (forced | sum(1 << i for i in add) for add in combinations(others, extra))
-                if all(escapes(world, start[0], m, f) for f in bits(needy))]   # else a faulty slot is shut in
+        verdicts = {m: _has_plan(world, start, m, proof_cap) for m in (forced | sum(1 << i for i in add)
+                                                            for add in combinations(others, extra))
+                    if all(escapes(world, start[0], m, f) for f in bits(needy))}   # else a faulty slot is shut in
+        sets = [m for m, v in verdicts.items() if v is not False]
+        decided = decided and None not in verdicts.values()
         shallow, spent = _probe(world, start, sets, cap, deadline)
         probed += spent
         if stopped:     # out of budget: only the probe looks on, for a shallow plan with more moved parts
-            best = [shallow] if shallow is not None else []
+            best, cut = [shallow] if shallow is not None else [], True
         else:
             best, states, cut, stopped = _search_sets(world, start, sets, shallow[0] if shallow else None, cap,
                                                       (states, budget), deadline)
-            unproved = unproved or cut
+        if sets and (cut or unproved) and decided:
+            proved = (_mirror(world, actual, start, sets, best, proof_cap)
+                      or _bounded(world, actual, start, sets, best, proof_cap, deadline))
+            if proved is not None:
+                plan, spent = proved
+                return SlideResult(plan, bin(forced).count("1") + extra, len(plan), True, states + probed + spent,
+                                   time.perf_counter() - t0)
+        unproved = unproved or cut
         if best:
             c = best[0][0]
             plans = [_canonical_plan(world, actual, start, m, c) for _, m in best]
@@ -222,6 +242,69 @@ def minimal_rework(world: World, actual: State, time_limit: float | None = None,
             return SlideResult(plan, bin(forced).count("1") + extra, len(plan), not unproved, states + probed,
                                time.perf_counter() - t0)
     return SlideResult(None, 0, 0, not unproved, states + probed, time.perf_counter() - t0)
+
+
+def _has_plan(world: World, start: Node, movable: int, cap: int) -> Optional[bool]:
+    """`slide_reach.has_plan`'s verdict (exact, over a superset of this universe's moves: a False is a
+    proof that no plan moves only `movable`), or None when it was not decided within its cap."""
+    try:
+        return has_plan(world, start, movable, cap)[0]
+    except Undecided:
+        return None
+
+
+def _mirror(world: World, actual: State, start: Node, sets: list[int], best: list[tuple[int, int]],
+            cap: int) -> Optional[tuple[list[Action], int]]:
+    """The proved optimum of one faulty part at its target place (every other slot there too) over the
+    moved sets of the first size that has plans, by the mirror argument (`slide_mirror`), with the
+    configurations searched; None where it does not apply or a search was cut. The moved-set search's
+    plan is kept when it is as short."""
+    config, bad = start
+    if bad & (bad - 1) or any(o != NO_OFFSET for o in config):
+        return None
+    p, found, spent = bad.bit_length() - 1, [], 0
+    try:
+        for m in sets:
+            got = mirror_optimum(world, p, m, cap)
+            if got is None:
+                return None
+            found.append((got[0], m, got[2]))
+            spent += got[1]
+    except Undecided:
+        return None
+    c = min(f[0] for f in found)
+    ranks = part_ranks(world)
+    if best and best[0][0] == c:
+        plans = [_canonical_plan(world, actual, start, m, c) for _, m in best]
+    else:
+        plans = [mirror_plan(world, p, m, c, layers, _mends(world, actual, p)) for cm, m, layers in found if cm == c]
+    return min(plans, key=lambda plan: [canonical_key(a, ranks) for a in plan]), spent
+
+
+def _bounded(world: World, actual: State, start: Node, sets: list[int], best: list[tuple[int, int]],
+             cap: int, deadline: float | None) -> Optional[tuple[list[Action], int]]:
+    """The proved optimum over the moved sets of the first size that has plans, by searches bounded at
+    growing lengths from the smallest lower bound, each dropping the nodes whose lower bound
+    (`slide_bounds`) does not fit; with the configurations searched. None when a search is cut."""
+    top, spent = best[0][0] if best else LONGEST, 0
+    try:
+        bounds = {m: LowerBound(world, m, cap) for m in sets}
+        for limit in range(min(bounds[m](start) for m in sets), top + 1):
+            hits = []
+            for m in sets:
+                dist, c, complete = _bfs(world, start, m, limit, cap, deadline, bounds[m])
+                spent += len(dist)
+                if not complete:
+                    return None
+                if c is not None:
+                    hits.append(m)
+            if hits:
+                ranks = part_ranks(world)
+                plans = [_canonical_plan(world, actual, start, m, limit, bounds[m]) for m in hits]
+                return min(plans, key=lambda plan: [canonical_key(a, ranks) for a in plan]), spent
+    except Undecided:
+        return None
+    return None
 
 
 def _search_sets(world: World, start: Node, sets: list[int], shallow: Optional[int], cap: int,
@@ -266,12 +349,15 @@ def _probe(world: World, start: Node, sets: list[int], cap: int,
     return None, spent
 
 
-def _canonical_plan(world: World, actual: State, start: Node, movable: int, c: int) -> list[Action]:
-    """The smallest plan (canonical key, step by step) of length `c` within `movable`."""
+def _canonical_plan(world: World, actual: State, start: Node, movable: int, c: int,
+                    bound: Optional[LowerBound] = None) -> list[Action]:
+    """The smallest plan (canonical key, step by step) of length `c` within `movable` (every node of a
+    plan of length `c` is within its lower bound `bound`, so what the bound drops changes nothing)."""
     landings = landing_index(world, movable, _home(start), depth=c)
     layers: list[set[Node]] = [{start}]
-    for _ in range(c):
-        layers.append({nxt for node in layers[-1] for _, nxt in successors(world, node, movable, landings)})
+    for t in range(c):
+        layers.append({nxt for node in layers[-1] for _, nxt in successors(world, node, movable, landings)
+                       if bound is None or t + 1 + bound(nxt) <= c})
     alive = [set() for _ in range(c + 1)]
     alive[c] = {nd for nd in layers[c] if _goal(nd)}
     for t in range(c - 1, -1, -1):

@@ -79,10 +79,11 @@ class OfferTable:
 
     def clear(self, config: Config, i: int) -> bool:
         """Has present slot `i` a clear ray along some direction (every other present slot out of its way)?"""
-        row = self._pairs(config).rows[i]
+        row = self.pairs_of(config).rows[i]
         return any(all(g is None or g[d] >= FREE for g in row) for d in range(len(DIRECTIONS)))
 
-    def _pairs(self, config: Config) -> _Pairs:
+    def pairs_of(self, config: Config) -> _Pairs:
+        """The configuration's gap rows and touch masks (kept)."""
         hit = self.pairs.get(config)
         if hit is None:
             if len(self.pairs) >= PAIRS_MAX:
@@ -107,17 +108,17 @@ class OfferTable:
     def _compute(self, config: Config, movable: int) -> Iterator[Step]:
         """In the order the searches rely on: per direction, per group (ascending mask), its departure or
         its slides by distance. A group with a clear ray leaves instead of sliding (§9 "Grounded moves")."""
-        pairs = self._pairs(config)
+        pairs = self.pairs_of(config)
         for d, name in enumerate(DIRECTIONS):
-            for group in _groups(pairs, movable, d):
-                r = _room(pairs, group, d)
+            for group in groups(pairs, movable, d):
+                r = room(pairs, group, d)
                 if r >= FREE:
                     if group & (group - 1) == 0 or separable_at(self.world, group, [config[i] for i in bits(group)]):  # type: ignore[misc]
                         yield ("out", group, name), tuple(None if group >> i & 1 else o for i, o in enumerate(config))
                     continue
-                yield from self._slides(config, group, d, r)
+                yield from self.slides(config, group, d, r)
 
-    def _slides(self, config: Config, group: int, d: int, r: int) -> Iterator[Step]:
+    def slides(self, config: Config, group: int, d: int, r: int) -> Iterator[Step]:
         """slide(group, d, k) for every k <= r whose destination keeps every member inside the domain."""
         axis, sign, name = d // 2, _VEC[d][d // 2], DIRECTIONS[d]
         members, bound = bits(group), self.bound
@@ -137,7 +138,8 @@ class OfferTable:
             yield ("slide", group, name, k), tuple(nxt)
 
 
-def _closure(touch: list[int], seed: int) -> int:
+def closure(touch: list[int], seed: int) -> int:
+    """The smallest set holding `seed` and, with each member, the slots its row of `touch` names."""
     group = frontier = 1 << seed
     while frontier:
         new = 0
@@ -148,11 +150,11 @@ def _closure(touch: list[int], seed: int) -> int:
     return group
 
 
-def _groups(pairs: _Pairs, movable: int, d: int) -> list[int]:
+def groups(pairs: _Pairs, movable: int, d: int) -> list[int]:
     """Every set of present movable slots that can take a step along `d` (or leave) without moving a slot
     outside it: the unions of the closures that stay inside `movable`, ascending."""
     touch = pairs.touch[d]
-    closures = {c for s in bits(movable & pairs.present) if (c := _closure(touch, s)) & ~movable == 0}
+    closures = {c for s in bits(movable & pairs.present) if (c := closure(touch, s)) & ~movable == 0}
     unions = {0}
     for c in sorted(closures):
         unions |= {u | c for u in unions}
@@ -160,7 +162,8 @@ def _groups(pairs: _Pairs, movable: int, d: int) -> list[int]:
     return sorted(unions)
 
 
-def _room(pairs: _Pairs, group: int, d: int) -> int:
+def room(pairs: _Pairs, group: int, d: int) -> int:
+    """The steps `group` can take along `d` before a member meets a present non-member (FREE: a clear ray)."""
     best, rows, others = FREE, pairs.rows, bits(pairs.present & ~group)
     for i in bits(group):
         row = rows[i]

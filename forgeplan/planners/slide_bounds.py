@@ -1,0 +1,51 @@
+"""Lower bounds on the actions still needed from a configuration (SEMANTICS.md §9 "Lower bounds"), so
+that a bounded search of one moved set skips what cannot end in time.
+
+Two facts give them, both over every engine move inside the position bound (so over the grounded
+universe too): every move can be undone by one move, and a part that left may stay away (its presence
+only blocks). For a moved set `M`, with `e(q)` the fewest slides and departures that take the target
+to a configuration from which slot `q` can leave (`slide_mirror`: no arrival is ever needed for that):
+
+* a plan from a configuration where `q` is absent still has `q`'s last arrival ahead, and after it a
+  way back to the target that, undone, is a way from the target to where `q` can leave: at least
+  `e(q) + 1` moves;
+* from a configuration where every slot is present, a plan either only slides and mends, or some `q`
+  leaves and comes back (at least `e(q) + 2` moves). A slide adds the same step to one axis of its
+  members' offsets, so `m` slides along an axis give the parts at most `2^m` different totals on it:
+  the distinct non-zero values on an axis need at least `log2(values + 1)` slides along it; every
+  faulty slot needs its mend.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ..semantics.engine import World
+from ..semantics.partial_offers import Config, bits
+from .slide_mirror import mirror_optimum
+
+FAR = 10 ** 6     # no plan from here: a slot that is absent can never come back
+
+
+class LowerBound:
+    """`bound(node)`: at least this many actions remain from `node` (a configuration and its faulty
+    mask) before every slot of the moved set is home (module docstring)."""
+
+    def __init__(self, world: World, movable: int, cap: int):
+        self.leave: dict[int, Optional[int]] = {}
+        for q in bits(movable):
+            found = mirror_optimum(world, q, movable, cap)
+            self.leave[q] = None if found is None else len(found[2]) - 1
+        known = [e for e in self.leave.values() if e is not None]
+        self.away = 2 + min(known) if known else FAR
+
+    def __call__(self, node: tuple[Config, int]) -> int:
+        config, bad = node
+        absent = [q for q, e in self.leave.items() if config[q] is None]
+        if absent:
+            return max(FAR if self.leave[q] is None else self.leave[q] + 1 for q in absent)  # type: ignore[operator]
+        slides = 0
+        for axis in range(3):
+            values = len({o[axis] for o in config if o[axis]})   # type: ignore[index]
+            slides += values.bit_length()      # the least m with 2^m > values
+        return min(slides + bin(bad).count("1"), self.away)

@@ -28,16 +28,17 @@ from ..semantics.engine import World
 from ..semantics.grounded import canonical_key, part_ranks
 from ..semantics.partial_offers import Config, bits, offer_table
 from ..semantics.partial_universe import Move, to_action
-from .slide_reach import engine_slides, leaving_group
+from .slide_reach import engine_slides, leaving_group, within
 
 CAP = 200_000     # configurations before the search gives up
 
 
-def mirror_optimum(world: World, p: int, movable: int, cap: int = CAP) -> Optional[tuple[int, int, list[list[Config]]]]:
+def mirror_optimum(world: World, p: int, movable: int, cap: int = CAP,
+                   deadline: float | None = None) -> Optional[tuple[int, int, list[list[Config]]]]:
     """(c, states, layers) for mending slot `p` moving only `movable` slots from the target: the optimal
     plan length, the configurations searched, and the breadth-first layers of the way out (the last
     one: the configurations where `p` is clear, or where it can leave when none has it clear). None
-    when `p` can never be mended or leave, or the search passes `cap`."""
+    when `p` can never be mended or leave; Undecided past `cap` or `deadline`."""
     home = tuple((0, 0, 0) for _ in world.ids)
     table = offer_table(world)
     layers, seen = [[home]], {home}
@@ -55,8 +56,7 @@ def mirror_optimum(world: World, p: int, movable: int, cap: int = CAP) -> Option
                 if after not in seen:
                     seen.add(after)
                     nxt.append(after)
-        if len(seen) > cap:
-            return None
+        within(len(seen), cap, deadline)
         layers.append(nxt)
     return None
 

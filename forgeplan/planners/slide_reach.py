@@ -22,6 +22,7 @@ moved-set search's universe, so a set found empty here is empty there too.
 
 from __future__ import annotations
 
+import time
 import weakref
 from collections import deque
 from typing import Iterator, Optional
@@ -37,23 +38,33 @@ CAP = 200_000                 # reduced configurations per search before it give
 
 
 class Undecided(Exception):
-    """A search passed its cap, or a separability verdict it relied on was itself cut by a cap."""
+    """A search passed its cap or its deadline, or a separability verdict it relied on was itself cut by a
+    cap."""
 
 
-def escape_set(world: World, movable: int, cap: int = CAP) -> tuple[int, int]:
+def within(seen: int, cap: int, deadline: float | None) -> None:
+    """Raise Undecided once a search has kept more than `cap` configurations or passed `deadline`
+    (time.perf_counter; only where a time limit was asked for, so that references never depend on it)."""
+    if seen > cap:
+        raise Undecided(f"more than {cap} configurations")
+    if deadline is not None and time.perf_counter() > deadline:
+        raise Undecided("past the time limit")
+
+
+def escape_set(world: World, movable: int, cap: int = CAP, deadline: float | None = None) -> tuple[int, int]:
     """The mask of `movable` slots that can be taken out of the target assembly by slides and departures
     of `movable` slots only, and the reduced configurations searched (kept per world and set: every task
-    on the assembly asks the same question). Raises Undecided past `cap`."""
+    on the assembly asks the same question). Raises Undecided past `cap` or `deadline`."""
     kept = _ESCAPES.setdefault(world, {})
     if (movable, cap) not in kept:
-        kept[movable, cap] = _escape_set(world, movable, cap)
+        kept[movable, cap] = _escape_set(world, movable, cap, deadline)
     return kept[movable, cap]
 
 
 _ESCAPES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()   # World -> {(movable, cap): escape set}
 
 
-def _escape_set(world: World, movable: int, cap: int) -> tuple[int, int]:
+def _escape_set(world: World, movable: int, cap: int, deadline: float | None) -> tuple[int, int]:
     home = tuple((0, 0, 0) for _ in world.ids)
     escaped, seen = 0, set()
     start, gone = _reduce(world, home, movable, movable)
@@ -67,21 +78,21 @@ def _escape_set(world: World, movable: int, cap: int) -> tuple[int, int]:
             escaped |= gone
             if reduced not in seen:
                 seen.add(reduced)
-                if len(seen) > cap:
-                    raise Undecided(f"more than {cap} reduced configurations")
+                within(len(seen), cap, deadline)
                 queue.append(reduced)
     return escaped, len(seen)
 
 
-def has_plan(world: World, start: Node, movable: int, cap: int = CAP) -> tuple[bool, int]:
+def has_plan(world: World, start: Node, movable: int, cap: int = CAP,
+             deadline: float | None = None) -> tuple[bool, int]:
     """Is there a plan from `start` (offsets, None when absent; faulty mask) to the target that moves only
     `movable` slots? And the reduced configurations searched (the escape set's included the first time).
-    Raises Undecided past `cap`."""
+    Raises Undecided past `cap` or `deadline`."""
     config, bad = start
     absent = sum(1 << i for i, o in enumerate(config) if o is None)
     if absent & ~movable or bad & ~movable:
         return False, 0
-    may_leave, spent = escape_set(world, movable, cap)
+    may_leave, spent = escape_set(world, movable, cap, deadline)
     if absent & ~may_leave:
         return False, spent      # a missing slot comes in only the way it could leave from the target
     first = _settle(world, (config, bad), movable, may_leave)
@@ -94,8 +105,7 @@ def has_plan(world: World, start: Node, movable: int, cap: int = CAP) -> tuple[b
             settled = _settle(world, (nxt, node[1]), movable, may_leave)
             if settled not in seen:
                 seen.add(settled)
-                if len(seen) > cap:
-                    raise Undecided(f"more than {cap} reduced configurations")
+                within(len(seen), cap, deadline)
                 queue.append(settled)
     return False, spent + len(seen)
 

@@ -8,7 +8,10 @@ size with a plan is `J*`, the shortest plan over the sets of that size is `c*`, 
 universe does better: that is the proof. Among the optimal plans the canonical tie-break plan
 (SEMANTICS §4) is picked by walking forward along the smallest key that still reaches the goal in time.
 Exact shortcuts (§9 "Minimal rework with partial moves"): sets that cannot bring a missing slot in are
-skipped, and a probe per size bounds every set's search by the shortest plan it meets first.
+skipped, and a probe per size bounds every set's search by the shortest plan it meets first. Where a
+set's configurations are too many to visit, §9's exact arguments decide: which sets have a plan at all
+(`slide_reach`), the optimum of one faulty part by the mirror argument (`slide_mirror`), and searches
+pruned by lower bounds (`slide_bounds`).
 
 A state is a configuration (offsets, None when absent) and the mask of present slots still faulty
 (rotated or off their pose). A faulty slot is mended by its repairing action (`rotate` with the
@@ -42,6 +45,7 @@ BUDGET = 8_000    # states over all moved sets before the search stops unproved 
 PROBE = 4_000     # states of the shallow-plan probe per moved-set size (not counted in BUDGET)
 PROBE_DEPTH = 16  # and its deepest search
 PROOF_CAP = 200_000  # configurations per search of the exact arguments (`slide_reach`, `_mirror`, `_bounded`)
+PROOF_BUDGET = 400_000  # and over all of them, per task
 LONGEST = 40      # the longest plan a bounded search looks for when nothing shorter is known
 
 
@@ -213,9 +217,10 @@ def minimal_rework(world: World, actual: State, time_limit: float | None = None,
     others = [i for i in range(len(world.ids)) if not forced >> i & 1]
     needy = start[1] | sum(1 << i for i, o in enumerate(start[0]) if o is None)
     states, probed, unproved, stopped, decided = 0, 0, False, False, True
+    exact = [min(proof_cap, PROOF_BUDGET), PROOF_BUDGET]     # per search, and what is left for this task
     for extra in range(len(others) + 1):
-        verdicts = {m: _has_plan(world, start, m, proof_cap) for m in (forced | sum(1 << i for i in add)
-                                                            for add in combinations(others, extra))
+        verdicts = {m: _has_plan(world, start, m, exact, deadline) for m in (forced | sum(1 << i for i in add)
+                                                               for add in combinations(others, extra))
                     if all(escapes(world, start[0], m, f) for f in bits(needy))}   # else a faulty slot is shut in
         sets = [m for m, v in verdicts.items() if v is not False]
         decided = decided and None not in verdicts.values()
@@ -227,8 +232,8 @@ def minimal_rework(world: World, actual: State, time_limit: float | None = None,
             best, states, cut, stopped = _search_sets(world, start, sets, shallow[0] if shallow else None, cap,
                                                       (states, budget), deadline)
         if sets and (cut or unproved) and decided:
-            proved = (_mirror(world, actual, start, sets, best, proof_cap)
-                      or _bounded(world, actual, start, sets, best, proof_cap, deadline))
+            proved = (_mirror(world, actual, start, sets, best, exact, deadline)
+                      or _bounded(world, actual, start, sets, best, exact, deadline))
             if proved is not None:
                 plan, spent = proved
                 return SlideResult(plan, bin(forced).count("1") + extra, len(plan), True, states + probed + spent,
@@ -244,32 +249,38 @@ def minimal_rework(world: World, actual: State, time_limit: float | None = None,
     return SlideResult(None, 0, 0, not unproved, states + probed, time.perf_counter() - t0)
 
 
-def _has_plan(world: World, start: Node, movable: int, cap: int) -> Optional[bool]:
+def _has_plan(world: World, start: Node, movable: int, exact: list[int], deadline: float | None) -> Optional[bool]:
     """`slide_reach.has_plan`'s verdict (exact, over a superset of this universe's moves: a False is a
-    proof that no plan moves only `movable`), or None when it was not decided within its cap."""
-    try:
-        return has_plan(world, start, movable, cap)[0]
-    except Undecided:
+    proof that no plan moves only `movable`), or None when it was not decided within its cap, the
+    task's budget `exact` (per search, left; what it spends is taken off) or the deadline."""
+    cap = min(exact)
+    if cap <= 0:
         return None
+    try:
+        verdict, spent = has_plan(world, start, movable, cap, deadline)
+    except Undecided:
+        verdict, spent = None, cap
+    exact[1] -= spent
+    return verdict
 
 
 def _mirror(world: World, actual: State, start: Node, sets: list[int], best: list[tuple[int, int]],
-            cap: int) -> Optional[tuple[list[Action], int]]:
+            exact: list[int], deadline: float | None) -> Optional[tuple[list[Action], int]]:
     """The proved optimum of one faulty part at its target place (every other slot there too) over the
     moved sets of the first size that has plans, by the mirror argument (`slide_mirror`), with the
-    configurations searched; None where it does not apply or a search was cut. The moved-set search's
-    plan is kept when it is as short."""
+    configurations searched; None where it does not apply or a search was cut (by its cap, the task's
+    budget `exact` or the deadline). The moved-set search's plan is kept when it is as short."""
     config, bad = start
     if bad & (bad - 1) or any(o != NO_OFFSET for o in config):
         return None
     p, found, spent = bad.bit_length() - 1, [], 0
     try:
         for m in sets:
-            got = mirror_optimum(world, p, m, cap)
-            if got is None:
+            got = mirror_optimum(world, p, m, min(exact), deadline)
+            spent += got[1] if got else 0
+            if got is None or spent > exact[1]:
                 return None
             found.append((got[0], m, got[2]))
-            spent += got[1]
     except Undecided:
         return None
     c = min(f[0] for f in found)
@@ -282,19 +293,21 @@ def _mirror(world: World, actual: State, start: Node, sets: list[int], best: lis
 
 
 def _bounded(world: World, actual: State, start: Node, sets: list[int], best: list[tuple[int, int]],
-             cap: int, deadline: float | None) -> Optional[tuple[list[Action], int]]:
+             exact: list[int], deadline: float | None) -> Optional[tuple[list[Action], int]]:
     """The proved optimum over the moved sets of the first size that has plans, by searches bounded at
     growing lengths from the smallest lower bound, each dropping the nodes whose lower bound
-    (`slide_bounds`) does not fit; with the configurations searched. None when a search is cut."""
-    top, spent = best[0][0] if best else LONGEST, 0
+    (`slide_bounds`) does not fit; with the configurations searched. None when a search is cut (by
+    its cap, the task's budget `exact` or the deadline)."""
+    top, cap = best[0][0] if best else LONGEST, min(exact)
     try:
-        bounds = {m: LowerBound(world, m, cap) for m in sets}
+        bounds = {m: LowerBound(world, m, cap, deadline) for m in sets}
+        spent = sum(b.states for b in bounds.values())
         for limit in range(min(bounds[m](start) for m in sets), top + 1):
             hits = []
             for m in sets:
                 dist, c, complete = _bfs(world, start, m, limit, cap, deadline, bounds[m])
                 spent += len(dist)
-                if not complete:
+                if not complete or spent > exact[1]:
                     return None
                 if c is not None:
                     hits.append(m)

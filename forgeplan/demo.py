@@ -42,8 +42,9 @@ def run_demo(out: Path, *, tasks: int = REDUCED_TASKS, seed: int = 42, jobs: int
     manifest = build_bench(bench, tasks, seed, jobs, progress=lambda n: stage.advance(n))
     unproved = sum(not read_json(bench / "tasks" / r["sample_id"] / "reference.json")["proof"]["optimal"]
                    for r in manifest["records"] if r["assembly_id"] in PARTIAL_MOVES)
-    stage.done(f"{tasks} tasks, references verified, proven minimal but for {unproved} expert-tier tasks "
-               f"(partial moves: valid plans, not proved minimal): {bench}")
+    proved = ("every reference proven minimal" if not unproved else f"proven minimal but for {unproved} expert-tier "
+              "tasks (partial moves: valid plans, not proved minimal)")
+    stage.done(f"{tasks} tasks, references verified, {proved}: {bench}")
 
     test_ids = manifest["splits"]["test"]
     sample = sorted(random.Random(seed).sample(test_ids, min(crosscheck_sample, len(test_ids))))

@@ -41,12 +41,13 @@ def one_run(tasks: int, seed: int) -> dict:
     """Every tier reference from cold search caches: CPU seconds, proved count, per-task CPU."""
     from ..bench.generate import build_task
     from ..model.state import Tolerances
-    from ..planners import partial_solve
+    from ..planners import partial_solve, slide_reach
     from ..semantics import partial_offers, partial_universe
 
     partial_solve._FOUND.clear()
     partial_offers._TABLES.clear()
     partial_universe._LANDINGS.clear()
+    slide_reach._ESCAPES.clear()
     rows = []
     c0 = time.process_time()
     for slot, asm in tier_slots(tasks, seed):

@@ -62,9 +62,10 @@ def mirror_optimum(world: World, p: int, movable: int, cap: int = CAP,
 
 
 def mirror_plan(world: World, p: int, movable: int, c: int, layers: list[list[Config]],
-                mend: list[Action]) -> list[Action]:
+                mend: list[Action], named=lambda action: action) -> list[Action]:
     """The mirror plan of length `c` whose way out is canonically smallest, step by step; `mend` the
-    actions that repair `p` in place."""
+    actions that repair `p` in place, `named` the action as named while `p` is still faulty (a spare
+    there is named by its own id)."""
     depth, ranks = len(layers) - 1, part_ranks(world)
     alive = [set() for _ in layers]
     alive[depth] = set(layers[depth])
@@ -72,23 +73,23 @@ def mirror_plan(world: World, p: int, movable: int, c: int, layers: list[list[Co
         alive[t] = {x for x in layers[t] if any(nxt in alive[t + 1] for _, nxt in _moves(world, x, movable))}
     config, path = layers[0][0], []
     for t in range(depth):
-        options = [(canonical_key(to_action(world, config, m), ranks), m, nxt)
+        options = [(canonical_key(named(to_action(world, config, m)), ranks), m, nxt)
                    for m, nxt in _moves(world, config, movable) if nxt in alive[t + 1]]
         _, move, nxt = min(options, key=lambda o: o[0])
         path.append((config, move, nxt))
         config = nxt
-    way_out = [to_action(world, before, move) for before, move, _ in path]
+    way_out = [named(to_action(world, before, move)) for before, move, _ in path]
     back = [to_action(world, after, _undo(before, move)) for before, move, after in reversed(path)]
-    middle = mend if c == 2 * depth + 1 else _out_and_back(world, config, p, movable, ranks)
+    middle = mend if c == 2 * depth + 1 else _out_and_back(world, config, p, movable, ranks, named)
     return way_out + middle + back
 
 
-def _out_and_back(world: World, config: Config, p: int, movable: int, ranks) -> list[Action]:
+def _out_and_back(world: World, config: Config, p: int, movable: int, ranks, named) -> list[Action]:
     """`p`'s group leaves (the smallest departure by the canonical key) and comes back where it was."""
     options = []
     for move, gone in offer_table(world).steps(config, movable):
         if move[0] == "out" and move[1] >> p & 1:
-            out = to_action(world, config, move)
+            out = named(to_action(world, config, move))
             options.append((canonical_key(out, ranks), out, to_action(world, gone, _undo(config, move))))
     _, out, back = min(options, key=lambda o: o[0])
     return [out, back]

@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import combinations
 from typing import Iterator, Optional
 
-from ..model.actions import Action, ResetPose, Rotate
+from ..model.actions import Action, Remove, Replace, ResetPose, Rotate
 from ..model.errors import InputError
 from ..model.state import NO_OFFSET, State
 from ..semantics.engine import World
@@ -61,18 +61,21 @@ class SlideResult:
     seconds: float
 
 
-def start_node(world: World, actual: State) -> Node:
-    """The actual state as a search node; refuses what the partial search does not model."""
+def start_node(world: World, actual: State, spares: bool = False) -> Node:
+    """The actual state as a search node; refuses what the partial search does not model. With `spares`, a
+    slot holding its spare is faulty like a turned one (it blocks as its slot's part does, §1, and is
+    mended by `replace`, which needs the same clear ray)."""
     config, bad = [], 0
     for i, s in enumerate(actual.slots):
-        if s.present and s.occupant != world.ids[i]:
+        wrong = s.present and s.occupant != world.ids[i]
+        if wrong and not (spares and world.spare_slot.get(s.occupant) == i):
             raise InputError(f"slot {world.ids[i]} holds a spare: the partial-move search repairs missing, "
                              "rotated and displaced parts only", field="actual_state")
         if world.lock[i] is not None:
             raise InputError(f"{world.ids[i]} is a lock: the partial-move search handles lock-free puzzles only",
                              field="assembly")
         config.append(s.offset if s.present else None)
-        if s.present and (world.pose_off(i, s) or world.rot_off(i, s)):
+        if wrong or s.present and (world.pose_off(i, s) or world.rot_off(i, s)):
             if len(_mends(world, actual, i)) != 1:
                 raise InputError(f"slot {world.ids[i]} is both rotated and off its pose, or turned so that no single "
                                  "quarter turn repairs it: the partial-move search mends one fault per slot",
@@ -84,6 +87,8 @@ def start_node(world: World, actual: State) -> Node:
 def _mends(world: World, actual: State, i: int) -> list[Action]:
     """The actions that repair faulty slot i in place (SEMANTICS §3: each needs a clear ray)."""
     s, pid, out = actual.slots[i], world.ids[i], []
+    if s.occupant != pid:
+        return [Replace(s.occupant, pid)] if not (world.rot_off(i, s) or world.pose_off(i, s)) else []
     if world.rot_off(i, s):
         fix = rotation_fix(world, i, s.rotation)
         if fix is None:
@@ -212,7 +217,8 @@ def minimal_rework(world: World, actual: State, time_limit: float | None = None,
     then the best plan found (`optimal` false), or none."""
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
-    start = start_node(world, actual)
+    start = start_node(world, actual, spares=True)
+    spares = sum(1 for i in bits(start[1]) if actual.slots[i].occupant != world.ids[i])   # each adds its own id to J
     forced = start[1] | sum(1 << i for i, o in enumerate(start[0]) if o is None or o != NO_OFFSET)
     others = [i for i in range(len(world.ids)) if not forced >> i & 1]
     needy = start[1] | sum(1 << i for i, o in enumerate(start[0]) if o is None)
@@ -236,7 +242,7 @@ def minimal_rework(world: World, actual: State, time_limit: float | None = None,
                       or _bounded(world, actual, start, sets, best, exact, deadline))
             if proved is not None:
                 plan, spent = proved
-                return SlideResult(plan, bin(forced).count("1") + extra, len(plan), True, states + probed + spent,
+                return SlideResult(plan, bin(forced).count("1") + extra + spares, len(plan), True, states + probed + spent,
                                    time.perf_counter() - t0)
         unproved = unproved or cut
         if best:
@@ -244,7 +250,7 @@ def minimal_rework(world: World, actual: State, time_limit: float | None = None,
             plans = [_canonical_plan(world, actual, start, m, c) for _, m in best]
             ranks = part_ranks(world)
             plan = min(plans, key=lambda p: [canonical_key(a, ranks) for a in p])
-            return SlideResult(plan, bin(forced).count("1") + extra, len(plan), not unproved, states + probed,
+            return SlideResult(plan, bin(forced).count("1") + extra + spares, len(plan), not unproved, states + probed,
                                time.perf_counter() - t0)
     return SlideResult(None, 0, 0, not unproved, states + probed, time.perf_counter() - t0)
 
@@ -288,7 +294,8 @@ def _mirror(world: World, actual: State, start: Node, sets: list[int], best: lis
     if best and best[0][0] == c:
         plans = [_canonical_plan(world, actual, start, m, c) for _, m in best]
     else:
-        plans = [mirror_plan(world, p, m, c, layers, _mends(world, actual, p)) for cm, m, layers in found if cm == c]
+        plans = [mirror_plan(world, p, m, c, layers, _mends(world, actual, p), occupied(world, actual, bad))
+                 for cm, m, layers in found if cm == c]
     return min(plans, key=lambda plan: [canonical_key(a, ranks) for a in plan]), spent
 
 
@@ -390,4 +397,18 @@ def _canonical_plan(world: World, actual: State, start: Node, movable: int, c: i
 def _actions(world: World, actual: State, node: Node, move: Move) -> list[Action]:
     if move[0] == "mend":
         return _mends(world, actual, move[1].bit_length() - 1)
-    return [to_action(world, node[0], move)]
+    return [occupied(world, actual, node[1])(to_action(world, node[0], move))]
+
+
+def occupied(world: World, actual: State, bad: int):
+    """The action with each slot still holding its spare (faulty in `bad`) named by the spare, the part
+    physically moved (§3: an action names the part that is there)."""
+    names = {world.ids[i]: actual.slots[i].occupant for i in bits(bad) if actual.slots[i].occupant != world.ids[i]}
+    if not names:
+        return lambda action: action
+
+    def rename(action: Action) -> Action:
+        if isinstance(action, Remove):
+            return replace(action, part_id=names.get(action.part_id, action.part_id))
+        return replace(action, part_ids=tuple(names.get(p, p) for p in action.part_ids))   # slide, separate
+    return rename

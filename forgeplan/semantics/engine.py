@@ -587,8 +587,9 @@ def _move_group(w: World, state: State, a: GroupMove) -> State:
 
 
 def _replace(w: World, state: State, a: Replace) -> State:
+    """The target part takes the spare's place: at its target pose, displaced as the spare was (§9)."""
     t = w.index[a.target_part_id]
-    return state.replace(t, w.inserted_slot(t))
+    return state.replace(t, w.inserted_slot(t)._replace(offset=state.slots[t].offset))
 
 
 # action kind -> its transition (world, state, action) -> successor state

@@ -43,6 +43,8 @@ class LowerBound:
 
     def __call__(self, node: tuple[Config, int]) -> int:
         config, bad = node
+        if sum(o is None for o in config) > sum(config[q] is None for q in self.leave):
+            return FAR      # a slot outside the moved set is absent and never comes back
         absent = [q for q, e in self.leave.items() if config[q] is None]
         if absent:
             return max(FAR if self.leave[q] is None else self.leave[q] + 1 for q in absent)  # type: ignore[operator]

@@ -230,6 +230,12 @@ def minimal_rework(world: World, actual: State, time_limit: float | None = None,
                     if all(escapes(world, start[0], m, f) for f in bits(needy))}   # else a faulty slot is shut in
         sets = [m for m, v in verdicts.items() if v is not False]
         decided = decided and None not in verdicts.values()
+        if sets and decided and not _mirrored(start):    # this size is J_move*: the pruned searches find c*
+            proved = _bounded(world, actual, start, sets, [], exact, deadline)
+            if proved is not None:
+                plan, spent = proved
+                return SlideResult(plan, bin(forced).count("1") + extra + spares, len(plan), True, spent,
+                                   time.perf_counter() - t0)
         shallow, spent = _probe(world, start, sets, cap, deadline)
         probed += spent
         if stopped:     # out of budget: only the probe looks on, for a shallow plan with more moved parts
@@ -276,10 +282,9 @@ def _mirror(world: World, actual: State, start: Node, sets: list[int], best: lis
     moved sets of the first size that has plans, by the mirror argument (`slide_mirror`), with the
     configurations searched; None where it does not apply or a search was cut (by its cap, the task's
     budget `exact` or the deadline). The moved-set search's plan is kept when it is as short."""
-    config, bad = start
-    if bad & (bad - 1) or any(o != NO_OFFSET for o in config):
+    if not _mirrored(start):
         return None
-    p, found, spent = bad.bit_length() - 1, [], 0
+    p, found, spent = start[1].bit_length() - 1, [], 0
     try:
         for m in sets:
             got = mirror_optimum(world, p, m, min(exact), deadline)
@@ -294,9 +299,15 @@ def _mirror(world: World, actual: State, start: Node, sets: list[int], best: lis
     if best and best[0][0] == c:
         plans = [_canonical_plan(world, actual, start, m, c) for _, m in best]
     else:
-        plans = [mirror_plan(world, p, m, c, layers, _mends(world, actual, p), occupied(world, actual, bad))
+        plans = [mirror_plan(world, p, m, c, layers, _mends(world, actual, p), occupied(world, actual, start[1]))
                  for cm, m, layers in found if cm == c]
     return min(plans, key=lambda plan: [canonical_key(a, ranks) for a in plan]), spent
+
+
+def _mirrored(start: Node) -> bool:
+    """Does the mirror argument apply: one faulty slot, every slot present at its target place?"""
+    config, bad = start
+    return bad != 0 and bad & (bad - 1) == 0 and all(o == NO_OFFSET for o in config)
 
 
 def _bounded(world: World, actual: State, start: Node, sets: list[int], best: list[tuple[int, int]],

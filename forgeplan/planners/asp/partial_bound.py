@@ -4,9 +4,11 @@ A plan that moves `J` distinct parts moves only the slots of one set `M` of size
 missing, faulty and displaced slot. Whether *any* plan moves only `M` is decided exactly by
 `slide_reach.has_plan` (§9 "Exact arguments", item 2), over every engine move inside the position
 bound: a superset of the moves of clingo's domain, whole or cut to a radius. So the smallest size at
-which some such set is not proved planless bounds `J_move` from below in every box of the domain; it
-is `J_move*` itself when each smaller set was decided. A set whose decision passes its cap, the task's
-budget or the deadline counts as possibly having a plan, so the bound stays a bound, only weaker.
+which some such set is not proved planless bounds `J_move` from below in every box of the domain; when
+each smaller set was decided it is the fewest parts over every engine plan inside the position bound
+(the moved-set search's `J_move*` wherever that universe holds such a plan). A set whose decision passes
+its cap, the task's budget or the deadline counts as possibly having a plan: the bound stays a bound,
+only weaker.
 
 The cheap test first (`slide_search.escapes`): a missing or faulty slot that cannot slide alone from
 its target position to a clear ray past the slots outside `M` proves `M` planless without a search.
@@ -15,44 +17,28 @@ its target position to a clear ray past the slots outside `M` proves `M` planles
 from __future__ import annotations
 
 from itertools import combinations
-from typing import Optional
 
 from ...semantics.partial_offers import bits
 from ...semantics.task import Task
-from ..slide_reach import Undecided, has_plan
-from ..slide_search import PROOF_BUDGET, PROOF_CAP, Node, escapes, start_node
+from ..slide_search import PROOF_BUDGET, PROOF_CAP, _has_plan, escapes, start_node
 
 
 def moved_lower_bound(task: Task, cap: int = PROOF_CAP, budget: int = PROOF_BUDGET,
                       deadline: float | None = None) -> int:
     """The fewest slots any plan moves: the size of the smallest moved set holding the forced slots that
     is not proved planless, each decision within `cap` configurations, all of them within `budget`
-    (the moved-set search's, so that the escape sets `has_plan` keeps serve both) and `deadline`."""
+    (as in the moved-set search, whose verdicts these are: the escape sets `has_plan` keeps serve both)
+    and `deadline`."""
     start = start_node(task.world, task.actual)
     config, bad = start
     forced = bad | sum(1 << i for i, o in enumerate(config) if o is None or o != (0, 0, 0))
     needy = bits(bad | sum(1 << i for i, o in enumerate(config) if o is None))
     others = [i for i in range(len(config)) if not forced >> i & 1]
-    left = [budget]
+    exact = [min(cap, budget), budget]      # per decision, and what is left for this task
     for extra in range(len(others) + 1):
         for add in combinations(others, extra):
             movable = forced | sum(1 << i for i in add)
             if all(escapes(task.world, config, movable, f) for f in needy) \
-                    and _may_have_plan(task, start, movable, cap, left, deadline):
-                return bin(forced).count("1") + extra
+                    and _has_plan(task.world, start, movable, exact, deadline) is not False:
+                return bin(forced).count("1") + extra     # a plan, or no decision: it may have one
     return len(config)   # no set has a plan: nothing to bound
-
-
-def _may_have_plan(task: Task, start: Node, movable: int, cap: int, left: list[int],
-                   deadline: float | None) -> bool:
-    """False only when `has_plan` proves that no plan moves only `movable`; what it searched is taken
-    off `left`, and once that is spent every set counts as possibly having a plan."""
-    if left[0] <= 0:
-        return True
-    try:
-        verdict: Optional[bool]
-        verdict, spent = has_plan(task.world, start, movable, cap, deadline)
-    except Undecided:
-        verdict, spent = None, cap
-    left[0] -= spent
-    return verdict is not False

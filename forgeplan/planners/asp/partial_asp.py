@@ -3,9 +3,9 @@
 The steps are grounded once each (multi-shot: `step(t)`, `check(t)`), and at every horizon `h` clingo
 optimises (distinct moved parts @2, actions @1) over all plans of at most `h` steps and exhausts its
 search: `(J_h, c_h)` is the optimum of the grounded domain among plans that short. It is the optimum
-over *every* plan length of that domain when `J_h` equals the lower bound (`partial_bound`: every
-missing, faulty or displaced slot moves, and as many more as they need to get out of the way): a plan
-with as few parts and fewer actions is shorter than `c_h <= h` and was searched
+over *every* plan length of that domain when `J_h` equals the lower bound (`partial_bound`: the
+fewest parts of a moved set that the exact arguments of the moved-set search do not prove planless): a
+plan with as few parts and fewer actions is shorter than `c_h <= h` and was searched
 (`proof: moved-lower-bound`). Otherwise the result holds within the horizon only
 (`proof: horizon`). With a `radius` the domain is the §9 domain cut to that many voxels per axis, and
 every claim is about that sub-domain.
@@ -58,14 +58,14 @@ def solve_partial_asp(task: Task, max_horizon: int, radius: int | None = None,
     import clingo
 
     t0 = time.perf_counter()
+    deadline = None if time_limit is None else t0 + time_limit
     facts = partial_facts(task, radius)
-    result = PartialAspResult(None, None, None, 0, "", radius, moved_lower_bound(task),
+    result = PartialAspResult(None, None, None, 0, "", radius, moved_lower_bound(task, deadline=deadline),
                               facts_seconds=time.perf_counter() - t0)
     ctl = clingo.Control(["--opt-mode=opt", "--warn=none"])
     ctl.load(str(ENCODING))
     ctl.add("base", [], facts)
     parts = [("base", [])]
-    deadline = None if time_limit is None else t0 + time_limit
     last_ground = 0.0
     for h in range(1, max_horizon + 1):
         parts += [("step", [clingo.Number(h)]), ("check", [clingo.Number(h)])]

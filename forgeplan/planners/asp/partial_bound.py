@@ -1,33 +1,44 @@
 """A lower bound on the moved parts of every plan with partial moves (SEMANTICS.md §9), for clingo's proof.
 
-Take a plan that moves only the slots of `M` (every missing or faulty slot among them). The slots outside
-`M` never move: they stay present where they are. A missing or faulty slot `f` must at some step have a
-clear ray (it arrives through one, is mended with one, or leaves through one) and end at offset 0, and
-between those it moves only by unit steps, each free of the slots outside `M`. So `f`, sliding alone from
-offset 0 against the slots outside `M`, reaches a position with a clear ray. When that fails for some `f`,
-no plan moves only `M`; the smallest `M` for which it holds for every such `f` bounds `J_move` from below.
-The check searches `f`'s slides over the whole §9 position domain, so the bound holds for every box of it.
+A plan that moves `J` distinct parts moves only the slots of one set `M` of size `J`, holding every
+missing, faulty and displaced slot. Whether *any* plan moves only `M` is decided exactly by
+`slide_reach.has_plan` (§9 "Exact arguments", item 2), over every engine move inside the position
+bound: a superset of the moves of clingo's domain, whole or cut to a radius. So the smallest size at
+which some such set is not proved planless bounds `J_move` from below in every box of the domain; when
+each smaller set was decided it is the fewest parts over every engine plan inside the position bound
+(the moved-set search's `J_move*` wherever that universe holds such a plan). A set whose decision passes
+its cap, the task's budget or the deadline counts as possibly having a plan: the bound stays a bound,
+only weaker.
+
+The cheap test first (`slide_search.escapes`): a missing or faulty slot that cannot slide alone from
+its target position to a clear ray past the slots outside `M` proves `M` planless without a search.
 """
 
 from __future__ import annotations
 
 from itertools import combinations
 
+from ...semantics.partial_offers import bits
 from ...semantics.task import Task
-from ..slide_search import escapes, start_node
+from ..slide_search import PROOF_BUDGET, PROOF_CAP, _has_plan, escapes, start_node
 
 
-def moved_lower_bound(task: Task) -> int:
-    """The fewest slots any plan moves: the missing, faulty and displaced ones, plus as many more as the
-    missing and faulty ones need to get out of the way (the escape argument above)."""
-    config, bad = start_node(task.world, task.actual)
-    n = len(config)
+def moved_lower_bound(task: Task, cap: int = PROOF_CAP, budget: int = PROOF_BUDGET,
+                      deadline: float | None = None) -> int:
+    """The fewest slots any plan moves: the size of the smallest moved set holding the forced slots that
+    is not proved planless, each decision within `cap` configurations, all of them within `budget`
+    (as in the moved-set search, whose verdicts these are: the escape sets `has_plan` keeps serve both)
+    and `deadline`."""
+    start = start_node(task.world, task.actual)
+    config, bad = start
     forced = bad | sum(1 << i for i, o in enumerate(config) if o is None or o != (0, 0, 0))
-    needy = [i for i in range(n) if bad >> i & 1 or config[i] is None]
-    others = [i for i in range(n) if not forced >> i & 1]
+    needy = bits(bad | sum(1 << i for i, o in enumerate(config) if o is None))
+    others = [i for i in range(len(config)) if not forced >> i & 1]
+    exact = [min(cap, budget), budget]      # per decision, and what is left for this task
     for extra in range(len(others) + 1):
         for add in combinations(others, extra):
             movable = forced | sum(1 << i for i in add)
-            if all(escapes(task.world, config, movable, f) for f in needy):
-                return bin(forced).count("1") + extra
-    return n
+            if all(escapes(task.world, config, movable, f) for f in needy) \
+                    and _has_plan(task.world, start, movable, exact, deadline) is not False:
+                return bin(forced).count("1") + extra     # a plan, or no decision: it may have one
+    return len(config)   # no set has a plan: nothing to bound

@@ -219,22 +219,17 @@ def minimal_rework(world: World, actual: State, time_limit: float | None = None,
     deadline = None if time_limit is None else t0 + time_limit
     start = start_node(world, actual, spares=True)
     spares = sum(1 for i in bits(start[1]) if actual.slots[i].occupant != world.ids[i])   # each adds its own id to J
-    forced = start[1] | sum(1 << i for i, o in enumerate(start[0]) if o is None or o != NO_OFFSET)
-    others = [i for i in range(len(world.ids)) if not forced >> i & 1]
-    needy = start[1] | sum(1 << i for i, o in enumerate(start[0]) if o is None)
     states, probed, unproved, stopped, decided = 0, 0, False, False, True
     exact = [min(proof_cap, PROOF_BUDGET), PROOF_BUDGET]     # per search, and what is left for this task
-    for extra in range(len(others) + 1):
-        verdicts = {m: _has_plan(world, start, m, exact, deadline) for m in (forced | sum(1 << i for i in add)
-                                                               for add in combinations(others, extra))
-                    if all(escapes(world, start[0], m, f) for f in bits(needy))}   # else a faulty slot is shut in
+    for size, candidates in candidate_sets(world, start):
+        verdicts = {m: set_verdict(world, start, m, exact, deadline) for m in candidates}
         sets = [m for m, v in verdicts.items() if v is not False]
         decided = decided and None not in verdicts.values()
         if sets and decided and not _mirrored(start):    # this size is J_move*: the pruned searches find c*
             proved = _bounded(world, actual, start, sets, [], exact, deadline)
             if proved is not None:
                 plan, spent = proved
-                return SlideResult(plan, bin(forced).count("1") + extra + spares, len(plan), True, spent,
+                return SlideResult(plan, size + spares, len(plan), True, spent,
                                    time.perf_counter() - t0)
         shallow, spent = _probe(world, start, sets, cap, deadline)
         probed += spent
@@ -248,7 +243,7 @@ def minimal_rework(world: World, actual: State, time_limit: float | None = None,
                       or _bounded(world, actual, start, sets, best, exact, deadline))
             if proved is not None:
                 plan, spent = proved
-                return SlideResult(plan, bin(forced).count("1") + extra + spares, len(plan), True, states + probed + spent,
+                return SlideResult(plan, size + spares, len(plan), True, states + probed + spent,
                                    time.perf_counter() - t0)
         unproved = unproved or cut
         if best:
@@ -256,12 +251,24 @@ def minimal_rework(world: World, actual: State, time_limit: float | None = None,
             plans = [_canonical_plan(world, actual, start, m, c) for _, m in best]
             ranks = part_ranks(world)
             plan = min(plans, key=lambda p: [canonical_key(a, ranks) for a in p])
-            return SlideResult(plan, bin(forced).count("1") + extra + spares, len(plan), not unproved, states + probed,
+            return SlideResult(plan, size + spares, len(plan), not unproved, states + probed,
                                time.perf_counter() - t0)
     return SlideResult(None, 0, 0, not unproved, states + probed, time.perf_counter() - t0)
 
 
-def _has_plan(world: World, start: Node, movable: int, exact: list[int], deadline: float | None) -> Optional[bool]:
+def candidate_sets(world: World, start: Node) -> Iterator[tuple[int, list[int]]]:
+    """Per size, smallest first, the moved sets that hold the forced slots (missing, faulty or displaced)
+    and let every missing or faulty slot get out (`escapes`; else it is shut in and the set has no plan)."""
+    config, bad = start
+    forced = bad | sum(1 << i for i, o in enumerate(config) if o is None or o != NO_OFFSET)
+    needy = bits(bad | sum(1 << i for i, o in enumerate(config) if o is None))
+    others = [i for i in range(len(config)) if not forced >> i & 1]
+    for extra in range(len(others) + 1):
+        sets = (forced | sum(1 << i for i in add) for add in combinations(others, extra))
+        yield bin(forced).count("1") + extra, [m for m in sets if all(escapes(world, config, m, f) for f in needy)]
+
+
+def set_verdict(world: World, start: Node, movable: int, exact: list[int], deadline: float | None) -> Optional[bool]:
     """`slide_reach.has_plan`'s verdict (exact, over a superset of this universe's moves: a False is a
     proof that no plan moves only `movable`), or None when it was not decided within its cap, the
     task's budget `exact` (per search, left; what it spends is taken off) or the deadline."""

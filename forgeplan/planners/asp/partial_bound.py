@@ -16,11 +16,8 @@ its target position to a clear ray past the slots outside `M` proves `M` planles
 
 from __future__ import annotations
 
-from itertools import combinations
-
-from ...semantics.partial_offers import bits
 from ...semantics.task import Task
-from ..slide_search import PROOF_BUDGET, PROOF_CAP, _has_plan, escapes, start_node
+from ..slide_search import PROOF_BUDGET, PROOF_CAP, candidate_sets, set_verdict, start_node
 
 
 def moved_lower_bound(task: Task, cap: int = PROOF_CAP, budget: int = PROOF_BUDGET,
@@ -30,15 +27,8 @@ def moved_lower_bound(task: Task, cap: int = PROOF_CAP, budget: int = PROOF_BUDG
     (as in the moved-set search, whose verdicts these are: the escape sets `has_plan` keeps serve both)
     and `deadline`."""
     start = start_node(task.world, task.actual)
-    config, bad = start
-    forced = bad | sum(1 << i for i, o in enumerate(config) if o is None or o != (0, 0, 0))
-    needy = bits(bad | sum(1 << i for i, o in enumerate(config) if o is None))
-    others = [i for i in range(len(config)) if not forced >> i & 1]
     exact = [min(cap, budget), budget]      # per decision, and what is left for this task
-    for extra in range(len(others) + 1):
-        for add in combinations(others, extra):
-            movable = forced | sum(1 << i for i in add)
-            if all(escapes(task.world, config, movable, f) for f in needy) \
-                    and _has_plan(task.world, start, movable, exact, deadline) is not False:
-                return bin(forced).count("1") + extra     # a plan, or no decision: it may have one
-    return len(config)   # no set has a plan: nothing to bound
+    for size, sets in candidate_sets(task.world, start):
+        if any(set_verdict(task.world, start, m, exact, deadline) is not False for m in sets):
+            return size     # a plan, or no decision: it may have one
+    return len(start[0])   # no set has a plan: nothing to bound

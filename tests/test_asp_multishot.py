@@ -3,6 +3,9 @@ the result of a grounding made for that task alone (plan, optimum, proof, horizo
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import pytest
 
 from forgeplan.io.catalog import load_assembly
@@ -95,6 +98,22 @@ def test_a_grounding_is_widened_a_bounded_number_of_times_in_a_row(monkeypatch):
     assert GROUNDINGS.get(b, reduce=True).universe == task_universe(a) | task_universe(b)   # widened once
     assert GROUNDINGS.get(c, reduce=True).universe == task_universe(c)                      # then made anew
     assert _result(c) == _alone(c)
+
+
+def test_a_dropped_grounding_is_freed_at_once_not_by_a_later_garbage_collection():
+    task = fault_tasks("mortise_trestle", 1)[0]
+    GROUNDINGS.clear()
+    GROUNDINGS.prepare([task])
+    for kw in ({}, {"objective": "actions"}, {"all_optimal": True, "max_plans": 5}) * 2:   # every on_model callback,
+        asp.solve_task(task, **kw)                                                          # on cached groundings
+    held = [weakref.ref(g) for g in GROUNDINGS.cache.values()]
+    assert len(held) == 2
+    gc.disable()
+    try:
+        GROUNDINGS.clear()
+        assert all(ref() is None for ref in held)
+    finally:
+        gc.enable()
 
 
 def test_an_assemblys_first_task_is_grounded_alone_and_the_next_ones_shared():

@@ -3,12 +3,16 @@ the result of a grounding made for that task alone (plan, optimum, proof, horizo
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import pytest
 
 from forgeplan.io.catalog import load_assembly
 from forgeplan.model.state import Tolerances
 from forgeplan.planners.asp import solve as asp
 from forgeplan.planners.asp.facts import task_universe
+from forgeplan.planners.asp import grounding
 from forgeplan.planners.asp.grounding import GROUNDINGS
 from forgeplan.semantics.diagnosis import MISTAKE_TYPES
 from forgeplan.semantics.faults import FaultSpec, candidates, make_task
@@ -65,6 +69,51 @@ def test_a_task_outside_the_universe_widens_the_grounding(assembly):
     assert _result(a) == expected[0] and _result(b) == expected[1] and _result(a) == expected[0]
     widened = GROUNDINGS.get(a, reduce=True)
     assert widened is not first and widened.universe.covers(task_universe(a) | task_universe(b))
+
+
+def _union(tasks):
+    out = task_universe(tasks[0])
+    for t in tasks[1:]:
+        out = out | task_universe(t)
+    return out
+
+
+def test_a_batch_grounding_keeps_nothing_of_the_batches_before():
+    tasks = fault_tasks("mortise_trestle", 2)
+    first, second = tasks[:len(tasks) // 2], tasks[len(tasks) // 2:]
+    assert not _union(first).covers(_union(second)) and not _union(second).covers(_union(first))
+    GROUNDINGS.clear()
+    GROUNDINGS.prepare(first)
+    GROUNDINGS.prepare(second)
+    assert GROUNDINGS.get(second[0], reduce=True).universe == _union(second)
+
+
+def test_a_grounding_is_widened_a_bounded_number_of_times_in_a_row(monkeypatch):
+    monkeypatch.setattr(grounding, "WIDENINGS", 1)
+    asm = load_assembly("mortise_trestle")
+    a, b, c = (make_task(asm, [FaultSpec("wrong_orientation")], seed=s) for s in (1, 2, 3))
+    assert not (task_universe(a) | task_universe(b)).covers(task_universe(c))
+    GROUNDINGS.clear()
+    GROUNDINGS.prepare([a])
+    assert GROUNDINGS.get(b, reduce=True).universe == task_universe(a) | task_universe(b)   # widened once
+    assert GROUNDINGS.get(c, reduce=True).universe == task_universe(c)                      # then made anew
+    assert _result(c) == _alone(c)
+
+
+def test_a_dropped_grounding_is_freed_at_once_not_by_a_later_garbage_collection():
+    task = fault_tasks("mortise_trestle", 1)[0]
+    GROUNDINGS.clear()
+    GROUNDINGS.prepare([task])
+    for kw in ({}, {"objective": "actions"}, {"all_optimal": True, "max_plans": 5}) * 2:   # every on_model callback,
+        asp.solve_task(task, **kw)                                                          # on cached groundings
+    held = [weakref.ref(g) for g in GROUNDINGS.cache.values()]
+    assert len(held) == 2
+    gc.disable()
+    try:
+        GROUNDINGS.clear()
+        assert all(ref() is None for ref in held)
+    finally:
+        gc.enable()
 
 
 def test_an_assemblys_first_task_is_grounded_alone_and_the_next_ones_shared():

@@ -137,3 +137,20 @@ def test_same_seed_gives_byte_identical_output_whatever_the_jobs(small_bench, tm
     b = sorted(p.relative_to(other) for p in other.rglob("*.json"))
     assert a == b
     assert all((small_bench / p).read_bytes() == (other / p).read_bytes() for p in a)
+
+
+def test_a_batch_is_solved_on_a_grounding_that_is_not_kept_after_it(monkeypatch):
+    from forgeplan.bench import generate as gen
+    from forgeplan.bench.shards import batches
+    from forgeplan.model.state import Tolerances
+    from forgeplan.planners.asp.grounding import GROUNDINGS
+
+    asm = load_assembly("mortise_frame")
+    slots = plan_composition({"mortise_frame": asm.family, "luban_lock_3": "luban"}, 40, 42)
+    batch = next(b for b in batches(slots) if b[0].assembly_id == "mortise_frame")[:6]
+    held = []
+    take = gen.generate
+    monkeypatch.setattr(gen, "generate", lambda *a: held.append(len(GROUNDINGS.cache)) or take(*a))
+    GROUNDINGS.clear()
+    assert len(gen.generate_batch(batch, asm, 42, Tolerances())) == len(batch)
+    assert held == [1] * len(batch) and len(GROUNDINGS.cache) == 0

@@ -15,6 +15,7 @@ import json
 import random
 from dataclasses import dataclass
 
+from ..executors import release_freed_memory
 from ..io.task_files import assembly_files, json_text, state_files
 from ..model.actions import Action, moved_parts
 from ..model.assembly import Assembly
@@ -174,7 +175,8 @@ def partial_move_reference(task: Task) -> tuple[dict, tuple[Action, ...]] | None
 
 def generate_batch(slots: list[Slot], asm: Assembly, seed: int, tolerances: Tolerances) -> list[Rendered]:
     """The tasks of a batch of slots on one assembly, solved on one grounding of it: the grounding is
-    made up front for the union of the batch's first attempts (a later attempt may widen it)."""
+    made up front for the union of the batch's first attempts (a later attempt may widen it) and
+    dropped afterwards, with the memory it held."""
     from ..planners.asp.grounding import GROUNDINGS
 
     pending, firsts = [], []
@@ -187,7 +189,12 @@ def generate_batch(slots: list[Slot], asm: Assembly, seed: int, tolerances: Tole
                 break
         pending.append(itertools.chain(drawn, attempts))
     GROUNDINGS.prepare([t for t in firsts if not t.world.partial])   # no grounding where slides are in play
-    return [render(generate(slot, asm, seed, tolerances, attempts), asm) for slot, attempts in zip(slots, pending)]
+    try:
+        return [render(generate(slot, asm, seed, tolerances, attempts), asm) for slot, attempts in zip(slots, pending)]
+    finally:
+        # a later batch brings rotation values of its own (faults are drawn at random): this grounding would not serve it
+        GROUNDINGS.clear()
+        release_freed_memory()
 
 
 def generate(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances, attempts=None) -> Generated:

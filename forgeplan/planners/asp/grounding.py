@@ -66,6 +66,7 @@ class Grounding:
         self.covered: set = set()     # actual-state keys whose universe `universe` covers
         self.horizon = 0              # steps grounded
         self.simple_grounded = False
+        self.widenings = 0            # times in a row a grounding was widened into this one
 
     def _control(self, top: str, options: list[str]) -> clingo.Control:
         ctl = clingo.Control([*options, "-c", f"prune_directions={int(self.reduce)}", "-c", f"por={int(self.reduce)}"],
@@ -107,9 +108,17 @@ def _state_key(task: Task) -> tuple:
     return tuple((s.present, s.occupant, s.rotation) for s in task.actual.slots)
 
 
+WIDENINGS = 8   # uncovered tasks a grounding is widened for before one is made for the next task alone
+
+
 class Groundings:
     """The shared groundings of the assemblies solved last in this process (at most `size`: a bench
     worker gets an assembly's batches one after another, so a few suffice).
+
+    A grounding never keeps what earlier batches needed: fault rotations are drawn at random, so nearly
+    every task brings rotation values of its own, and a union over every batch an assembly ever had
+    would grow with the number of tasks built (and every ground call with it). A `prepare`d batch gets
+    a grounding of its own union; a task outside it widens it, at most WIDENINGS times in a row.
 
     A shared grounding covers every slot, so on a large assembly it costs more to ground than a task's
     own program, which the closure restricts (about 1 s against 0.1 s for a 200-part chain), and less
@@ -139,7 +148,9 @@ class Groundings:
             return Grounding(task.world, task_universe(task), reduce, alone=task)
         need = task_universe(task) | universe if universe is not None else task_universe(task)
         if hit is None or not hit.universe.covers(need):
-            hit = Grounding(task.world, need | hit.universe if hit is not None else need, reduce)
+            old = hit if hit is not None and universe is None and hit.widenings < WIDENINGS else None
+            hit = Grounding(task.world, need | old.universe if old is not None else need, reduce)
+            hit.widenings = old.widenings + 1 if old is not None else 0
             self.cache[key] = hit
         hit.covered.add(state)
         self.cache.move_to_end(key)

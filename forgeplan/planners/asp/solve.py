@@ -125,6 +125,13 @@ def _plan_of(model: clingo.Model, facts: Facts) -> tuple[Action, ...]:
     return tuple(facts.actions[a] for _, a in steps)
 
 
+def _plans_into(found: list, facts: Facts):
+    """An on_model callback that appends each model's plan to `found`. It must not hold the planner: a
+    control keeps its last callback, so control -> callback -> planner -> grounding -> control would be a
+    cycle that keeps a dropped grounding, and its clingo memory, until a full garbage collection."""
+    return lambda m: found.append(_plan_of(m, facts))
+
+
 @dataclass
 class _Bound:
     """The relaxation's optimum: status "bound" | "unsolvable" | "unknown" (time limit)."""
@@ -183,7 +190,7 @@ class _Planner:
         they make the optimum the plan `canonical` would pick for that length, in the same call."""
         found: list[tuple[Action, ...]] = []
         with _switched(self.ctl, self.query, Function("tiebreak")):
-            res, interrupted = _run(self.ctl, self.clock, self._length(0), lambda m: found.append(_plan_of(m, self.facts)))
+            res, interrupted = _run(self.ctl, self.clock, self._length(0), _plans_into(found, self.facts))
         return (found[-1] if found else None), bool(res.exhausted) and not interrupted, interrupted
 
     def loop_free_path_exists(self, cap: int | None) -> bool | None:
@@ -208,19 +215,19 @@ class _Planner:
         found: list[tuple[Action, ...]] = []
         with _switched(self.ctl, self.query, Function("tiebreak")):
             res, interrupted = _run(self.ctl, self.clock, self._length(length, length),
-                                    lambda m: found.append(_plan_of(m, self.facts)))
+                                    _plans_into(found, self.facts))
         return (found[-1] if found else None), bool(res.exhausted) and not interrupted
 
     def enumerate_optimal(self, moved: int, length: int, cap: int):
         """All plans with cost (moved, length): (count, or None if cut; the `cap` smallest by key)."""
-        ranks = part_ranks(self.world)
+        ranks, facts = part_ranks(self.world), self.facts   # not `self` in the callback (see _plans_into)
         count = 0
         keep: list = []
 
         def on_model(m):
             nonlocal count
             count += 1
-            plan = _plan_of(m, self.facts)
+            plan = _plan_of(m, facts)
             keep.append((tuple(canonical_key(a, ranks) for a in plan), plan))
             if len(keep) > 2 * cap:
                 keep.sort()

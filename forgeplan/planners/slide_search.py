@@ -11,7 +11,9 @@ Exact shortcuts (§9 "Minimal rework with partial moves"): sets that cannot brin
 skipped, and a probe per size bounds every set's search by the shortest plan it meets first. Where a
 set's configurations are too many to visit, §9's exact arguments decide: which sets have a plan at all
 (`slide_reach`), the optimum of one faulty part by the mirror argument (`slide_mirror`), and searches
-pruned by lower bounds (`slide_bounds`).
+pruned by lower bounds (`slide_bounds`). The search's phases (the verdicts, the probe, the plain and the
+pruned searches, the tie-break walk) share one node model and one state budget, so they stay in one
+module of some 430 lines.
 
 A state is a configuration (offsets, None when absent) and the mask of present slots still faulty
 (rotated or off their pose). A faulty slot is mended by its repairing action (`rotate` with the

@@ -34,7 +34,7 @@ from ..semantics.engine import World
 from ..semantics.partial_offers import Config, Move, bits, closure, groups, offer_table, room
 
 Node = tuple[Config, int]     # a reduced configuration and the mask of present slots still faulty
-CAP = 200_000                 # reduced configurations per search before it gives up (None: not decided)
+CAP = 200_000                 # reduced configurations per search before it gives up (Undecided)
 
 
 class Undecided(Exception):

@@ -20,8 +20,8 @@ from .engine import World
 Config = tuple[Optional[Vec], ...]
 Move = tuple
 Step = tuple[Move, Config]       # a move and the configuration it leads to
-PAIRS_MAX = 100_000              # configurations whose gap rows are kept, per world
-OFFERS_MAX = 100_000             # (configuration, movable) offers kept, per world
+PAIRS_MAX = 8_000                # configurations whose gap rows are kept, per world
+OFFERS_MAX = 4_000               # (configuration, movable) offers kept, per world (each holds its steps)
 _VEC = tuple(DIRECTION_VECTORS[d] for d in DIRECTIONS)
 
 

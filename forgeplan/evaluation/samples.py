@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from ..io.contract import ContractError, Output, parse_output
 from ..model.actions import Action, GroupMove, Insert, Slide, moved_parts
 from ..model.state import NO_OFFSET
-from ..semantics.engine import angle_diff
+from ..model.rotations import angle_diff
 from ..semantics.legal import slot_actions
 from ..semantics.task import Task
 from ..verify import verify_output

@@ -69,6 +69,11 @@ def _norm_deg(d: float) -> float:
     return 180.0 if d == -180.0 else (0.0 if d == 0.0 else d)
 
 
+def angle_diff(a: float, b: float) -> float:
+    """Smallest absolute difference of two angles in degrees."""
+    return abs((a - b + 180.0) % 360.0 - 180.0)
+
+
 def angle_of(m: Matrix) -> float:
     """Rotation angle (degrees, in [0, 180]) of a rotation matrix."""
     c = (m[0][0] + m[1][1] + m[2][2] - 1.0) / 2.0

@@ -10,6 +10,12 @@ Offset = tuple[int, int, int]
 NO_OFFSET: Offset = (0, 0, 0)
 
 
+def is_offset(o) -> bool:
+    """Is `o` an offset as a plan may write it: three whole numbers (booleans are not)?"""
+    return (isinstance(o, (list, tuple)) and len(o) == 3
+            and all(isinstance(c, int) and not isinstance(c, bool) for c in o))
+
+
 class Slot(NamedTuple):
     present: bool
     occupant: str | None

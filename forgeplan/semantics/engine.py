@@ -19,19 +19,15 @@ from ..geometry.displacement import FREE, shapes, shifted
 from ..geometry.relations import blocking_relation, symmetry_group
 from ..model.actions import Action, GroupMove, Insert, PoseMove, Replace, Slide, Turn, lock_action
 from ..model.assembly import DIRECTIONS, Assembly, Pose, unlocked_pose
-from ..model.rotations import angle_of, as_float, axis_matrix, euler_to_matrix, matmul, matrix_to_euler, transpose
-from ..model.state import NO_OFFSET, Offset, Slot, State, Tolerances
+from ..model.rotations import (angle_diff, angle_of, as_float, axis_matrix, euler_to_matrix, matmul, matrix_to_euler,
+                               transpose)
+from ..model.state import NO_OFFSET, Offset, Slot, State, Tolerances, is_offset
 
 ZERO3 = (0.0, 0.0, 0.0)
 
 # reason codes -> the verifier's failure categories (FORGE Table 9)
 DEPENDENCY_CODES = frozenset({"blocked", "held", "locked", "supports_missing", "holds_not_restored"})
 PARAMETER_CODES = frozenset({"bad_axis", "bad_angle", "bad_after_pose", "bad_direction", "bad_distance", "bad_offset"})
-
-
-def _is_offset(o) -> bool:
-    return (isinstance(o, (list, tuple)) and len(o) == 3
-            and all(isinstance(c, int) and not isinstance(c, bool) for c in o))
 
 
 class Illegal(NamedTuple):
@@ -55,11 +51,6 @@ class Replay:
 class Restoration(Replay):
     """A replay judged against a target (World.restoration)."""
     restored: bool   # every step legal and the final state target-equivalent
-
-
-def angle_diff(a: float, b: float) -> float:
-    """Smallest absolute difference of two angles in degrees."""
-    return abs((a - b + 180.0) % 360.0 - 180.0)
 
 
 class World:
@@ -247,7 +238,7 @@ class World:
         given = getattr(a, "offsets", ())
         if not given:
             return [NO_OFFSET] * len(idx)
-        if len(given) != len(idx) or not all(_is_offset(o) for o in given):
+        if len(given) != len(idx) or not all(is_offset(o) for o in given):
             return Illegal("bad_offset", f"join offsets must be one [dx, dy, dz] of whole numbers per member, got {given!r}")
         if any(tuple(o) != NO_OFFSET for o in given) and not self.partial:
             return Illegal("not_applicable", f"{self.assembly.assembly_id} comes apart with straight moves: parts are "
@@ -396,7 +387,7 @@ def _check_insert(w: World, state: State, a: Insert, i: int) -> Illegal | None:
     if w.held(state, i):
         return Illegal("held", f"{a.part_id} is held by engaged lock {w._holder_names(state, i)}")
     at = a.offset
-    if not _is_offset(at):
+    if not is_offset(at):
         return Illegal("bad_offset", f"insert offset must be [dx, dy, dz] of whole numbers, got {at!r}")
     if at != NO_OFFSET and not w.partial:
         return Illegal("not_applicable", f"{w.assembly.assembly_id} comes apart with straight moves: parts are "

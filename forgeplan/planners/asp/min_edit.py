@@ -19,7 +19,8 @@ from clingo import Function, Number
 
 from ...model.actions import Action, PoseMove, Turn
 from ...model.errors import ForgeplanError
-from ...semantics.engine import World, angle_diff
+from ...model.rotations import angle_diff
+from ...semantics.engine import World
 from ...semantics.task import Task
 from .facts import task_facts
 from .grounding import SOLVER_OPTIONS, load_encoding, quiet

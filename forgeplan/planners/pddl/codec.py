@@ -157,7 +157,7 @@ class Encoding:
 
     def _angle_key(self, angle: float) -> tuple | None:
         """The angle object within rot_tol of `angle` (the engine accepts any angle that close)."""
-        from ...semantics.engine import angle_diff
+        from ...model.rotations import angle_diff
 
         near = sorted((angle_diff(k[1], angle), k) for k in self.objects
                       if isinstance(k, tuple) and k[0] == "angle")

@@ -14,6 +14,11 @@ real-model decoding run), and the CLI's exit codes and one-line errors. A new te
 a second or so is marked slow, with a cheaper sample of it left in the fast lane. No test asserts timing.
 
 Expensive inputs are built once per session (`small_bench`, `tiny_dir`) and only read by the tests.
+
+Every run draws the same cases: property tests run under hypothesis' `ci` profile (derandomised, no example
+database), and the fuzz tests draw fixed seeds. `python -m pytest --hypothesis-profile explore` draws new
+examples in every property test, and `forgeplan perf fuzz --seed N` new fuzz seeds; a crash either finds
+becomes a fixed regression case (`REGRESSIONS` in tests/test_fuzz_inputs.py, or `@example` on the property).
 """
 
 import gc
@@ -21,6 +26,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# `ci`: the same examples on every run, nothing replayed from an earlier run's database; `explore`: new ones
+settings.register_profile("ci", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False, database=None)
+settings.load_profile("ci")
 
 sys.path.insert(0, str(Path(__file__).parent))
 

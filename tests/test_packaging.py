@@ -124,3 +124,24 @@ def test_wheel_carries_the_example_puzzles_with_their_licence(wheel):
     assert {"LICENSE", "README.md"} <= set(shipped) and len([n for n in shipped if n.endswith(".json")]) == 5
     missing = [n for n in shipped if f"forgeplan/examples/{n}" not in names]
     assert not missing, f"not in the wheel (pyproject.toml [tool.setuptools.package-data]): {missing}"
+
+
+def test_the_test_line_installs_the_locked_versions_of_every_extra():
+    """README's test line installs under .ci/constraints.txt, which pins every package the test, LLM and Ray
+    extras name, so that a new release upstream cannot change what CI tests."""
+    import re
+    import tomllib
+
+    root = Path(__file__).resolve().parents[1]
+    test_line = next(line for line in (root / "README.md").read_text().splitlines() if line.endswith("# tests"))
+    assert "-c .ci/constraints.txt" in test_line
+    pins = {}
+    for line in (root / ".ci" / "constraints.txt").read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, version = line.split("==")
+            pins[re.sub(r"[-_.]+", "-", name).lower()] = version
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    named = {re.sub(r"[-_.]+", "-", re.match(r"[A-Za-z0-9_.-]+", req).group()).lower()
+             for extra in ("llm", "test", "distributed") for req in extras[extra]}
+    assert named - pins.keys() == set()
+    assert pins["torch"].startswith("2.13.0")   # the CPU build the machine carries

@@ -214,7 +214,7 @@ def score_sample(task: Task, raw: str | None, reference: dict, meta: dict, rewor
     ref_actions = reference["rework_plan"]["actions"]
     s = SampleScore(meta["sample_id"], meta["assembly_id"], meta["family"], stratum, meta["difficulty"], is_fault,
                     None, reference_actions=len(ref_actions),
-                    reference_proved=reference.get("proof", {}).get("optimal", True) is not False)
+                    reference_proved=(reference.get("proof") or {}).get("optimal", True) is not False)
     out = _contract_valid_output(task, raw, s)
     if not is_fault:
         s.nofault_ok = out is not None and not out.actions

@@ -288,11 +288,19 @@ class MinimalReworkFile(Open):
     action_ids: list[Name]
 
 
+class ProofModel(Open):
+    """reference.json's proof object: how the plan was obtained; `optimal` says whether it is proven minimal."""
+
+    optimal: StrictBool
+    method: Optional[Name] = None
+
+
 class ReferenceFile(Open):
     """reference.json: the output contract plus how the plan was obtained (sample_id, proof)."""
 
     annotation: AnnotationModel
     rework_plan: ReworkPlanModel
+    proof: Optional[ProofModel] = None
 
 
 BENCH_FILE_MODELS = {"manifest.json": ManifestFile, "meta.json": MetaFile, "minimal_rework.json": MinimalReworkFile,

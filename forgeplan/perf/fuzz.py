@@ -22,7 +22,9 @@ NAME = "fuzz"
 
 def add_arguments(p) -> None:
     p.add_argument("--cases", type=int, default=200, help="mutated cases per entry point (default 200)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the mutations (default 0)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the mutations (default 0); another seed explores new cases, and a crash is "
+                        "reported with the seed that replays it")
     p.add_argument("--bench", type=Path, help="a benchmark folder to fuzz a copy of (default: build a 20-task one)")
     p.add_argument("--entry", choices=list(ENTRY_POINTS), action="append", help="only these entry points")
     p.add_argument("--runs", type=int, default=5, help="repetitions of each time-limit overshoot measurement")
@@ -78,12 +80,13 @@ def _fuzz_entry(sb: Sandbox, entry: str, cases: int, rng: random.Random) -> dict
     examples: list[str] = []
     t0 = time.perf_counter()
     for _ in range(cases):
-        o, crash = fuzz_case(sb, entry, rng)
+        seed = rng.randrange(2**32)  # each case replays alone: tests/test_fuzz_inputs.py's REGRESSIONS take (entry, seed)
+        o, crash = fuzz_case(sb, entry, random.Random(seed))
         counts["cases"] += 1
         if crash:
             counts["crashes"] += 1
             if len(examples) < 3:
-                examples.append(crash[:300])
+                examples.append(f"seed {seed}: {crash[:300]}")
         else:
             counts["clean_errors" if o.code == 2 else "verdicts"] += 1
     return {**counts, "crash_examples": examples, "seconds": round(time.perf_counter() - t0, 2),

@@ -18,6 +18,7 @@ import os
 import random
 import re
 import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -355,3 +356,115 @@ def peak_rss(argv: list) -> tuple[int, int]:
     if not lines or not lines[-1].isdigit():
         raise RuntimeError(f"no peak reported: {p.stderr[-300:]}")
     return p.returncode, int(lines[-1]) // 1024
+
+
+# ----------------------------------------------------------------------------- a hostile endpoint
+
+# what the hostile server does, chosen by the first path segment of the request
+# (`http://127.0.0.1:PORT/BEHAVIOUR/v1` as the client's --endpoint)
+ENDPOINT_BEHAVIOURS = ("trickle", "slow-headers", "huge", "not-utf8", "truncated", "deep", "content-list",
+                       "usage-string", "not-object", "status-500", "redirect-file", "free-text")
+
+
+def _completion(content, usage=None) -> bytes:
+    body = {"id": "x", "object": "chat.completion", "choices": [{"index": 0, "finish_reason": "stop",
+                                                                 "message": {"role": "assistant", "content": content}}]}
+    if usage is not None:
+        body["usage"] = usage
+    return json.dumps(body).encode()
+
+
+class HostileEndpoint:
+    """An OpenAI-style server on 127.0.0.1 that misbehaves in one way per request path (see
+    ENDPOINT_BEHAVIOURS). Threads, at most `max_clients` connections at once, each handled for at most
+    `per_client` seconds, and the whole server stops by itself after `lifetime` seconds. A context
+    manager: `with HostileEndpoint() as srv: srv.url("trickle")`."""
+
+    def __init__(self, max_clients: int = 8, per_client: float = 20.0, lifetime: float = 300.0):
+        import socketserver
+        import threading
+
+        outer = self
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self):
+                if not outer.slots.acquire(blocking=False):
+                    return
+                try:
+                    self.request.settimeout(per_client)
+                    outer.serve(self.request, time.monotonic() + per_client)
+                except OSError:
+                    pass
+                finally:
+                    outer.slots.release()
+
+        class Server(socketserver.ThreadingTCPServer):
+            daemon_threads = True
+            allow_reuse_address = True
+
+        self.slots = threading.BoundedSemaphore(max_clients)
+        self.requests: list[str] = []
+        self.server = Server(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.stopper = threading.Timer(lifetime, self.stop)
+        self.stopper.daemon = True
+
+    def url(self, behaviour: str) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/{behaviour}/v1"
+
+    def __enter__(self) -> "HostileEndpoint":
+        self.thread.start()
+        self.stopper.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        self.stopper.cancel()
+        self.server.shutdown()
+        self.server.server_close()
+
+    def serve(self, sock, deadline: float) -> None:
+        head = b""
+        while b"\r\n\r\n" not in head and len(head) < 65_536:
+            chunk = sock.recv(4096)
+            if not chunk:
+                return
+            head += chunk
+        path = head.split(b" ", 2)[1].decode("latin-1") if head.count(b" ") >= 2 else "/"
+        behaviour = path.strip("/").split("/")[0]
+        self.requests.append(behaviour)
+        length = int(re.search(rb"(?i)content-length:\s*(\d+)", head).group(1)) if b"ength:" in head else 0
+        got = len(head.split(b"\r\n\r\n", 1)[1])
+        while got < min(length, 10_000_000):
+            chunk = sock.recv(65_536)
+            if not chunk:
+                return
+            got += len(chunk)
+
+        def reply(body: bytes, status: str = "200 OK", extra: str = "") -> None:
+            sock.sendall(f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+                         f"{extra}Connection: close\r\n\r\n".encode() + body)
+
+        if behaviour in ("trickle", "slow-headers"):
+            first = b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n" if behaviour == "trickle" else b""
+            sock.sendall(first)
+            while time.monotonic() < deadline:   # a byte every 0.1 s, never the whole response
+                sock.sendall(b" " if behaviour == "trickle" else b"X")
+                time.sleep(0.1)
+        elif behaviour == "huge":   # 800 MB announced and streamed until the client hangs up
+            sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 800000000\r\n\r\n" + b'{"a": "')
+            block = b"x" * 65_536
+            while time.monotonic() < deadline:
+                sock.sendall(block)
+        elif behaviour == "truncated":
+            sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n" + _completion("x")[:20])
+        else:
+            body = {"not-utf8": b'{"choices": "\xff\xfe"}', "deep": b"[" * 200_000 + b"]" * 200_000,
+                    "content-list": _completion([1, 2]), "usage-string": _completion("{}", usage="many"),
+                    "not-object": b"[1, 2, 3]", "status-500": b'{"error": "overloaded"}',
+                    "redirect-file": b"", "free-text": _completion("Remove the key piece first, then the rest.")
+                    }.get(behaviour, _completion("{}"))
+            status = {"status-500": "500 Internal Server Error", "redirect-file": "302 Found"}.get(behaviour, "200 OK")
+            reply(body, status, "Location: file:///dev/zero\r\n" if behaviour == "redirect-file" else "")

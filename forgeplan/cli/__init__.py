@@ -13,6 +13,7 @@ import argparse
 import importlib
 import pkgutil
 import sys
+import time
 import traceback
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from ..io.guarded import check_output, json_text, one_line
 from ..model.errors import ForgeplanError
 
 EXIT_OK, EXIT_NEGATIVE, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+STARTED = time.monotonic()   # a command's --time-limit counts from here (start-up included)
 
 
 class HelpFormatter(argparse.HelpFormatter):
@@ -80,6 +82,9 @@ def emit_json(data) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global STARTED
+    if argv is not None:   # called in process (tests, the fuzzer): each call is a command of its own
+        STARTED = time.monotonic()
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -27,8 +27,8 @@ def register(sub) -> None:
                    help="which stored solution of a BurrTools problem to import (0-based; default 0)")
     p.add_argument("--problem", type=int, default=0, metavar="P", help="which BurrTools problem (0-based; default 0)")
     p.add_argument("--time-limit", type=seconds, default=CLI_SECONDS, metavar="S",
-                   help="seconds the partial-move search may take before its verdict is 'undecided' ('inf': "
-                        "no clock; a memory cap still holds)")
+                   help="the partial-move verdict comes within S seconds of the command's start, 'undecided' "
+                        "when the search needs longer ('inf': no clock; a memory cap still holds)")
     p.add_argument("--json", action="store_true", help="machine-readable summary")
     p.set_defaults(func=run)
 
@@ -68,6 +68,7 @@ def run(args) -> int:
     from ..io.catalog import save_assembly
     from ..model.errors import InputError
     from ..geometry.partial import CLI_POSITIONS, Budget, partial_verdict
+    from . import STARTED
     from ..geometry.separation import disassembly_verdict
     from ..io.guarded import output_folder
     from ..io.importers import read_puzzle
@@ -84,7 +85,7 @@ def run(args) -> int:
     except OSError as exc:
         raise InputError(f"cannot write assembly: {exc.strerror or exc}", file=str(args.out), field="--out") from None
     verdict = disassembly_verdict(asm)
-    partial = None if verdict["disassemblable"] else partial_verdict(asm, budget=Budget(CLI_POSITIONS, args.time_limit))
+    partial = None if verdict["disassemblable"] else partial_verdict(asm, budget=Budget(CLI_POSITIONS, args.time_limit, start=STARTED))
     if args.json:
         emit_json({"assembly_id": asm.assembly_id, "out": str(args.out), "family": asm.family,
                    "parts": [{"part_id": p.part_id, "kind": p.kind, "source_name": imported.piece_names[p.part_id],

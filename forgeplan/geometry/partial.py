@@ -42,10 +42,11 @@ from ..model.assembly import DIRECTION_VECTORS, DIRECTIONS, Assembly
 from .displacement import FREE, Shapes, Vec, shapes
 
 MAX_STATES = 2_000_000   # per subassembly search; beyond it the verdict says the search gave up
-# what the command line allows one verdict by default (`--time-limit` changes the time): visited states
-# stay under ~150 MB however many parts a state holds, and the answer comes within 10 s
+# what the command line allows one verdict by default (`--time-limit` changes the time, counted from the
+# command's start): visited states stay under ~150 MB however many parts a state holds, and the answer
+# comes within 10 s
 CLI_POSITIONS = 1_500_000
-CLI_SECONDS = 5.0
+CLI_SECONDS = 8.0
 MAX_UNIONS = 1 << 14     # groups of one state along one direction (unions of seed closures)
 _VEC = tuple(DIRECTION_VECTORS[d] for d in DIRECTIONS)
 
@@ -62,12 +63,13 @@ class Budget:
 
     positions: float = math.inf
     seconds: float = math.inf
+    start: float | None = None     # time.monotonic() the seconds count from (default: now)
     used: int = 0
     why: str | None = None
     deadline: float = field(init=False)
 
     def __post_init__(self) -> None:
-        self.deadline = time.monotonic() + self.seconds
+        self.deadline = (time.monotonic() if self.start is None else self.start) + self.seconds
 
     def spend(self, n: int) -> None:
         """Count `n` stored positions (0: a unit of work that stores nothing); OutOfBudget once a

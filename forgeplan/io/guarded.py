@@ -184,11 +184,12 @@ _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 def count_items(text: str, max_items: int) -> None:
     """Refuse JSON text holding more than `max_items` values, before the parser allocates them: every
-    value after the first follows a ',' or opens a container, so counting ',', '[' and '{' outside
-    strings bounds the count. The bound over the whole text is one C-speed pass; only when it is over
-    the cap are the strings blanked and the structure counted again."""
+    value but the first follows a ',' or is the first member of a non-empty container, so counting ','
+    and the '[' / '{' not closed at once bounds the count. The bound over the whole text is a few C-speed
+    passes (a string holding such characters only raises it); only when it is over the cap are the
+    strings blanked and the structure counted again."""
     def bound(t: str) -> int:
-        return t.count(",") + t.count("[") + t.count("{") + 1
+        return t.count(",") + t.count("[") - t.count("[]") + t.count("{") - t.count("{}") + 1
 
     if bound(text) <= max_items:
         return

@@ -155,7 +155,7 @@ def test_training_config_is_checked_before_any_model_loads(tmp_path):
 
 @pytest.fixture(scope="module")
 def endpoint():
-    with HostileEndpoint(lifetime=240) as srv:
+    with HostileEndpoint(lifetime=600) as srv:
         yield srv
 
 

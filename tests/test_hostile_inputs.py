@@ -220,3 +220,25 @@ def test_every_hostile_input_answers_under_300_mb(tmp_path):
     for name, (argv, codes) in hostile_inputs(tmp_path).items():
         code, mb = peak_rss(argv)
         assert code in codes and mb < 300, f"{name}: exit {code}, peak {mb} MB"
+
+
+def test_compact_predictions_get_the_same_verdicts(tmp_path):
+    from forgeplan.evaluation.evaluate import OVERSIZED, read_predictions
+    from forgeplan.io.contract import ContractError, parse_output
+
+    outputs = {"big": "\U0001F600" + "a" * 1_100_000, "bigbmp": "é" * 600_000, "astral": '{"a": "\U0001F600"}',
+               "ascii": '{"annotation": {}}', "lone": '{"a": "\ud800"}', "text": "Remove Ä first"}
+    path = tmp_path / "p.jsonl"
+    path.write_text("".join(json.dumps({"sample_id": k, "raw_output": v}, ensure_ascii=k == "lone") + "\n"
+                            for k, v in outputs.items()), encoding="utf-8")
+
+    def verdict(raw):
+        try:
+            return parse_output(raw)
+        except ContractError as exc:
+            return exc.reason
+
+    plain, compact = read_predictions(path), read_predictions(path, compact=True)
+    assert compact["big"] is OVERSIZED and compact["bigbmp"] is OVERSIZED and isinstance(compact["astral"], bytes)
+    for k in outputs:
+        assert verdict(plain[k]) == verdict(compact[k]), k

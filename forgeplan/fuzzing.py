@@ -555,6 +555,12 @@ def hostile_inputs(folder: Path, bench: Path | None = None, task: Path | None = 
             w(f"preds_{name}.jsonl").write_text(json.dumps({"sample_id": sid, "raw_output": "{}"}) + "\n")
             cases[f"48 MB {name} of [{{}},...]: evaluate"] = (
                 ["evaluate", "--bench", copy, "--predictions", w(f"preds_{name}.jsonl")], (2,))
+        with w("astral.jsonl").open("w", encoding="utf-8") as fh:   # 247 MB: 130 lines of 1.9 MB
+            for k in range(130):
+                fh.write(json.dumps({"sample_id": f"s{k}", "raw_output": "\U0001F600" + "a" * 1_900_000},
+                                    ensure_ascii=False) + "\n")
+        cases["247 MB predictions, ASCII with one astral character a line: evaluate"] = (
+            ["evaluate", "--bench", bench, "--predictions", w("astral.jsonl")], (2,))
         cases["--out a FIFO (requests)"] = (["requests", "--bench", bench, "--out", fifo], (2,))
         cases["--out a FIFO (baseline)"] = (["baseline", "no-op", "--bench", bench, "--out", fifo], (2,))
     return cases

@@ -73,11 +73,22 @@ def test_check_and_import_take_a_time_limit(shell12, tmp_path):
         assert "--time-limit" in _one_line_error(run_cli(["assemblies", "--check", shell12, "--time-limit", bad]))
 
 
+def test_loading_refuses_what_its_clockless_budget_leaves_undecided(shell12):
+    from forgeplan.geometry.checks import check_geometry
+    from forgeplan.geometry.partial import LOAD_POSITIONS
+    from forgeplan.model.errors import AssemblyError
+
+    asm = import_puzzle(shell12)
+    with pytest.raises(AssemblyError, match="stopped at 30,000 part positions"):
+        check_geometry(asm, partial_moves=True, budget=Budget(30_000))
+    assert LOAD_POSITIONS < 1_000_000   # what a task folder or assembly file may make the search store
+
+
 @pytest.mark.slow
 def test_a_task_on_an_undecided_assembly_is_refused(shell12, tmp_path):
     assert run_cli(["import", shell12, "--out", tmp_path / "a.json", "--time-limit", "0.05"]).code == 1
     err = _one_line_error(run_cli(["task", "make", tmp_path / "a.json", "--out", tmp_path / "task"]))
-    assert "not shown to" in err and not (tmp_path / "task").exists()
+    assert "partial-move search stopped at" in err and not (tmp_path / "task").exists()
 
 
 # ----------------------------------------------------------------------------- --out

@@ -41,7 +41,8 @@ def check_geometry(asm: Assembly, *, disassembly: bool = True, partial_moves: bo
             return
         partial = partial_verdict(asm, budget=budget) if partial_moves else None
         if partial is not None and partial["mode"] == "undecided":
-            raise AssemblyError("straight moves do not take it apart, and partial moves were not shown to: "
-                                + partial["verdict"], file=f"assembly {asm.assembly_id}")
+            raise AssemblyError("straight moves do not take it apart, and the partial-move search stopped at "
+                                f"{partial['budget']['limit']} without a way to separate it (`forgeplan assemblies "
+                                "--check FILE --time-limit S` searches longer)", file=f"assembly {asm.assembly_id}")
         if partial is None or not partial["disassemblable"]:
             raise AssemblyError(verdict["verdict"], file=f"assembly {asm.assembly_id}")

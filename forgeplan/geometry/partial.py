@@ -47,6 +47,9 @@ MAX_STATES = 2_000_000   # per subassembly search; beyond it the verdict says th
 # comes within 10 s
 CLI_POSITIONS = 1_500_000
 CLI_SECONDS = 8.0
+# when an assembly file or a task folder is loaded: no clock, so whether it loads is the same on every
+# machine; the real puzzles need at most 48,199 (Pelikan Burr), an interlocked 12³ shell takes ~3 s to refuse
+LOAD_POSITIONS = 200_000
 MAX_UNIONS = 1 << 14     # groups of one state along one direction (unions of seed closures)
 _VEC = tuple(DIRECTION_VECTORS[d] for d in DIRECTIONS)
 
@@ -285,10 +288,22 @@ def disassemble_partial(asm: Assembly, cap: int = MAX_STATES) -> Node:
 
 
 def budgeted_tree(asm: Assembly, budget: Budget, cap: int = MAX_STATES) -> Node:
-    """The disassembly tree under `budget` (not cached: a clock makes the answer depend on the machine)."""
+    """The disassembly tree under `budget`; cached when the budget has no clock (then the answer is the
+    same on every machine), so loading the same assembly again does not search again."""
+    if math.isinf(budget.seconds) and budget.used == 0:
+        tree, budget.used, budget.why = _clockless_tree(asm, budget.positions, cap)
+        return tree
     sh = shapes(asm)
     n = len(sh.ids)
     return _solve(asm, sh, tuple(range(n)), ((0, 0, 0),) * n, cap, budget)
+
+
+@lru_cache(maxsize=32)
+def _clockless_tree(asm: Assembly, positions: float, cap: int) -> tuple[Node, int, str | None]:
+    budget = Budget(positions)
+    sh = shapes(asm)
+    n = len(sh.ids)
+    return _solve(asm, sh, tuple(range(n)), ((0, 0, 0),) * n, cap, budget), budget.used, budget.why
 
 
 def partial_verdict(asm: Assembly, cap: int = MAX_STATES, budget: Budget | None = None) -> dict:

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from ..geometry.checks import check_geometry
-from ..geometry.partial import CLI_POSITIONS, CLI_SECONDS, Budget
+from ..geometry.partial import LOAD_POSITIONS, Budget
 from ..library import BUILTIN, build
 from ..model.assembly import Assembly, LockMechanism, Part, Pose, SparePart, validate_assembly
 from ..model.errors import UnknownAssembly
@@ -79,8 +79,8 @@ def load_assembly(ref: str | Path, *, check_disassembly: bool = True) -> Assembl
         data = read_json(path, "assembly file")
         asm = assembly_from_json(data, str(path))
     validate_assembly(asm)
-    # a file's partial-move search runs under the command line's budget; a built-in's needs none
-    budget = None if key in BUILTIN else Budget(CLI_POSITIONS, CLI_SECONDS)
+    # a file's partial-move search runs under the loading budget, as a task folder's does; a built-in's needs none
+    budget = None if key in BUILTIN else Budget(LOAD_POSITIONS)
     check_geometry(asm, disassembly=check_disassembly, partial_moves=True, budget=budget)
     return asm
 

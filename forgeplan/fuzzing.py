@@ -502,7 +502,8 @@ def many_values(opener: str, count: int, item: str = "{}") -> str:
     return opener + ",".join([item] * count) + closer
 
 
-def hostile_inputs(folder: Path, bench: Path | None = None, task: Path | None = None) -> dict[str, tuple[list, tuple[int, ...]]]:
+def hostile_inputs(folder: Path, bench: Path | None = None,
+                   task: Path | None = None) -> dict[str, tuple[list, tuple[int, ...]]]:
     """One command line per class of hostile input (issue #30's second round), its files written into
     `folder` (with `bench` / `task`: copies of them with one file replaced): name -> (argv, the exit codes
     that are a correct answer). Each must answer within 10 s under 300 MB."""

@@ -14,7 +14,8 @@ def register(sub) -> None:
                     "they come apart one part at a time or need group or partial moves, and their level), or with --check validate one "
                     "assembly and say how it comes apart: with straight moves, or else with partial moves "
                     "(its BurrTools level and a replayable plan). Exit 1 when some parts cannot be separated "
-                    "by any sequence of moves or the search is undecided within its budget (--time-limit); 2 on bad input.")
+                    "by any sequence of moves or the search is undecided within its budget (--time-limit); 2 on "
+                    "bad input.")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--check", metavar="ASSEMBLY", help="validate one assembly (id, assembly JSON file, or a puzzle "
                                                        "file as `import` reads it) and report")

@@ -85,7 +85,8 @@ def run(args) -> int:
     except OSError as exc:
         raise InputError(f"cannot write assembly: {exc.strerror or exc}", file=str(args.out), field="--out") from None
     verdict = disassembly_verdict(asm)
-    partial = None if verdict["disassemblable"] else partial_verdict(asm, budget=Budget(CLI_POSITIONS, args.time_limit, start=STARTED))
+    budget = Budget(CLI_POSITIONS, args.time_limit, start=STARTED)
+    partial = None if verdict["disassemblable"] else partial_verdict(asm, budget=budget)
     if args.json:
         emit_json({"assembly_id": asm.assembly_id, "out": str(args.out), "family": asm.family,
                    "parts": [{"part_id": p.part_id, "kind": p.kind, "source_name": imported.piece_names[p.part_id],

@@ -133,7 +133,8 @@ def _exchange(url: str, data: bytes, headers: dict, timeout: float) -> bytes:
     watchdog.daemon = True
     watchdog.start()
     try:
-        conn.request("POST", (parts.path or "/") + (f"?{parts.query}" if parts.query else ""), body=data, headers=headers)
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        conn.request("POST", target, body=data, headers=headers)
         resp = conn.getresponse()
         body = bytearray()
         while len(body) <= MAX_RESPONSE_BYTES:
@@ -259,7 +260,8 @@ def answers_from_batch(path: Path, constrained: str | None = None) -> list[dict]
             raise InputError('expected {"custom_id", "response": {"body": ...}}', file=str(path),
                              field=f"line {n}") from None
         if not isinstance(sid, str) or not isinstance(body, dict):
-            raise InputError("custom_id must be a string and response.body an object", file=str(path), field=f"line {n}")
+            raise InputError("custom_id must be a string and response.body an object", file=str(path),
+                             field=f"line {n}")
         if item.get("error"):
             raise InputError(f"the request failed: {str(item['error'])[:200]}", file=str(path), field=f"line {n}")
         try:

@@ -72,7 +72,8 @@ def _hostile(folder: Path, bench: Path, task: Path) -> dict:
         t0 = time.perf_counter()
         code, mb = peak_rss(argv)
         seconds = round(time.perf_counter() - t0, 2)
-        out[name] = {"exit": code, "peak_rss_mb": mb, "seconds": seconds, "ok": code in codes and mb < 300 and seconds < 10}
+        out[name] = {"exit": code, "peak_rss_mb": mb, "seconds": seconds,
+                     "ok": code in codes and mb < 300 and seconds < 10}
     return out
 
 

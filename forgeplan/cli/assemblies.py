@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from ..io.guarded import one_line
-from ..geometry.partial import CLI_SECONDS
 from . import emit_json, seconds
 
 
@@ -19,10 +18,10 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--check", metavar="ASSEMBLY", help="validate one assembly (id, assembly JSON file, or a puzzle "
                                                        "file as `import` reads it) and report")
-    p.add_argument("--time-limit", type=seconds, default=CLI_SECONDS, metavar="S",
+    p.add_argument("--time-limit", type=seconds, metavar="S",
                    help="--check: the verdict comes within S seconds of the command's start; a partial-move search "
                         "that needs longer (or more than its memory cap) gives 'undecided within the budget', exit 1 "
-                        "('inf': no clock)")
+                        "(default 8; 'inf': no clock)")
     p.set_defaults(func=run)
 
 
@@ -44,7 +43,7 @@ def _row(asm) -> dict:
 
 def run(args) -> int:
     from ..io.catalog import load_assembly, load_checkable
-    from ..geometry.partial import CLI_POSITIONS, Budget, partial_verdict
+    from ..geometry.partial import CLI_POSITIONS, CLI_SECONDS, Budget, partial_verdict
     from . import STARTED
     from ..geometry.separation import disassembly_verdict
     from ..library import BUILTIN
@@ -54,7 +53,7 @@ def run(args) -> int:
         asm = load_checkable(args.check)
         straight = disassembly_verdict(asm)
         verdict = straight if straight["disassemblable"] else \
-            partial_verdict(asm, budget=Budget(CLI_POSITIONS, args.time_limit, start=STARTED))
+            partial_verdict(asm, budget=Budget(CLI_POSITIONS, args.time_limit or CLI_SECONDS, start=STARTED))
         row = {"assembly_id": asm.assembly_id, "family": asm.family, "parts": len(asm.parts),
                "locks": len(asm.locks), "spares": len(asm.spares), **verdict}
         if straight["disassemblable"]:   # straight moves separate every subset in one move: level 1

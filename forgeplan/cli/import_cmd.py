@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..geometry.partial import CLI_SECONDS
 from . import EXIT_NEGATIVE, emit_json, seconds
 
 
@@ -26,9 +25,9 @@ def register(sub) -> None:
     p.add_argument("--solution", type=int, default=None, metavar="N",
                    help="which stored solution of a BurrTools problem to import (0-based; default 0)")
     p.add_argument("--problem", type=int, default=0, metavar="P", help="which BurrTools problem (0-based; default 0)")
-    p.add_argument("--time-limit", type=seconds, default=CLI_SECONDS, metavar="S",
+    p.add_argument("--time-limit", type=seconds, metavar="S",
                    help="the partial-move verdict comes within S seconds of the command's start, 'undecided' "
-                        "when the search needs longer ('inf': no clock; a memory cap still holds)")
+                        "when the search needs longer (default 8; 'inf': no clock, a memory cap still holds)")
     p.add_argument("--json", action="store_true", help="machine-readable summary")
     p.set_defaults(func=run)
 
@@ -67,7 +66,7 @@ def _source(args) -> Path:
 def run(args) -> int:
     from ..io.catalog import save_assembly
     from ..model.errors import InputError
-    from ..geometry.partial import CLI_POSITIONS, Budget, partial_verdict
+    from ..geometry.partial import CLI_POSITIONS, CLI_SECONDS, Budget, partial_verdict
     from . import STARTED
     from ..geometry.separation import disassembly_verdict
     from ..io.guarded import output_folder
@@ -85,7 +84,7 @@ def run(args) -> int:
     except OSError as exc:
         raise InputError(f"cannot write assembly: {exc.strerror or exc}", file=str(args.out), field="--out") from None
     verdict = disassembly_verdict(asm)
-    budget = Budget(CLI_POSITIONS, args.time_limit, start=STARTED)
+    budget = Budget(CLI_POSITIONS, args.time_limit or CLI_SECONDS, start=STARTED)
     partial = None if verdict["disassemblable"] else partial_verdict(asm, budget=budget)
     if args.json:
         emit_json({"assembly_id": asm.assembly_id, "out": str(args.out), "family": asm.family,

@@ -18,6 +18,7 @@ import os
 import random
 import re
 import shutil
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -348,10 +349,219 @@ def peak_rss(argv: list) -> tuple[int, int]:
     code = ("import re, sys; from forgeplan.cli import main; c = main(sys.argv[1:]); "
             "print(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1), file=sys.stderr); sys.exit(c)")
     # the child imports this very forgeplan (not whichever one its working directory would give)
-    here = str(Path(__file__).resolve().parents[2])
+    here = str(Path(__file__).resolve().parents[1])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (here, os.environ.get("PYTHONPATH"))))}
     p = subprocess.run([sys.executable, "-c", code, *map(str, argv)], capture_output=True, text=True, env=env)
     lines = p.stderr.strip().splitlines()
     if not lines or not lines[-1].isdigit():
         raise RuntimeError(f"no peak reported: {p.stderr[-300:]}")
     return p.returncode, int(lines[-1]) // 1024
+
+
+# ----------------------------------------------------------------------------- a hostile endpoint
+
+# what the hostile server does, chosen by the first path segment of the request
+# (`http://127.0.0.1:PORT/BEHAVIOUR/v1` as the client's --endpoint)
+ENDPOINT_BEHAVIOURS = ("trickle", "slow-headers", "huge", "not-utf8", "truncated", "deep", "content-list",
+                       "usage-string", "not-object", "status-500", "redirect-file", "free-text")
+
+
+def _completion(content, usage=None) -> bytes:
+    body = {"id": "x", "object": "chat.completion", "choices": [{"index": 0, "finish_reason": "stop",
+                                                                 "message": {"role": "assistant", "content": content}}]}
+    if usage is not None:
+        body["usage"] = usage
+    return json.dumps(body).encode()
+
+
+class HostileEndpoint:
+    """An OpenAI-style server on 127.0.0.1 that misbehaves in one way per request path (see
+    ENDPOINT_BEHAVIOURS). Threads, at most `max_clients` connections at once, each handled for at most
+    `per_client` seconds, and the whole server stops by itself after `lifetime` seconds. A context
+    manager: `with HostileEndpoint() as srv: srv.url("trickle")`."""
+
+    def __init__(self, max_clients: int = 8, per_client: float = 20.0, lifetime: float = 300.0):
+        import socketserver
+        import threading
+
+        outer = self
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self):
+                if not outer.slots.acquire(blocking=False):
+                    return
+                try:
+                    self.request.settimeout(per_client)
+                    outer.serve(self.request, time.monotonic() + per_client)
+                except OSError:
+                    pass
+                finally:
+                    outer.slots.release()
+
+        class Server(socketserver.ThreadingTCPServer):
+            daemon_threads = True
+            allow_reuse_address = True
+
+        self.slots = threading.BoundedSemaphore(max_clients)
+        self.requests: list[str] = []
+        self.server = Server(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.stopper = threading.Timer(lifetime, self.stop)
+        self.stopper.daemon = True
+
+    def url(self, behaviour: str) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/{behaviour}/v1"
+
+    def __enter__(self) -> "HostileEndpoint":
+        self.thread.start()
+        self.stopper.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        self.stopper.cancel()
+        self.server.shutdown()
+        self.server.server_close()
+
+    def serve(self, sock, deadline: float) -> None:
+        head = b""
+        while b"\r\n\r\n" not in head and len(head) < 65_536:
+            chunk = sock.recv(4096)
+            if not chunk:
+                return
+            head += chunk
+        path = head.split(b" ", 2)[1].decode("latin-1") if head.count(b" ") >= 2 else "/"
+        behaviour = path.strip("/").split("/")[0]
+        self.requests.append(behaviour)
+        length = int(re.search(rb"(?i)content-length:\s*(\d+)", head).group(1)) if b"ength:" in head else 0
+        got = len(head.split(b"\r\n\r\n", 1)[1])
+        while got < min(length, 10_000_000):
+            chunk = sock.recv(65_536)
+            if not chunk:
+                return
+            got += len(chunk)
+
+        def reply(body: bytes, status: str = "200 OK", extra: str = "") -> None:
+            sock.sendall(f"HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+                         f"{extra}Connection: close\r\n\r\n".encode() + body)
+
+        if behaviour in ("trickle", "slow-headers"):
+            first = b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n" if behaviour == "trickle" else b""
+            sock.sendall(first)
+            while time.monotonic() < deadline:   # a byte every 0.1 s, never the whole response
+                sock.sendall(b" " if behaviour == "trickle" else b"X")
+                time.sleep(0.1)
+        elif behaviour == "huge":   # 800 MB announced and streamed until the client hangs up
+            sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 800000000\r\n\r\n" + b'{"a": "')
+            block = b"x" * 65_536
+            while time.monotonic() < deadline:
+                sock.sendall(block)
+        elif behaviour == "truncated":
+            sock.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n" + _completion("x")[:20])
+        else:
+            body = {"not-utf8": b'{"choices": "\xff\xfe"}', "deep": b"[" * 200_000 + b"]" * 200_000,
+                    "content-list": _completion([1, 2]), "usage-string": _completion("{}", usage="many"),
+                    "not-object": b"[1, 2, 3]", "status-500": b'{"error": "overloaded"}',
+                    "redirect-file": b"", "free-text": _completion("Remove the key piece first, then the rest.")
+                    }.get(behaviour, _completion("{}"))
+            status = {"status-500": "500 Internal Server Error", "redirect-file": "302 Found"}.get(behaviour, "200 OK")
+            reply(body, status, "Location: file:///dev/zero\r\n" if behaviour == "redirect-file" else "")
+
+
+# ----------------------------------------------------------------------------- structure-aware hostile inputs
+
+def interlocked_shell(size: int, loose: int) -> dict:
+    """A data/burr JSON puzzle: a hollow `size`³ cube and `loose` one-voxel cubes rattling inside it, two
+    apart. Nothing ever separates, and the partial-move search's state space grows as the cavity's volume
+    to the power `loose`: the input that makes an unbounded search hang."""
+    shell = [[x, y, z] for x in range(size) for y in range(size) for z in range(size)
+             if min(x, y, z) == 0 or max(x, y, z) == size - 1]
+    side = max(1, (size - 2) // 2)
+    cubes = [[1 + 2 * (k % side), 1 + 2 * ((k // side) % side), 1 + 2 * (k // side ** 2)] for k in range(loose)]
+    return {"name": f"{size}^3 shell", "pieces": [{"id": "shell", "voxels": shell},
+                                                  *({"id": f"cube{k}", "voxels": [c]} for k, c in enumerate(cubes))]}
+
+
+def element_bomb(elements: int) -> bytes:
+    """A gzip .xmpuzzle that inflates to `elements` empty elements (20 MB for 5 million)."""
+    return gzip.compress(b"<puzzle>" + b"<a/>" * elements + b"</puzzle>", mtime=0)
+
+
+def corrupt_deflate() -> bytes:
+    """A gzip file whose deflate stream is broken right after the header (zlib's 'invalid block type')."""
+    good = gzip.compress(SEED_XMPUZZLE.encode(), mtime=0)
+    return good[:10] + b"\xff\xff\xff\xff" + good[14:]
+
+
+def many_values(opener: str, count: int, item: str = "{}") -> str:
+    """JSON text of `count` tiny values inside `opener` ('[' or a prefix such as '{"pieces": ['): few
+    bytes, millions of objects once parsed."""
+    closer = "]" + "}" * opener.count("{")
+    return opener + ",".join([item] * count) + closer
+
+
+def hostile_inputs(folder: Path, bench: Path | None = None,
+                   task: Path | None = None) -> dict[str, tuple[list, tuple[int, ...]]]:
+    """One command line per class of hostile input (issue #30's second round), its files written into
+    `folder` (with `bench` / `task`: copies of them with one file replaced): name -> (argv, the exit codes
+    that are a correct answer). Each must answer within 10 s under 300 MB."""
+    folder.mkdir(parents=True, exist_ok=True)
+    w = folder.joinpath
+    w("shell12.json").write_text(json.dumps(interlocked_shell(12, 2)))
+    w("shell30.json").write_text(json.dumps(interlocked_shell(30, 3)))
+    w("shell30x20.json").write_text(json.dumps(interlocked_shell(30, 20)))
+    w("bomb.xmpuzzle").write_bytes(element_bomb(5_000_000))
+    w("deflate.xmpuzzle").write_bytes(corrupt_deflate())
+    w("encoding.xmpuzzle").write_bytes(b'<?xml version="1.0" encoding="x-unknown"?><puzzle/>')
+    w("dicts.json").write_text(many_values("[", 2_600_000))                       # 7.8 MB
+    w("lists.json").write_text(many_values('{"pieces": [', 6_600_000, "[]"))      # 19.8 MB
+    fifo = w("fifo")
+    if not fifo.exists():
+        os.mkfifo(fifo)
+    cases: dict[str, tuple[list, tuple[int, ...]]] = {
+        "12^3 shell, 2 loose cubes: import": (["import", w("shell12.json"), "--out", w("o1.json")], (1,)),
+        "30^3 shell, 3 loose cubes: assemblies --check": (["assemblies", "--check", w("shell30.json")], (1,)),
+        "30^3 shell, 20 loose cubes: assemblies --check": (["assemblies", "--check", w("shell30x20.json")], (1,)),
+        "xmpuzzle inflating to 20 MB of <a/>": (["import", w("bomb.xmpuzzle"), "--out", w("o3.json")], (2,)),
+        "xmpuzzle with a corrupt deflate stream": (["import", w("deflate.xmpuzzle"), "--out", w("o4.json")], (2,)),
+        "xmpuzzle in an unknown encoding": (["import", w("encoding.xmpuzzle"), "--out", w("o5.json")], (2,)),
+        "7.8 MB assembly file of [{},...]": (["assemblies", "--check", w("dicts.json")], (2,)),
+        "19.8 MB JSON puzzle of [] pieces": (["import", w("lists.json"), "--out", w("o6.json")], (2,)),
+        "import --time-limit 0.5": (["import", w("shell12.json"), "--out", w("o2.json"), "--time-limit", "0.5"], (1,)),
+        "--out a FIFO (import)": (["import", w("shell12.json"), "--out", fifo], (2,)),
+        "--out /dev/full (import)": (["import", w("shell12.json"), "--out", "/dev/full"], (2,)),
+        "import-answers from a FIFO": (["import-answers", fifo, "--out", w("o7.jsonl")], (2,)),
+        "import-answers from /dev/zero": (["import-answers", "/dev/zero", "--out", w("o8.jsonl")], (2,)),
+        "--endpoint file:///dev/zero": (["infer", "--endpoint", "file:///dev/zero", "--bench", folder,
+                                         "--out", w("o9.jsonl")], (2,)),
+        "--retries 40": (["infer", "--endpoint", "http://127.0.0.1:9/v1", "--bench", folder, "--retries", "40",
+                          "--out", w("o10.jsonl")], (2,)),
+        "--timeout nan": (["infer", "--endpoint", "http://127.0.0.1:9/v1", "--bench", folder, "--timeout", "nan",
+                           "--out", w("o11.jsonl")], (2,)),
+    }
+    if task is not None:
+        shutil.copytree(task, w("task"), dirs_exist_ok=True)
+        w("task", "actual_state.json").write_text(many_values("[", 2_600_000))     # 7.8 MB
+        w("output.json").write_text(json.dumps({"annotation": {}, "rework_plan": {"actions": []}}))
+        cases["7.8 MB task file of [{},...]: verify"] = (["verify", w("task"), w("output.json")], (2,))
+    if bench is not None:
+        for name in ("manifest.json", "reference.json"):
+            copy = w(f"bench_{name}")
+            shutil.copytree(bench, copy, dirs_exist_ok=True)
+            sid = json.loads((bench / "manifest.json").read_text())["splits"]["test"][0]
+            target = copy / name if name == "manifest.json" else copy / "tasks" / sid / name
+            target.write_text(many_values("[", 16_000_000))                        # 48 MB
+            w(f"preds_{name}.jsonl").write_text(json.dumps({"sample_id": sid, "raw_output": "{}"}) + "\n")
+            cases[f"48 MB {name} of [{{}},...]: evaluate"] = (
+                ["evaluate", "--bench", copy, "--predictions", w(f"preds_{name}.jsonl")], (2,))
+        with w("astral.jsonl").open("w", encoding="utf-8") as fh:   # 247 MB: 130 lines of 1.9 MB
+            for k in range(130):
+                fh.write(json.dumps({"sample_id": f"s{k}", "raw_output": "\U0001F600" + "a" * 1_900_000},
+                                    ensure_ascii=False) + "\n")
+        cases["247 MB predictions, ASCII with one astral character a line: evaluate"] = (
+            ["evaluate", "--bench", bench, "--predictions", w("astral.jsonl")], (2,))
+        cases["--out a FIFO (requests)"] = (["requests", "--bench", bench, "--out", fifo], (2,))
+        cases["--out a FIFO (baseline)"] = (["baseline", "no-op", "--bench", bench, "--out", fifo], (2,))
+    return cases

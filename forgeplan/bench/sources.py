@@ -73,7 +73,7 @@ def load_source(item: str | Path) -> Source:
 
 def _parse(raw: bytes, path: Path) -> dict:
     """The JSON object of an assembly file; a puzzle file gets a pointer to `forgeplan import`."""
-    data = loads(decode(raw, str(path), "assembly file"), str(path))
+    data = loads(decode(raw, str(path), "assembly file"), str(path), kind="assembly file")
     if not isinstance(data, dict):
         raise InputError("expected an assembly JSON object", file=str(path), field="(top level)")
     if "pieces" in data and "parts" not in data:

@@ -13,12 +13,15 @@ import argparse
 import importlib
 import pkgutil
 import sys
+import time
 import traceback
+from pathlib import Path
 
-from ..io.guarded import json_text, one_line
+from ..io.guarded import check_output, json_text, one_line
 from ..model.errors import ForgeplanError
 
 EXIT_OK, EXIT_NEGATIVE, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+STARTED = time.monotonic()   # a command's --time-limit counts from here (start-up included)
 
 
 class HelpFormatter(argparse.HelpFormatter):
@@ -57,6 +60,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def seconds(text: str) -> float:
+    """An argparse type for `--time-limit`: a positive number of seconds, or `inf`."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds or 'inf', got {text!r}")
+    return value
+
+
 def plural(n: int, word: str) -> str:
     """'1 action', '2 actions'."""
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
@@ -68,12 +82,17 @@ def emit_json(data) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global STARTED
+    if argv is not None:   # called in process (tests, the fuzzer): each call is a command of its own
+        STARTED = time.monotonic()
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, usage errors
         return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
     try:
+        if isinstance(getattr(args, "out", None), Path):  # every command's --out, before any work
+            check_output(args.out)
         return int(args.func(args) or 0)
     except ForgeplanError as exc:
         print(f"forgeplan: error: {one_line(exc, 2000)}", file=sys.stderr)

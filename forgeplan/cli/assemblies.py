@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..io.guarded import one_line
-from . import emit_json
+from . import emit_json, seconds
 
 
 def register(sub) -> None:
@@ -13,10 +13,15 @@ def register(sub) -> None:
                     "they come apart one part at a time or need group or partial moves, and their level), or with --check validate one "
                     "assembly and say how it comes apart: with straight moves, or else with partial moves "
                     "(its BurrTools level and a replayable plan). Exit 1 when some parts cannot be separated "
-                    "by any sequence of moves; 2 on bad input.")
+                    "by any sequence of moves or the search is undecided within its budget (--time-limit); 2 on "
+                    "bad input.")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.add_argument("--check", metavar="ASSEMBLY", help="validate one assembly (id, assembly JSON file, or a puzzle "
                                                        "file as `import` reads it) and report")
+    p.add_argument("--time-limit", type=seconds, metavar="S",
+                   help="--check: the verdict comes within S seconds of the command's start; a partial-move search "
+                        "that needs longer (or more than its memory cap) gives 'undecided within the budget', exit 1 "
+                        "(default 8; 'inf': no clock)")
     p.set_defaults(func=run)
 
 
@@ -38,7 +43,8 @@ def _row(asm) -> dict:
 
 def run(args) -> int:
     from ..io.catalog import load_assembly, load_checkable
-    from ..geometry.partial import partial_verdict
+    from ..geometry.partial import CLI_POSITIONS, CLI_SECONDS, Budget, partial_verdict
+    from . import STARTED
     from ..geometry.separation import disassembly_verdict
     from ..library import BUILTIN
     from . import EXIT_NEGATIVE
@@ -46,7 +52,8 @@ def run(args) -> int:
     if args.check is not None:
         asm = load_checkable(args.check)
         straight = disassembly_verdict(asm)
-        verdict = straight if straight["disassemblable"] else partial_verdict(asm)
+        verdict = straight if straight["disassemblable"] else \
+            partial_verdict(asm, budget=Budget(CLI_POSITIONS, args.time_limit or CLI_SECONDS, start=STARTED))
         row = {"assembly_id": asm.assembly_id, "family": asm.family, "parts": len(asm.parts),
                "locks": len(asm.locks), "spares": len(asm.spares), **verdict}
         if straight["disassemblable"]:   # straight moves separate every subset in one move: level 1

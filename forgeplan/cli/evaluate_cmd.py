@@ -56,8 +56,9 @@ def run_evaluate(args) -> int:
         raise InputError(f"must be at least 1, got {args.jobs}", field="--jobs")
     if args.out:
         output_folder(args.out)
-    preds = read_predictions(args.predictions)
-    if load_manifest(args.bench).get("profile") == "magar":
+    magar = load_manifest(args.bench).get("profile") == "magar"
+    preds = read_predictions(args.predictions, compact=not magar)   # compact: only the contract reads them
+    if magar:
         return _evaluate_magar(args, preds)
     n = len(load_manifest(args.bench)["splits"].get(args.split, []))
     with tqdm(total=n, desc="evaluate", unit="sample", file=sys.stderr, disable=n < 200) as bar:

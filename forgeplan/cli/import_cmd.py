@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import EXIT_NEGATIVE, emit_json
+from . import EXIT_NEGATIVE, emit_json, seconds
 
 
 def register(sub) -> None:
@@ -25,6 +25,9 @@ def register(sub) -> None:
     p.add_argument("--solution", type=int, default=None, metavar="N",
                    help="which stored solution of a BurrTools problem to import (0-based; default 0)")
     p.add_argument("--problem", type=int, default=0, metavar="P", help="which BurrTools problem (0-based; default 0)")
+    p.add_argument("--time-limit", type=seconds, metavar="S",
+                   help="the partial-move verdict comes within S seconds of the command's start, 'undecided' "
+                        "when the search needs longer (default 8; 'inf': no clock, a memory cap still holds)")
     p.add_argument("--json", action="store_true", help="machine-readable summary")
     p.set_defaults(func=run)
 
@@ -63,7 +66,8 @@ def _source(args) -> Path:
 def run(args) -> int:
     from ..io.catalog import save_assembly
     from ..model.errors import InputError
-    from ..geometry.partial import partial_verdict
+    from ..geometry.partial import CLI_POSITIONS, CLI_SECONDS, Budget, partial_verdict
+    from . import STARTED
     from ..geometry.separation import disassembly_verdict
     from ..io.guarded import output_folder
     from ..io.importers import read_puzzle
@@ -80,7 +84,8 @@ def run(args) -> int:
     except OSError as exc:
         raise InputError(f"cannot write assembly: {exc.strerror or exc}", file=str(args.out), field="--out") from None
     verdict = disassembly_verdict(asm)
-    partial = None if verdict["disassemblable"] else partial_verdict(asm)
+    budget = Budget(CLI_POSITIONS, args.time_limit or CLI_SECONDS, start=STARTED)
+    partial = None if verdict["disassemblable"] else partial_verdict(asm, budget=budget)
     if args.json:
         emit_json({"assembly_id": asm.assembly_id, "out": str(args.out), "family": asm.family,
                    "parts": [{"part_id": p.part_id, "kind": p.kind, "source_name": imported.piece_names[p.part_id],

@@ -118,7 +118,9 @@ def _register_infer(sub) -> None:
                                    "constrained by the task's grammar (always well-formed) or also by the engine "
                                    "(only actions legal in the state reached so far), and write a predictions JSONL "
                                    "for `evaluate`. In process with --model, or through a running OpenAI-compatible "
-                                   "server with --endpoint (the requests of `forgeplan requests`; grammar or none).")
+                                   "server with --endpoint (the requests of `forgeplan requests`; grammar or none). "
+                                   "With --endpoint every failure is one line, exit 2, and answers that were sent "
+                                   "the grammar are parsed under it: exit 1 with the count when some do not parse.")
     i.add_argument("--model", type=Path, help="local Hugging Face causal LM folder (in-process inference)")
     i.add_argument("--endpoint", metavar="URL",
                    help="base URL of an OpenAI-compatible server (e.g. http://localhost:8000/v1) instead of --model")
@@ -127,8 +129,10 @@ def _register_infer(sub) -> None:
     i.add_argument("--engine", choices=("vllm", "sglang", "llama.cpp"), default="vllm",
                    help="--endpoint: which server, for the request field that carries the grammar")
     i.add_argument("--concurrency", type=int, default=8, help="--endpoint: requests in flight at most")
-    i.add_argument("--retries", type=int, default=3, help="--endpoint: retries of a failed request (with backoff)")
-    i.add_argument("--timeout", type=float, default=600.0, help="--endpoint: seconds per request")
+    i.add_argument("--retries", type=int, default=3, help="--endpoint: retries of a failed request (with backoff; "
+                   "at most 10)")
+    i.add_argument("--timeout", type=float, default=600.0, help="--endpoint: seconds per attempt of a request, "
+                   "from connecting to the last byte of the response")
     i.add_argument("--adapter", type=Path, help="LoRA adapter folder from `forgeplan train`")
     i.add_argument("--bench", type=Path, required=True, help="benchmark folder")
     i.add_argument("--split", default="test", help="benchmark split (train or test)")
@@ -170,9 +174,14 @@ def _register_import_answers(sub) -> None:
     a = sub.add_parser("import-answers", help="OpenAI / vllm run-batch output -> predictions JSONL",
                        description="Turn a batch output file (one {\"custom_id\", \"response\": {\"body\": chat "
                                    "completion}} per line, as `vllm run-batch` writes) into the predictions JSONL "
-                                   "that `evaluate` reads.")
+                                   "that `evaluate` reads. With --constrained grammar and --bench, each answer is "
+                                   "parsed under its task's grammar: exit 1 with the count when some do not parse "
+                                   "(the server ignored the grammar).")
     a.add_argument("batch_output", type=Path, metavar="BATCH_OUTPUT", help="the batch output JSONL")
     a.add_argument("--out", type=Path, required=True, help="predictions JSONL to write")
+    a.add_argument("--constrained", choices=("grammar", "none"), help="what the requests carried (`requests "
+                   "--constrained`); grammar: check every answer against its task grammar (needs --bench)")
+    a.add_argument("--bench", type=Path, help="benchmark folder of the requests (for --constrained grammar)")
     a.set_defaults(func=run_import_answers)
 
 
@@ -191,11 +200,34 @@ def run_requests(args) -> int:
 
 def run_import_answers(args) -> int:
     from ..llm.serving import answers_from_batch, write_jsonl
+    from ..model.errors import InputError
 
-    rows = answers_from_batch(args.batch_output)
+    if args.constrained == "grammar" and args.bench is None:
+        raise InputError("--constrained grammar needs --bench (the tasks whose grammars were sent)", field="--bench")
+    rows = answers_from_batch(args.batch_output, args.constrained)
     write_jsonl(rows, args.out)
-    emit_json({"predictions": str(args.out), "samples": len(rows)})
-    return 0
+    summary = {"predictions": str(args.out), "samples": len(rows)}
+    return _grammar_verdict(args.bench, rows, summary)
+
+
+def _grammar_verdict(bench, rows: list, summary: dict) -> int:
+    """Print the summary with the grammar's parse rate; exit 1 (and say how many) when an answer that was
+    sent a grammar does not parse under it."""
+    import sys
+
+    from ..io.guarded import one_line
+    from ..llm.serving import grammar_misses
+
+    sent, missed = grammar_misses(bench, rows) if bench is not None else (0, [])
+    if sent:
+        summary["grammar_parse_rate"] = round(100 * (sent - len(missed)) / sent, 2)
+        summary["grammar_unparsed"] = len(missed)
+    emit_json(summary)
+    if not missed:
+        return 0
+    print(one_line(f"forgeplan: {len(missed)} of {sent} outputs sent a grammar do not parse under it (the server "
+                   f"ignored the grammar?); first: {missed[0]}"), file=sys.stderr)
+    return EXIT_NEGATIVE
 
 
 def run_grammar(args) -> int:
@@ -294,14 +326,13 @@ def run_reference(args) -> int:
 def _infer_endpoint(args) -> int:
     import time
 
-    from ..llm.serving import post_all, requests_for, write_jsonl
+    from ..llm.serving import check_client, post_all, requests_for, write_jsonl
     from ..model.errors import InputError
 
     if args.constrained == "legal":
         raise InputError("legal masking needs the engine beside the decoder: use --model (in-process); "
                          "a server can take --constrained grammar or none", field="--constrained")
-    if args.concurrency < 1 or args.retries < 0:
-        raise InputError("--concurrency must be at least 1 and --retries 0 or more")
+    check_client(args.endpoint, timeout=args.timeout, retries=args.retries, concurrency=args.concurrency)
     reqs = requests_for(args.bench, args.split, limit=args.limit, model=args.served_model, engine=args.engine,
                         prompt=args.prompt or "json", max_tokens=args.max_new_tokens,
                         constrained=args.constrained == "grammar")
@@ -313,9 +344,9 @@ def _infer_endpoint(args) -> int:
         sid, reason = next(iter(failed.items()))
         raise InputError(f"{len(failed)} of {len(reqs)} requests failed after {args.retries} retries (the others "
                          f"are in {args.out}); {sid}: {reason}", field="--endpoint")
-    emit_json({"predictions": str(args.out), "samples": len(rows), "split": args.split, "constrained": args.constrained,
-               "endpoint": args.endpoint, "seconds": round(time.perf_counter() - t0, 2)})
-    return 0
+    return _grammar_verdict(args.bench, rows, {
+        "predictions": str(args.out), "samples": len(rows), "split": args.split, "constrained": args.constrained,
+        "endpoint": args.endpoint, "seconds": round(time.perf_counter() - t0, 2)})
 
 
 def run_infer(args) -> int:

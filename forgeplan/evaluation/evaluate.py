@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..bench.store import load_manifest, load_sample_task, read_sample_file
-from ..io.guarded import read_jsonl
+from ..io.guarded import LIMITS, read_jsonl
 from ..model.errors import ForgeplanError, InputError
 from ..semantics.task import Task
 from .metrics import breakdown, core_metrics, failure_breakdown
@@ -14,15 +14,37 @@ from .samples import REFERENCE_COSTS, SampleScore, score_sample
 PAPER_SOLVE_SECONDS = 120.0
 
 
-def read_predictions(path: Path) -> dict[str, str]:
-    """sample_id -> raw output; later lines for the same id are an error (one prediction each)."""
-    preds: dict[str, str] = {}
+# For scoring only (`compact`): every output over the contract's byte limit gets the same verdict ("over
+# the limit") whatever it holds, so all of them share this one string, and a non-ASCII output is kept as
+# its UTF-8 bytes, which the contract reads as it reads the text. A string with one astral character is
+# stored four bytes a character: 2 MB lines of it held as text take four times the file's size.
+OVERSIZED = "x" * (LIMITS["output"] + 1)
+
+
+def _compact(raw: str) -> str | bytes:
+    if len(raw) > LIMITS["output"]:
+        return OVERSIZED
+    if raw.isascii():
+        return raw
+    try:
+        data = raw.encode("utf-8")
+    except UnicodeEncodeError:   # a lone surrogate: the contract judges the text itself
+        return raw
+    return OVERSIZED if len(data) > LIMITS["output"] else data
+
+
+def read_predictions(path: Path, compact: bool = False) -> dict[str, str]:
+    """sample_id -> raw output; later lines for the same id are an error (one prediction each). With
+    `compact`, outputs are stored for scoring (see OVERSIZED): the text of an output over the byte limit
+    is not kept, and a non-ASCII one is kept as UTF-8 bytes."""
+    preds: dict = {}
+    keep = _compact if compact else (lambda raw: raw)
     for n, row in read_jsonl(path, "predictions", lone_surrogates=True):  # raw outputs: the contract judges them
         if not isinstance(row, dict) or not isinstance(row.get("sample_id"), str) or not isinstance(row.get("raw_output"), str):
             raise InputError('expected {"sample_id": str, "raw_output": str}', file=str(path), field=f"line {n}")
         if row["sample_id"] in preds:
             raise InputError(f"duplicate sample_id {row['sample_id'][:80]!r}", file=str(path), field=f"line {n}")
-        preds[row["sample_id"]] = row["raw_output"]
+        preds[row["sample_id"]] = keep(row["raw_output"])
     return preds
 
 

@@ -8,14 +8,16 @@ from ..model.assembly import Assembly
 from ..model.errors import AssemblyError
 from .graphs import support_graph
 from .relations import contact_relation
-from .partial import partial_verdict
+from .partial import Budget, partial_verdict
 from .separation import disassembly_verdict
 
 
-def check_geometry(asm: Assembly, *, disassembly: bool = True, partial_moves: bool = False) -> None:
+def check_geometry(asm: Assembly, *, disassembly: bool = True, partial_moves: bool = False,
+                   budget: Budget | None = None) -> None:
     """Reject overlapping voxels, supports without contact or in a cycle, and (unless `disassembly` is
     False) assemblies that straight single-part and group moves cannot take apart; with `partial_moves`
-    those that partial moves take apart completely pass too (SEMANTICS §9)."""
+    those that partial moves take apart completely pass too (SEMANTICS §9), found within `budget`
+    (an assembly the budget leaves undecided is refused)."""
     owner: dict = {}
     for p in asm.parts:
         for v in p.voxels:
@@ -35,5 +37,12 @@ def check_geometry(asm: Assembly, *, disassembly: bool = True, partial_moves: bo
         raise AssemblyError(f"supports form a cycle: {[e[0] for e in cyc]}", file=f"assembly {asm.assembly_id}")
     if disassembly:
         verdict = disassembly_verdict(asm)
-        if not verdict["disassemblable"] and not (partial_moves and partial_verdict(asm)["disassemblable"]):
+        if verdict["disassemblable"]:
+            return
+        partial = partial_verdict(asm, budget=budget) if partial_moves else None
+        if partial is not None and partial["mode"] == "undecided":
+            raise AssemblyError("straight moves do not take it apart, and the partial-move search stopped at "
+                                f"{partial['budget']['limit']} without a way to separate it (`forgeplan assemblies "
+                                "--check FILE --time-limit S` searches longer)", file=f"assembly {asm.assembly_id}")
+        if partial is None or not partial["disassemblable"]:
             raise AssemblyError(verdict["verdict"], file=f"assembly {asm.assembly_id}")

@@ -17,6 +17,10 @@ taken apart in turn, each starting from the displacements it has.
   boxes of a group and the rest are apart along an axis the group leaves along it), so the state space
   of an inseparable set is finite and the search proves it: every reachable state was visited.
 
+- **Budget.** A user's file can describe a state space far beyond any clock (loose cubes rattling in a
+  hollow shell), so every search runs under a `Budget`: at most `states` displacement states over the whole
+  tree and, for the command line, a wall-time deadline. A search cut by its budget proves nothing; the
+  verdict then says *undecided within the budget* instead of inseparable.
 - **Minimal.** Every group that can move (closed under "meets within one step") is tried with every
   distance, so the first separation of each subassembly takes the fewest moves §9 allows.
 
@@ -27,8 +31,10 @@ than one move.
 
 from __future__ import annotations
 
+import math
+import time
 from collections import deque
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -36,7 +42,49 @@ from ..model.assembly import DIRECTION_VECTORS, DIRECTIONS, Assembly
 from .displacement import FREE, Shapes, Vec, shapes
 
 MAX_STATES = 2_000_000   # per subassembly search; beyond it the verdict says the search gave up
+# what the command line allows one verdict by default (`--time-limit` changes the time, counted from the
+# command's start): visited states stay under ~150 MB however many parts a state holds, and the answer
+# comes within 10 s
+CLI_POSITIONS = 1_500_000
+CLI_SECONDS = 8.0
+# when an assembly file or a task folder is loaded: no clock, so whether it loads is the same on every
+# machine; the real puzzles need at most 48,199 (Pelikan Burr), an interlocked 12³ shell takes ~3 s to refuse
+LOAD_POSITIONS = 200_000
+MAX_UNIONS = 1 << 14     # groups of one state along one direction (unions of seed closures)
 _VEC = tuple(DIRECTION_VECTORS[d] for d in DIRECTIONS)
+
+
+class OutOfBudget(Exception):
+    """The search met its budget (`Budget.why` says which limit)."""
+
+
+@dataclass
+class Budget:
+    """What a whole disassembly may spend: `positions` stored part positions over every subassembly
+    search (a visited state of n parts stores n; this is what the search's memory grows with), and
+    `seconds` of wall time from the budget's creation (inf: none, the same answer on every machine)."""
+
+    positions: float = math.inf
+    seconds: float = math.inf
+    start: float | None = None     # time.monotonic() the seconds count from (default: now)
+    used: int = 0
+    why: str | None = None
+    deadline: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.deadline = (time.monotonic() if self.start is None else self.start) + self.seconds
+
+    def spend(self, n: int) -> None:
+        """Count `n` stored positions (0: a unit of work that stores nothing); OutOfBudget once a
+        limit is met. The clock is read at every 0 and every 1,024 positions."""
+        before, self.used = self.used, self.used + n
+        if self.used > self.positions:
+            self.why = f"{self.positions:,} part positions"
+            raise OutOfBudget(self.why)
+        if not n or (before >> 10) != (self.used >> 10):
+            if time.monotonic() > self.deadline:
+                self.why = f"{self.seconds:g} s"
+                raise OutOfBudget(self.why)
 
 
 class Move(NamedTuple):
@@ -62,7 +110,7 @@ class Node:
     removed: "Node | None" = None
     stuck: bool = False
     searched: int = 0
-    capped: bool = False   # stuck because the search hit its state cap, not because it was exhausted
+    capped: bool = False   # stuck because the search hit its cap or budget, not because it was exhausted
 
     def multi(self) -> bool:
         """BurrTools' containsMultiMoves: some separation in this subtree takes more than one move."""
@@ -119,7 +167,7 @@ def _gap_table(sh: Shapes, members: tuple[int, ...], state: tuple[Vec, ...]) -> 
     return table
 
 
-def _group_moves(table, n: int, d: int, anchor: int | None) -> list[tuple[int, int]]:
+def _group_moves(table, n: int, d: int, anchor: int | None, budget: Budget | None = None) -> list[tuple[int, int]]:
     """(group mask, room) of every group without the anchor (None: any proper group) that can move along
     `d` (room FREE: it separates). Such a group is closed under "meets within one step", so it is a union
     of the closures of its members; all unions of seed closures are tried, smallest first."""
@@ -137,6 +185,9 @@ def _group_moves(table, n: int, d: int, anchor: int | None) -> list[tuple[int, i
     unions = {0}
     for c in closures:
         unions |= {u | c for u in unions}
+        if budget is not None and len(unions) > MAX_UNIONS:   # 2^k groups of k loose parts
+            budget.why = f"{MAX_UNIONS:,} movable groups in one state"
+            raise OutOfBudget(budget.why)
     unions.discard(0)
     unions.discard((1 << n) - 1)
     out = []
@@ -147,9 +198,10 @@ def _group_moves(table, n: int, d: int, anchor: int | None) -> list[tuple[int, i
     return out
 
 
-def _search(sh: Shapes, members: tuple[int, ...], start: tuple[Vec, ...], anchor: int, cap: int):
+def _search(sh: Shapes, members: tuple[int, ...], start: tuple[Vec, ...], anchor: int, cap: int, budget: Budget):
     """Breadth-first: (moves as (local group mask, direction index, distance|None), the separated mask,
-    states visited) or (None, None, visited) when nothing separates."""
+    states visited) or (None, None, visited) when nothing separates. OutOfBudget when `budget` runs out
+    (its `used` then counts this search's states)."""
     n = len(members)
     base = start[anchor]
     root = tuple((o[0] - base[0], o[1] - base[1], o[2] - base[2]) for o in start)
@@ -157,10 +209,11 @@ def _search(sh: Shapes, members: tuple[int, ...], start: tuple[Vec, ...], anchor
     queue = deque([root])
     while queue:
         state = queue.popleft()
+        budget.spend(0)
         table = _gap_table(sh, members, state)
         exits = []
         for d in range(6):
-            for group, room in _group_moves(table, n, d, anchor):
+            for group, room in _group_moves(table, n, d, anchor, budget):
                 if room >= FREE:
                     exits.append(_smaller_side(group, d, n))
                     continue
@@ -170,6 +223,7 @@ def _search(sh: Shapes, members: tuple[int, ...], start: tuple[Vec, ...], anchor
                     if child not in parent:
                         parent[child] = (state, (group, d, k))
                         queue.append(child)
+                        budget.spend(n)
         if exits:
             group, d = min(exits, key=lambda gd: (bin(gd[0]).count("1"), gd[1], gd[0]))
             return _path(parent, state) + [(group, d, None)], group, len(parent)
@@ -201,11 +255,16 @@ def _anchor(asm: Assembly, members: tuple[int, ...]) -> int:
     return 0
 
 
-def _solve(asm: Assembly, sh: Shapes, members: tuple[int, ...], start: tuple[Vec, ...], cap: int) -> Node:
+def _solve(asm: Assembly, sh: Shapes, members: tuple[int, ...], start: tuple[Vec, ...], cap: int,
+           budget: Budget) -> Node:
     names = tuple(sh.ids[i] for i in members)
     if len(members) == 1:
         return Node(names)
-    moves, removed, searched = _search(sh, members, start, _anchor(asm, members), cap)
+    before = budget.used
+    try:
+        moves, removed, searched = _search(sh, members, start, _anchor(asm, members), cap, budget)
+    except OutOfBudget:
+        return Node(names, stuck=True, searched=(budget.used - before) // max(1, len(members)), capped=True)
     if moves is None:
         return Node(names, stuck=True, searched=searched, capped=searched > cap)
     state = list(start)
@@ -216,28 +275,48 @@ def _solve(asm: Assembly, sh: Shapes, members: tuple[int, ...], start: tuple[Vec
             state = [_add(o, _VEC[d], k) if group >> a & 1 else o for a, o in enumerate(state)]
     keep = [a for a in range(len(members)) if not removed >> a & 1]
     gone = [a for a in range(len(members)) if removed >> a & 1]
-    left = _solve(asm, sh, tuple(members[a] for a in keep), tuple(state[a] for a in keep), cap)
-    right = _solve(asm, sh, tuple(members[a] for a in gone), tuple(state[a] for a in gone), cap)
+    left = _solve(asm, sh, tuple(members[a] for a in keep), tuple(state[a] for a in keep), cap, budget)
+    right = _solve(asm, sh, tuple(members[a] for a in gone), tuple(state[a] for a in gone), cap, budget)
     return Node(names, tuple(out), left, right, searched=searched)
 
 
 @lru_cache(maxsize=32)
 def disassemble_partial(asm: Assembly, cap: int = MAX_STATES) -> Node:
-    """The BurrTools-style disassembly tree of the whole assembly, from its assembled pose."""
+    """The BurrTools-style disassembly tree of the whole assembly, from its assembled pose (`cap` states
+    per subassembly search, no clock: the same answer on every machine)."""
+    return budgeted_tree(asm, Budget(), cap)
+
+
+def budgeted_tree(asm: Assembly, budget: Budget, cap: int = MAX_STATES) -> Node:
+    """The disassembly tree under `budget`; cached when the budget has no clock (then the answer is the
+    same on every machine), so loading the same assembly again does not search again."""
+    if math.isinf(budget.seconds) and budget.used == 0:
+        tree, budget.used, budget.why = _clockless_tree(asm, budget.positions, cap)
+        return tree
     sh = shapes(asm)
     n = len(sh.ids)
-    return _solve(asm, sh, tuple(range(n)), ((0, 0, 0),) * n, cap)
+    return _solve(asm, sh, tuple(range(n)), ((0, 0, 0),) * n, cap, budget)
 
 
-def partial_verdict(asm: Assembly, cap: int = MAX_STATES) -> dict:
+@lru_cache(maxsize=32)
+def _clockless_tree(asm: Assembly, positions: float, cap: int) -> tuple[Node, int, str | None]:
+    budget = Budget(positions)
+    sh = shapes(asm)
+    n = len(sh.ids)
+    return _solve(asm, sh, tuple(range(n)), ((0, 0, 0),) * n, cap, budget), budget.used, budget.why
+
+
+def partial_verdict(asm: Assembly, cap: int = MAX_STATES, budget: Budget | None = None) -> dict:
     """How the assembly comes apart when partial moves are allowed: the dotted level, the plan (data/burr
-    steps, replayable by `displacement.replay_moves`) and the sets no sequence of moves separates."""
-    tree = disassemble_partial(asm, cap)
+    steps, replayable by `displacement.replay_moves`) and the sets no sequence of moves separates. Under a
+    `budget`, a search it cuts makes the verdict `undecided` (`disassemblable` null): neither a plan nor a proof."""
+    tree = disassemble_partial(asm, cap) if budget is None else budgeted_tree(asm, budget, cap)
     stuck = tree.stuck_sets()
+    undecided = tree.capped_anywhere()
     out: dict = {
         "assembly_id": asm.assembly_id,
-        "disassemblable": not stuck,
-        "mode": "partial_moves" if not stuck else "inseparable",
+        "disassemblable": not stuck if not undecided else None,
+        "mode": "partial_moves" if not stuck else ("undecided" if undecided else "inseparable"),
         "level": tree.level() or None,
         "first_separation_moves": len(tree.moves) or None,
         "steps": [m.to_json() for m in tree.steps()],
@@ -251,10 +330,16 @@ def partial_verdict(asm: Assembly, cap: int = MAX_STATES) -> dict:
                           f"the first separation, {slides} slide{'s' * (slides != 1)} in all)")
         return out
     sets = "; ".join(str(list(s)) for s in stuck)
-    why = ("every reachable displacement state was searched" if not tree.capped_anywhere()
-           else f"the search stopped after {cap} states per subassembly")
     done = f"after level {tree.level()} " if tree.moves else ""
-    out["verdict"] = f"not fully disassemblable: {done}parts {sets} cannot be separated by any sequence of moves ({why})"
+    if undecided:
+        limit = (budget.why if budget is not None else None) or f"{cap:,} states per subassembly"
+        out["budget"] = {"limit": limit, "part_positions": budget.used if budget is not None else None}
+        out["verdict"] = (f"undecided within the budget: {done}the search for a sequence of moves separating parts "
+                          f"{sets} stopped at {limit}; it neither found one nor proved there is none"
+                          + (" (--time-limit gives it longer)" if limit.endswith(" s") else ""))
+        return out
+    out["verdict"] = (f"not fully disassemblable: {done}parts {sets} cannot be separated by any sequence of moves "
+                      "(every reachable displacement state was searched)")
     return out
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import defaultdict
 from functools import lru_cache
 
@@ -28,22 +29,53 @@ def _lines(voxels, axis: int) -> dict[tuple[int, int], tuple[int, int]]:
 
 @lru_cache(maxsize=256)
 def blocking_relation(asm: Assembly) -> dict[str, frozenset[tuple[str, str]]]:
-    """For each direction, the (blocker, blocked) pairs between the assembly's parts at target pose."""
-    lines = {(p.part_id, a): _lines(p.voxels, a) for p in asm.parts for a in range(3)}
-    out: dict[str, set[tuple[str, str]]] = {d: set() for d in DIRECTIONS}
-    for p in asm.parts:
-        for b in asm.parts:
-            if b is p:
-                continue
-            for d in DIRECTIONS:
-                axis, positive = "xyz".index(d[1]), d[0] == "+"
-                lb, lm = lines[(b.part_id, axis)], lines[(p.part_id, axis)]
-                for key, (mn, mx) in lm.items():
-                    other = lb.get(key)
-                    if other is not None and ((positive and other[1] > mn) or (not positive and other[0] < mx)):
-                        out[d].add((b.part_id, p.part_id))
-                        break
-    return {d: frozenset(v) for d, v in out.items()}
+    """For each direction, the (blocker, blocked) pairs between the assembly's parts at target pose.
+
+    `b` blocks `p` along +axis when some grid line parallel to the axis holds a voxel of `b` beyond
+    `p`'s first voxel on it (along -axis: before `p`'s last). Per line, the parts on it sorted by those
+    ends give each part's blockers as one prefix mask, so 200 parts of 500 voxels take a fraction of a second."""
+    ids = asm.part_ids
+    masks = {d: [0] * len(ids) for d in DIRECTIONS}
+    for axis in range(3):
+        on_line: dict[tuple, list[tuple[int, int, int]]] = defaultdict(list)
+        for i, p in enumerate(asm.parts):
+            for key, (mn, mx) in _lines(p.voxels, axis).items():
+                on_line[key].append((mn, mx, i))
+        up, down = masks["+" + "xyz"[axis]], masks["-" + "xyz"[axis]]
+        for entries in on_line.values():
+            if len(entries) > 1:
+                _line_blockers(entries, up, down)
+    return {d: frozenset((ids[b], ids[p]) for p, m in enumerate(masks[d]) for b in _bits(m)) for d in DIRECTIONS}
+
+
+def _line_blockers(entries: list[tuple[int, int, int]], up: list[int], down: list[int]) -> None:
+    """Add to up[p] the parts with a voxel after p's first on this line, to down[p] those before p's last."""
+    by_max = sorted(entries, key=lambda e: -e[1])          # largest max first
+    maxes = [-e[1] for e in by_max]
+    prefix, acc = [], 0
+    for e in by_max:
+        acc |= 1 << e[2]
+        prefix.append(acc)
+    by_min = sorted(entries)                               # smallest min first
+    mins = [e[0] for e in by_min]
+    prefix_min, acc = [], 0
+    for e in by_min:
+        acc |= 1 << e[2]
+        prefix_min.append(acc)
+    for mn, mx, i in entries:
+        k = bisect_left(maxes, -mn)                        # parts whose max > mn
+        if k:
+            up[i] |= prefix[k - 1] & ~(1 << i)
+        k = bisect_left(mins, mx)                          # parts whose min < mx
+        if k:
+            down[i] |= prefix_min[k - 1] & ~(1 << i)
+
+
+def _bits(mask: int):
+    while mask:
+        low = mask & -mask
+        yield low.bit_length() - 1
+        mask ^= low
 
 
 @lru_cache(maxsize=256)

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from ..geometry.checks import check_geometry
+from ..geometry.partial import LOAD_POSITIONS, Budget
 from ..library import BUILTIN, build
 from ..model.assembly import Assembly, LockMechanism, Part, Pose, SparePart, validate_assembly
 from ..model.errors import UnknownAssembly
@@ -78,7 +79,9 @@ def load_assembly(ref: str | Path, *, check_disassembly: bool = True) -> Assembl
         data = read_json(path, "assembly file")
         asm = assembly_from_json(data, str(path))
     validate_assembly(asm)
-    check_geometry(asm, disassembly=check_disassembly, partial_moves=True)
+    # a file's partial-move search runs under the loading budget, as a task folder's does; a built-in's needs none
+    budget = None if key in BUILTIN else Budget(LOAD_POSITIONS)
+    check_geometry(asm, disassembly=check_disassembly, partial_moves=True, budget=budget)
     return asm
 
 

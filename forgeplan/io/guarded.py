@@ -35,7 +35,17 @@ LIMITS = {
     "plan file": 10_000_000,      # a PDDL planner's plan
     "config file": 1_000_000,     # a training configuration (TOML)
     "predictions": 256_000_000,   # a predictions JSONL (streamed line by line)
+    "batch output": 256_000_000,  # an OpenAI / vllm run-batch output JSONL (streamed line by line)
+    "response": 4_000_000,        # one chat completion from an endpoint
 }
+# JSON values (containers, strings, numbers, literals) per kind of file, counted before parsing: what
+# bounds the parser's memory, which the byte limit alone does not (8 MB of `[{},{},...]` is 2.7 million
+# dicts). Each cap holds the largest valid file of its kind: 100,000 voxels are 400,000 values.
+MAX_ITEMS = {
+    "task file": 1_000_000, "assembly file": 1_000_000, "puzzle file": 1_000_000,
+    "bench file": 2_000_000, "config file": 200_000, "response": 400_000,
+}
+DEFAULT_MAX_ITEMS = 2_000_000
 MAX_LINE_BYTES = 2_000_000       # one predictions JSONL line
 MAX_DEPTH = 64                   # JSON nesting (the output contract allows 32)
 MAX_INT_DIGITS = 24              # JSON integer literal length (digits and sign)
@@ -169,11 +179,33 @@ def _check_tree(obj, text: str, max_depth: int, lone_surrogates: bool) -> None:
                 raise Rejected(f"string {o[:60]!r} holds a lone surrogate (not Unicode text)") from None
 
 
-def parse_json(text: str, max_depth: int = MAX_DEPTH, lone_surrogates: bool = False):
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def count_items(text: str, max_items: int) -> None:
+    """Refuse JSON text holding more than `max_items` values, before the parser allocates them: every
+    value but the first follows a ',' or is the first member of a non-empty container, so counting ','
+    and the '[' / '{' not closed at once bounds the count. The bound over the whole text is a few C-speed
+    passes (a string holding such characters only raises it); only when it is over the cap are the
+    strings blanked and the structure counted again."""
+    def bound(t: str) -> int:
+        return t.count(",") + t.count("[") - t.count("[]") + t.count("{") - t.count("{}") + 1
+
+    if bound(text) <= max_items:
+        return
+    n = bound(_STRING.sub('""', text))
+    if n > max_items:
+        raise Rejected(f"holds more than {max_items:,} JSON values (the limit for this kind of file)")
+
+
+def parse_json(text: str, max_depth: int = MAX_DEPTH, lone_surrogates: bool = False, max_items: int | None = None):
     """Untrusted JSON text under the limits above; raises Rejected or json.JSONDecodeError.
 
     `lone_surrogates`: let them through (a predictions line carries a model's raw output, which the
-    output contract judges; a bad one must be that sample's verdict, not the end of the run)."""
+    output contract judges; a bad one must be that sample's verdict, not the end of the run).
+    `max_items`: the most values the text may hold (see `count_items`)."""
+    if max_items is not None:
+        count_items(text, max_items)
     try:
         data = json.loads(text, object_pairs_hook=_pairs, parse_int=_int, parse_float=_float,
                           parse_constant=_constant)
@@ -183,10 +215,12 @@ def parse_json(text: str, max_depth: int = MAX_DEPTH, lone_surrogates: bool = Fa
     return data
 
 
-def loads(text: str, file: str, lone_surrogates: bool = False):
-    """Parse untrusted JSON text under the limits above; InputError names the file (and the key)."""
+def loads(text: str, file: str, lone_surrogates: bool = False, kind: str | None = None):
+    """Parse untrusted JSON text under the limits above (with `kind`, also its MAX_ITEMS); InputError
+    names the file (and the key)."""
     try:
-        return parse_json(text, lone_surrogates=lone_surrogates)
+        return parse_json(text, lone_surrogates=lone_surrogates,
+                          max_items=None if kind is None else MAX_ITEMS.get(kind, DEFAULT_MAX_ITEMS))
     except Rejected as exc:
         raise InputError(exc.reason, file=file, field=exc.field) from None
     except json.JSONDecodeError as exc:
@@ -194,7 +228,7 @@ def loads(text: str, file: str, lone_surrogates: bool = False):
 
 
 def read_json(path: Path | str, kind: str, *, root: Path | None = None):
-    return loads(read_text(path, kind, root=root), str(path))
+    return loads(read_text(path, kind, root=root), str(path), kind=kind)
 
 
 def read_jsonl(path: Path | str, kind: str = "predictions", lone_surrogates: bool = False):
@@ -219,10 +253,40 @@ def read_jsonl(path: Path | str, kind: str = "predictions", lone_surrogates: boo
 
 # ----------------------------------------------------------------------------- output places
 
+def check_output(path: Path | str, flag: str = "--out") -> Path:
+    """Refuse, before anything runs, an output place that cannot take a file or folder: a FIFO (opening
+    it would wait for a reader), a device (`/dev/full`, `/dev/null`), a socket, an existing file or folder
+    without write permission, or a new name under a folder that cannot be written. Whether a file or a
+    folder is wanted, and whether it may exist, is the command's own check."""
+    path = Path(path)
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        info = None
+    except OSError as exc:
+        raise InputError(f"cannot use this output place: {exc.strerror or exc}", file=str(path), field=flag) from None
+    if info is not None:
+        if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
+            raise InputError("is not a regular file or folder (a FIFO, device or socket); expected a file or "
+                             "folder to write", file=str(path), field=flag)
+        if not os.access(path, os.W_OK | (os.X_OK if stat.S_ISDIR(info.st_mode) else 0)):
+            raise InputError("is not writable", file=str(path), field=flag)
+        return path
+    parent = path.absolute().parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise InputError(f"cannot be created: {str(parent)!r} is not a folder", file=str(path), field=flag)
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise InputError(f"cannot be created: the folder {str(parent)!r} is not writable", file=str(path), field=flag)
+    return path
+
+
 def output_folder(path: Path, flag: str = "--out", create: bool = True) -> Path:
     """The folder to write into, created if needed; a one-line error when it cannot be (a file is
     in the way, no permission). `create=False` checks only what can be checked without creating."""
     path = Path(path)
+    check_output(path, flag)
     if path.exists() and not path.is_dir():
         raise InputError("exists and is not a folder", file=str(path), field=flag)
     if not create:
@@ -239,6 +303,7 @@ def output_folder(path: Path, flag: str = "--out", create: bool = True) -> Path:
 def new_file(path: Path, flag: str = "--out"):
     """A text file opened for writing (its folder created), or a one-line error naming `flag`."""
     path = Path(path)
+    check_output(path, flag)
     if path.is_dir():
         raise InputError("is a folder, expected a file name", file=str(path), field=flag)
     output_folder(path.parent, flag)

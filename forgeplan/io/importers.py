@@ -26,6 +26,7 @@ import gzip
 import io
 import re
 import xml.etree.ElementTree as ET
+import zlib
 
 import defusedxml.ElementTree as SafeET
 from defusedxml import DefusedXmlException
@@ -172,7 +173,7 @@ def read_burr_json(path: str | Path, *, data: bytes | None = None) -> ImportedPu
     """A data/burr puzzle: pieces already split (`S2#1`...); `count` is each piece's voxel count."""
     path = Path(path)
     raw = read_bytes(path, "puzzle file") if data is None else data
-    m = parse_model(_JsonPuzzle, loads(decode(raw, str(path), "puzzle file"), str(path)), str(path))
+    m = parse_model(_JsonPuzzle, loads(decode(raw, str(path), "puzzle file"), str(path), kind="puzzle file"), str(path))
     pieces, seen = [], set()
     for k, p in enumerate(m.pieces):
         where = f"pieces.{k}"
@@ -373,29 +374,48 @@ def read_xmpuzzle(path: str | Path, *, solution: int = 0, problem: int = 0, data
                           description=desc, source=f"imported from {path.name}", file=file)
 
 
+MAX_XML_ELEMENTS = 200_000   # a puzzle of 200 shapes and tens of thousands of stored solutions
+
+
 def _xml_root(raw: bytes, file: str) -> ET.Element:
-    """The <puzzle> element of a gzip or plain XML file, cube grid only; DTDs are refused."""
+    """The <puzzle> element of a gzip or plain XML file, cube grid only; DTDs are refused, and the
+    elements are counted while the parser streams, so 20 MB of `<a/>` stops at MAX_XML_ELEMENTS."""
     if raw[:2] == b"\x1f\x8b":
         try:
             with gzip.GzipFile(fileobj=io.BytesIO(raw)) as gz:
                 raw = gz.read(MAX_FILE_BYTES + 1)
-        except (OSError, EOFError) as exc:
-            raise InputError(f"not a readable gzip file: {exc}", file=file) from None
+        except (OSError, EOFError, zlib.error) as exc:
+            raise InputError(f"not a readable gzip file: {one_line(exc, 200)}", file=file) from None
         if len(raw) > MAX_FILE_BYTES:
             raise InputError(f"uncompressed puzzle is larger than {MAX_FILE_BYTES} bytes", file=file)
+    root = _stream_xml(raw, file)
+    if root.tag != "puzzle":
+        raise InputError(f"root element is <{one_line(root.tag, 80)}>, expected <puzzle>", file=file)
+    grid = root.find("gridType")
+    if grid is not None and _int_attr(grid, "type", file, "gridType", 0) != 0:
+        raise InputError(f"grid type {one_line(grid.get('type'), 40)} is not supported; forgeplan imports cube "
+                         "grids (type 0) only", file=file, field="gridType")
+    return root
+
+
+def _stream_xml(raw: bytes, file: str) -> ET.Element:
+    events = SafeET.iterparse(io.BytesIO(raw), events=("start",), forbid_dtd=True, forbid_entities=True,
+                              forbid_external=True)
+    count, root = 0, None
     try:
-        root = SafeET.fromstring(raw, forbid_dtd=True, forbid_entities=True, forbid_external=True)
+        for _, el in events:
+            if root is None:
+                root = el
+            count += 1
+            if count > MAX_XML_ELEMENTS:
+                raise InputError(f"more than {MAX_XML_ELEMENTS:,} XML elements", file=file)
     except DefusedXmlException as exc:
         raise InputError(f"DTDs and entities are not accepted in puzzle files, nor external references ({type(exc).__name__})",
                          file=file) from None
-    except (ET.ParseError, ValueError) as exc:
-        raise InputError(f"not a BurrTools XML file: {exc}", file=file) from None
-    if root.tag != "puzzle":
-        raise InputError(f"root element is <{root.tag}>, expected <puzzle>", file=file)
-    grid = root.find("gridType")
-    if grid is not None and _int_attr(grid, "type", file, "gridType", 0) != 0:
-        raise InputError(f"grid type {grid.get('type')} is not supported; forgeplan imports cube grids (type 0) only",
-                         file=file, field="gridType")
+    except (ET.ParseError, ValueError, LookupError, SyntaxError) as exc:
+        raise InputError(f"not a BurrTools XML file: {one_line(exc, 200)}", file=file) from None
+    if root is None:
+        raise InputError("not a BurrTools XML file: no element", file=file)
     return root
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..geometry.checks import check_geometry
 from ..geometry.graphs import assembly_sequence
+from ..geometry.partial import LOAD_POSITIONS, Budget
 from ..geometry.relations import blocking_relation, contact_relation, symmetry_group
 from ..model.assembly import DIRECTIONS, Assembly, LockMechanism, Part, Pose, SparePart, unlocked_pose, validate_assembly
 from ..model.errors import InputError
@@ -188,7 +189,7 @@ def _assembly_from_files(folder: Path, m: dict) -> Assembly:
                    getattr(cat, "source", "") or "task")
     validate_assembly(asm)
     _check_names(folder, m, asm)
-    check_geometry(asm, partial_moves=True)
+    check_geometry(asm, partial_moves=True, budget=Budget(LOAD_POSITIONS))
     derived = blocking_relation(asm)
     for d in DIRECTIONS:
         given = {tuple(e) for e in bg.edges.get(d, [])}

@@ -13,7 +13,7 @@ import tomllib
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from ..io.guarded import read_text
+from ..io.guarded import MAX_DEPTH, read_text
 from ..io.resources import models_dir
 from ..model.errors import InputError
 
@@ -85,6 +85,9 @@ def load_config(path: Path | None) -> TrainConfig:
         data = tomllib.loads(read_text(path, "config file"))
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"malformed TOML: {exc}", file=str(path)) from None
+    except RecursionError:
+        raise InputError(f"nests deeper than {MAX_DEPTH} levels", file=str(path)) from None
+    _check_depth(data, path)
     for table, body in data.items():
         if table not in TABLES or not isinstance(body, dict):
             raise InputError(f"expected only the tables {list(TABLES)}", file=str(path), field=table)
@@ -93,8 +96,72 @@ def load_config(path: Path | None) -> TrainConfig:
             if key not in known:
                 hint = " (set on the command line)" if key in OWNED_BY_CLI else ""
                 raise InputError(f"unknown key for {_CONSUMER[table]}{hint}", file=str(path), field=f"{table}.{key}")
+    for table in ("lora", "trainer"):
+        _check_types(table, data.get(table, {}), path)
     return TrainConfig(_run_settings(dict(data.get("run", {})), path), dict(data.get("lora", {})),
                        dict(data.get("trainer", {})))
+
+
+def _check_depth(data, path: Path) -> None:
+    stack = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise InputError(f"nests deeper than {MAX_DEPTH} levels", file=str(path))
+        if isinstance(value, dict):
+            stack += [(v, depth + 1) for v in value.values()]
+        elif isinstance(value, list):
+            stack += [(v, depth + 1) for v in value]
+
+
+_SCALARS = (bool, int, float, str)
+
+
+def _check_types(table: str, body: dict, path: Path) -> None:
+    """Each value of [lora] / [trainer] against its consumer's annotation, where that is a scalar (or an
+    optional one), before any model loads: `learning_rate = "abc"` fails here, not after loading."""
+    import typing  # noqa: PLC0415
+
+    consumer = _consumer_class(table)
+    try:
+        hints = typing.get_type_hints(consumer)
+    except Exception:  # noqa: BLE001 - an annotation this Python cannot resolve: nothing to check against
+        return
+    for key, value in body.items():
+        want = _scalar_types(hints.get(key))
+        if want is None or (value is None and type(None) in want):
+            continue
+        if isinstance(value, bool):
+            ok = bool in want
+        elif isinstance(value, int):
+            ok = int in want or float in want
+        else:
+            ok = isinstance(value, want)
+        if not ok:
+            names = " or ".join(t.__name__ for t in want if t is not type(None))
+            raise InputError(f"must be {names}, got {value!r}", file=str(path), field=f"{table}.{key}")
+
+
+def _scalar_types(hint) -> tuple | None:
+    """The accepted Python types of a scalar annotation (X or Optional[X], X a scalar), else None."""
+    import typing  # noqa: PLC0415
+
+    if hint in _SCALARS:
+        return (hint,)
+    args = typing.get_args(hint)
+    if typing.get_origin(hint) is typing.Union and args and all(a in _SCALARS or a is type(None) for a in args):
+        return args
+    return None
+
+
+def _consumer_class(table: str):
+    if table == "lora":
+        from peft import LoraConfig  # noqa: PLC0415
+
+        return LoraConfig
+    from trl import SFTConfig  # noqa: PLC0415
+
+    return SFTConfig
 
 
 _CONSUMER = {"run": "forgeplan's [run] settings", "lora": "peft.LoraConfig", "trainer": "trl.SFTConfig"}

@@ -6,6 +6,7 @@ category as is. The verifier tests them in the order of FAILURE_CATEGORIES and r
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 
 from .io.contract import ContractError, Output, parse_output
@@ -46,7 +47,7 @@ class Verdict:
     restored: bool = False
     actions: int = 0
     moved_parts: list[str] = field(default_factory=list)
-    over_disassembly: bool = False       # valid, but moves parts outside the dependency closure
+    over_disassembly: bool = False       # valid, but moves a part no optimal plan moves
     ignored_keys: list[str] = field(default_factory=list)   # top-level keys a non-strict parse dropped
     output: Output | None = None
 
@@ -87,7 +88,9 @@ def schema_failure(task: Task, out: Output) -> str | None:
     return None
 
 
-def verify_output(task: Task, out: Output) -> Verdict:
+def verify_output(task: Task, out: Output, reference_cost: str = "forgeplan", route_hint=()) -> Verdict:
+    """The verdict on a parsed output; `reference_cost` is the cost rule optimal plans are judged by (for
+    over-disassembly), `route_hint` the moved parts of one known optimal plan (see over_disassembly)."""
     world = task.world
     expected = diagnose(world, task.actual, task.target)
     v = Verdict(False, actions=len(out.actions), output=out, ignored_keys=list(out.ignored))
@@ -123,11 +126,11 @@ def verify_output(task: Task, out: Output) -> Verdict:
                     + "final state differs: " + "; ".join(diffs[:5]))
         return v
     v.valid = True
-    outside = over_disassembly(task, v.moved_parts)
+    outside, basis = over_disassembly(task, v.moved_parts, reference_cost, route_hint)
     v.over_disassembly = bool(outside)
     if outside:
         v.category = "over_disassembly"
-    v.reason = "valid" + (f" (moves parts outside the dependency closure: {outside})" if outside else "")
+    v.reason = "valid" + (f" (moves {OUTSIDE[basis]}: {outside})" if outside else "")
     return v
 
 
@@ -163,17 +166,33 @@ def parameter_misses(task: Task, actions, final: State) -> list[Action]:
     return out
 
 
-def over_disassembly(task: Task, moved: list[str]) -> list[str]:
+def over_disassembly(task: Task, moved, reference_cost: str = "forgeplan", route_hint=()) -> tuple[list[str], str]:
     """Table 9 "over-disassembly": "The program moves additional components that are not required by the
-    recovery route." forgeplan's reading: a valid plan that moves a part outside the dependency closure
-    D_F of the faults (FORGE eq. 4, the components the recovery route is built from); a spare counts as
-    the slot it fills. Extra actions on parts inside D_F are not over-disassembly: VMRE and MPA price them.
-    Returns the offending parts, sorted."""
+    recovery route." forgeplan's reading: a valid plan that moves a part no optimal plan moves (under the
+    cost rule `reference_cost`, see evaluation.samples.plan_cost). Returns the offending parts, sorted, and
+    what they were judged against: "route" (the optimal plans' moved parts, planners.asp.first_steps.route_parts)
+    or, where clingo cannot enumerate them (partial moves) or not within its time limit, "closure" (the
+    dependency closure D_F of the faults, FORGE eq. 4; a spare counts as the slot it fills).
+
+    Every valid plan moves the faulty parts, and `route_hint` (the moved parts of a known optimal plan,
+    such as the reference) lies in the route too, so clingo is asked only about the other parts."""
+    from .planners.asp.first_steps import route_parts
+
     world = task.world
     faulty = [world.index[m["part_id"]] for m in diagnose(world, task.actual, task.target)]
+    known = {world.ids[i] for i in faulty} | set(route_hint)
+    extra = [p for p in moved if p not in known]
+    if not extra:
+        return [], "route"
+    route = route_parts(task, reference_cost)
+    if route is not None:
+        return sorted(p for p in extra if p not in route), "route"
     closure = {world.ids[i] for i in dependency_closure(world, task.actual, faulty)}
     slot_of = {w.part_id: w.variant_of for w in task.assembly.spares}
-    return sorted(p for p in moved if slot_of.get(p, p) not in closure)
+    return sorted(p for p in extra if slot_of.get(p, p) not in closure), "closure"
+
+
+OUTSIDE = {"route": "parts no optimal plan moves", "closure": "parts outside the dependency closure"}
 
 
 def _diagnosis_diff(expected: list[dict], out: Output) -> str:
@@ -184,6 +203,9 @@ def _diagnosis_diff(expected: list[dict], out: Output) -> str:
         parts.append(f"missed {sorted(exp - got)}")
     if got - exp:
         parts.append(f"wrongly reported {sorted(got - exp)}")
+    twice = sorted(k for k, n in Counter(map(diagnosis_key, out.mistakes)).items() if n > 1)
+    if twice:
+        parts.append(f"lists {twice} more than once")
     if not parts:
         parts.append(f"pass is {out.passed} but the task has {len(expected)} mistakes")
     return "diagnosis differs: " + "; ".join(parts)

@@ -278,6 +278,13 @@ def test_misdiagnosis_is_type_or_part_not_visibility():
     assert s.category is None and s.g and s.mve
 
 
+def test_a_mistake_listed_twice_is_named_as_such():
+    t = task("cap")
+    v = verify(t, raw(t, CAP_DIAGNOSIS * 2, CAP_PLAN))
+    assert v.category == "misdiagnosis" and not v.diagnosis_exact
+    assert v.reason == f"diagnosis differs: lists [('wrong_orientation', '{CAP}')] more than once"
+
+
 def test_illegal_grounding_and_dependency_omission():
     t = task("peg")
     ghost = score(t, raw(t, PEG_DIAGNOSIS, [{"action": "remove", "part_id": "NoSuchPart"}]), PEG_DIAGNOSIS, PEG_PLAN)
@@ -303,7 +310,8 @@ def test_incomplete_restoration_when_the_faulty_part_is_not_acted_on():
 
 
 def test_over_disassembly_is_moving_a_part_outside_the_closure_in_verify_and_evaluate():
-    """Discrepancy 6: one definition; the other peg is outside PEG's dependency closure {PEG}."""
+    """Discrepancy 6: one definition; the other peg is outside PEG's dependency closure {PEG} and no optimal
+    plan moves it."""
     t = task("peg")
     detour = [{"action": "remove", "part_id": "MortiseFrame_Part05_Peg"},
               {"action": "insert", "part_id": "MortiseFrame_Part05_Peg"}, *PEG_PLAN]
@@ -313,6 +321,51 @@ def test_over_disassembly_is_moving_a_part_outside_the_closure_in_verify_and_eva
     assert s.category == "over_disassembly" and s.g
     assert s.vmre == pytest.approx(0.3333333)    # c* / ĉ = 1 / 3
     assert s.rca == 0.0                          # set {2 pegs}, count 2 ≠ 1, ids: all wrong
+
+
+BARREL = "BayonetStructure_Part06_Barrel"
+
+
+def test_over_disassembly_follows_the_route_not_the_closure():
+    """Table 9: "moves additional components that are not required by the recovery route". On the CAP task
+    the dependency closure is all 8 parts, the only optimal plan (rotate the cap back) moves CAP alone.
+    Taking the cap and the barrel out and back in moves BARREL, which lies inside the closure and which no
+    optimal plan moves: over-disassembly, like the peg detour outside the closure above. Taking out and
+    back only the cap moves nothing the route does not: an inefficiency VMRE prices, no category."""
+    from forgeplan.semantics.closure import dependency_closure
+
+    t = task("cap")
+    assert len(dependency_closure(t.world, t.actual, [t.world.index[CAP]])) == 8
+    detour = [{"action": "remove", "part_id": CAP}, {"action": "remove", "part_id": BARREL},
+              {"action": "insert", "part_id": BARREL}, {"action": "insert", "part_id": CAP}]
+    v = verify(t, raw(t, CAP_DIAGNOSIS, detour))
+    assert v.valid and v.over_disassembly and v.reason == f"valid (moves parts no optimal plan moves: ['{BARREL}'])"
+    s = score(t, raw(t, CAP_DIAGNOSIS, detour), CAP_DIAGNOSIS, CAP_PLAN)
+    assert s.category == "over_disassembly" and s.g and s.vmre == 0.25          # c* / ĉ = 1 / 4
+    assert (s.mpa, s.rca) == (False, 0.0)        # set {CAP, BARREL} ≠ {CAP}, count 2 ≠ 1, ids all wrong
+    s = score(t, raw(t, CAP_DIAGNOSIS, detour), CAP_DIAGNOSIS, CAP_PLAN, cost="paper")
+    assert s.category == "over_disassembly"      # the fewest actions: rotate(CAP) alone, too
+    out_and_back = [{"action": "remove", "part_id": CAP}, {"action": "insert", "part_id": CAP}]
+    s = score(t, raw(t, CAP_DIAGNOSIS, out_and_back), CAP_DIAGNOSIS, CAP_PLAN)
+    assert s.category is None and s.g and s.vmre == 0.5                         # 1 / 2
+    assert (s.mpa, s.rca) == (True, pytest.approx(0.6666667))                  # set, count right; ids not
+
+
+def test_the_route_is_the_union_of_the_optimal_plans_moved_parts():
+    """route_parts against the optimal plans clingo enumerates (solve --all-optimal)."""
+    from forgeplan.model.actions import moved_parts
+    from forgeplan.planners.asp.first_steps import route_parts
+    from forgeplan.planners.asp.solve import solve_task
+
+    rail = make_task(load_assembly("mortise_frame"), [FaultSpec("misplacement", "MortiseFrame_Part03_Rail")], seed=0)
+    for t in (task("cap"), task("peg"), task("missing"), rail):
+        for cost, objective in (("forgeplan", "moved-parts,actions"), ("paper", "actions")):
+            plans = solve_task(t, objective, all_optimal=True, max_plans=500).optimal_plans
+            assert route_parts(t, cost) == frozenset().union(*map(moved_parts, plans))
+    assert route_parts(task("cap")) == {CAP} and route_parts(task("peg")) == {PEG}
+    # the rail: 128 optimal plans of 5 moved parts each, which together move 7 of the 8 parts
+    assert len(solve_task(rail, all_optimal=True, max_plans=500).optimal_plans) == 128
+    assert len(route_parts(rail)) == 7
 
 
 def test_failure_breakdown_counts_each_category_once():

@@ -80,7 +80,8 @@ def _rules(rules: dict) -> list[str]:
              f"- Reference cost `{rules['reference_cost']}`: {REFERENCE_RULES[rules['reference_cost']]}",
              "- Contract failures (unparseable, missing, or naming another sample/assembly) score 0 on every "
              "metric and stay in every denominator; v_i (VMRE, MVE) = diagnosis-state fields within tolerance "
-             "and a verified replay; over-disassembly = moving a part outside the dependency closure."]
+             "and a verified replay; over-disassembly = a valid plan moving a part that no optimal plan (under the "
+             "reference cost above) moves; on tasks that need partial moves, a part outside the dependency closure."]
     if rules.get("unproved_references"):
         lines.append(f"- {rules['unproved_references']} fault samples have a reference that is valid but not proved "
                      "minimal (assemblies that need partial moves; the repair search's plan): there c* is that "

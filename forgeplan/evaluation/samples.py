@@ -215,7 +215,8 @@ def score_sample(task: Task, raw: str | None, reference: dict, meta: dict, rewor
     s = SampleScore(meta["sample_id"], meta["assembly_id"], meta["family"], stratum, meta["difficulty"], is_fault,
                     None, reference_actions=len(ref_actions),
                     reference_proved=reference.get("proof", {}).get("optimal", True) is not False)
-    out = _contract_valid_output(task, raw, s)
+    hint = reference_parts(ref_actions) if s.reference_proved else ()
+    out = _contract_valid_output(task, raw, s, reference_cost, hint)
     if not is_fault:
         s.nofault_ok = out is not None and not out.actions
         return s
@@ -238,8 +239,19 @@ def score_sample(task: Task, raw: str | None, reference: dict, meta: dict, rewor
     return s
 
 
-def _contract_valid_output(task: Task, raw: str | None, s: SampleScore) -> Output | None:
-    """Parse and verify once; fills the verdict fields of `s`. None when C_i = 0."""
+def reference_parts(actions: list[dict]) -> set[str]:
+    """The parts a reference plan (its JSON actions) moves."""
+    out: set[str] = set()
+    for a in actions:
+        out.update(a.get("part_ids") or ())
+        out.update(a[k] for k in ("part_id", "wrong_part_id", "target_part_id") if isinstance(a.get(k), str))
+    return out
+
+
+def _contract_valid_output(task: Task, raw: str | None, s: SampleScore, reference_cost: str = "forgeplan",
+                           route_hint=()) -> Output | None:
+    """Parse and verify once (over-disassembly judged under `reference_cost`); fills the verdict fields of
+    `s`. None when C_i = 0."""
     if raw is None:
         s.category, s.reason = "schema_failure", "missing prediction"
         return None
@@ -248,7 +260,7 @@ def _contract_valid_output(task: Task, raw: str | None, s: SampleScore) -> Outpu
     except ContractError as exc:
         s.category, s.reason = "schema_failure", exc.reason
         return None
-    v = verify_output(task, out)
+    v = verify_output(task, out, reference_cost, route_hint)
     s.category, s.reason = (None, "") if v.category is None else (v.category, v.reason)
     if not v.contract_valid:
         return None

@@ -18,6 +18,7 @@ from ..verify import verify_output
 
 FAULT_CONDITIONS = ("single", "multi")
 REFERENCE_COSTS = ("forgeplan", "paper")
+ACTION_PARAMETERS = ("axis", "angle_deg", "after_pose", "target_part_id", "direction", "distance", "offset", "offsets")
 
 
 @dataclass
@@ -100,11 +101,14 @@ def state_fidelity(expected: list[dict], got: Output | None, pos_tol: float, rot
 
 def action_fidelity(reference: list[dict], got: Output | None, pos_tol: float, rot_tol: float) -> list[float]:
     """One binary score per parameter of the reference actions, matched to the predicted action of the
-    same (action, part) identity in order; unmatched parameters score 0."""
+    same (action, part) identity in order; unmatched parameters score 0. The parameters: a turn's axis and
+    angle, a posed move's pose, a replacement's target part, a group move's or slide's direction, a slide's
+    distance and the offsets an insertion or a join places its parts at (SEMANTICS §9; written only when
+    non-zero, so a reference insertion at the target position has none)."""
     scores = []
     pool = list(got.actions) if got else []
     for ra in reference:
-        params = {k: v for k, v in ra.items() if k in ("axis", "angle_deg", "after_pose", "target_part_id", "direction")}
+        params = {k: v for k, v in ra.items() if k in ACTION_PARAMETERS}
         if not params:
             continue
         rid = identity([ra])[0]
@@ -120,9 +124,16 @@ def action_fidelity(reference: list[dict], got: Output | None, pos_tol: float, r
                 mp = getattr(match, k)
                 scores.append(float(mp is not None and _close(list(mp.position), v["position"], pos_tol)
                                     and _close(list(mp.rotation), v["rotation"], rot_tol)))
+            elif k in ("offset", "offsets"):
+                scores.append(float(_as_lists(getattr(match, k, None)) == v))
             else:
                 scores.append(float(getattr(match, k, None) == v))
     return scores
+
+
+def _as_lists(value):
+    """An offset (a tuple) or a join's offsets (a tuple of them) in the JSON form (lists)."""
+    return [_as_lists(x) for x in value] if isinstance(value, tuple) else value
 
 
 

@@ -70,13 +70,14 @@ def diagnosis_key(m) -> tuple[str, str]:
     return (m["type"], m["part_id"]) if isinstance(m, dict) else (m.type, m.part_id)
 
 
-def verify(task: Task, raw: str | bytes, *, strict: bool = True) -> Verdict:
-    """Judge one raw output; `strict=False` ignores top-level keys outside the contract (see parse_output)."""
+def verify(task: Task, raw: str | bytes, *, strict: bool = True, route_hint=()) -> Verdict:
+    """Judge one raw output; `strict=False` ignores top-level keys outside the contract (see parse_output);
+    `route_hint`: the moved parts of a known optimal plan (see over_disassembly)."""
     try:
         out = parse_output(raw, strict=strict)
     except ContractError as exc:
         return Verdict(False, "schema_failure", exc.reason)
-    return verify_output(task, out)
+    return verify_output(task, out, route_hint=route_hint)
 
 
 def schema_failure(task: Task, out: Output) -> str | None:

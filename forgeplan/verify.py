@@ -163,7 +163,8 @@ def reparameterised(world: World, state: State, a: Action) -> Action | None:
     if not world.partial:
         return None
     if isinstance(a, Slide):
-        options = [Slide(a.part_ids, a.direction, k) for k in range(1, min(a.distance, max(position_bound(world.assembly)) + 1))]
+        reach = min(a.distance, max(position_bound(world.assembly)) + 1)
+        options = [Slide(a.part_ids, a.direction, k) for k in range(1, reach)]
         options += [Slide(a.part_ids, d, 1) for d in DIRECTIONS if d != a.direction]
     elif isinstance(a, Insert):
         options = [Insert(a.part_id, o) for o in axis_offsets(world) if o != a.offset]

@@ -351,6 +351,23 @@ def test_over_disassembly_follows_the_route_not_the_closure():
     assert (s.mpa, s.rca) == (True, pytest.approx(0.6666667))                  # set, count right; ids not
 
 
+def test_over_disassembly_fires_on_drawer_cabinet_3_whose_closure_is_every_part():
+    """#33.1: the drawer's closure is all 11 parts; the route (unlock, lift the lock, turn the drawer back,
+    relock) moves DRAWER and LOCK. Lifting the top off and back on first is over-disassembly."""
+    drawer, lock, top = (f"DrawerCabinet3_Part{n}" for n in ("07_Drawer", "10_Lock", "11_Top"))
+    t = make_task(load_assembly("drawer_cabinet_3"), [FaultSpec("wrong_orientation", None)], seed=0)
+    diagnosis = [{"type": "wrong_orientation", "part_id": drawer, "visible": False, "axis": "z", "angle_deg": 180.0}]
+    plan = [{"action": "rotate_to_unlock", "part_id": lock, "axis": "z", "angle_deg": 90.0},
+            {"action": "remove", "part_id": lock},
+            {"action": "rotate", "part_id": drawer, "axis": "z", "angle_deg": -180.0},
+            {"action": "insert", "part_id": lock},
+            {"action": "rotate_to_lock", "part_id": lock, "axis": "z", "angle_deg": -90.0}]
+    detour = [{"action": "remove", "part_id": top}, {"action": "insert", "part_id": top}, *plan]
+    s = score(t, raw(t, diagnosis, detour), diagnosis, plan)
+    assert s.category == "over_disassembly" and s.g and s.vmre == pytest.approx(5 / 7)   # c* / ĉ
+    assert score(t, raw(t, diagnosis, plan), diagnosis, plan).category is None
+
+
 def test_the_route_is_the_union_of_the_optimal_plans_moved_parts():
     """route_parts against the optimal plans clingo enumerates (solve --all-optimal)."""
     from forgeplan.model.actions import moved_parts

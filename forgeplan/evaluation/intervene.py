@@ -181,7 +181,8 @@ def deployed_accepts(sample: Sample, anchor_raw: str, cand_raw: str, anchor: Dec
     """The verifier on the model's own answer and on the candidate, no reference (module docstring)."""
     if isinstance(anchor, DecisionScore):
         return not anchor.joint_any
-    own, cand = own_verdict(sample.task, anchor_raw, sample.reference_cost), own_verdict(sample.task, cand_raw, sample.reference_cost)
+    own = own_verdict(sample.task, anchor_raw, sample.reference_cost)
+    cand = own_verdict(sample.task, cand_raw, sample.reference_cost)
     return cand is not None and (own is None or cand < own)
 
 

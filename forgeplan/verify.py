@@ -6,14 +6,17 @@ category as is. The verifier tests them in the order of FAILURE_CATEGORIES and r
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 
 from .io.contract import ContractError, Output, parse_output
-from .model.actions import Action, moved_parts
-from .model.state import State
+from .model.actions import Action, Insert, Join, Slide, moved_parts
+from .model.assembly import DIRECTION_VECTORS, DIRECTIONS
+from .model.state import NO_OFFSET, State
 from .semantics.closure import dependency_closure
 from .semantics.diagnosis import diagnose
-from .semantics.engine import DEPENDENCY_CODES, PARAMETER_CODES
+from .semantics.engine import DEPENDENCY_CODES, PARAMETER_CODES, World
+from .semantics.partial_offers import position_bound
 from .semantics.task import Task
 
 # FORGE Table 9 ("Failure categories used in the qualitative analysis"), in the order the verifier tests them
@@ -46,7 +49,7 @@ class Verdict:
     restored: bool = False
     actions: int = 0
     moved_parts: list[str] = field(default_factory=list)
-    over_disassembly: bool = False       # valid, but moves parts outside the dependency closure
+    over_disassembly: bool = False       # valid, but moves a part no optimal plan moves
     ignored_keys: list[str] = field(default_factory=list)   # top-level keys a non-strict parse dropped
     output: Output | None = None
 
@@ -67,13 +70,14 @@ def diagnosis_key(m) -> tuple[str, str]:
     return (m["type"], m["part_id"]) if isinstance(m, dict) else (m.type, m.part_id)
 
 
-def verify(task: Task, raw: str | bytes, *, strict: bool = True) -> Verdict:
-    """Judge one raw output; `strict=False` ignores top-level keys outside the contract (see parse_output)."""
+def verify(task: Task, raw: str | bytes, *, strict: bool = True, route_hint=()) -> Verdict:
+    """Judge one raw output; `strict=False` ignores top-level keys outside the contract (see parse_output);
+    `route_hint`: the moved parts of a known optimal plan (see over_disassembly)."""
     try:
         out = parse_output(raw, strict=strict)
     except ContractError as exc:
         return Verdict(False, "schema_failure", exc.reason)
-    return verify_output(task, out)
+    return verify_output(task, out, route_hint=route_hint)
 
 
 def schema_failure(task: Task, out: Output) -> str | None:
@@ -87,7 +91,9 @@ def schema_failure(task: Task, out: Output) -> str | None:
     return None
 
 
-def verify_output(task: Task, out: Output) -> Verdict:
+def verify_output(task: Task, out: Output, reference_cost: str = "forgeplan", route_hint=()) -> Verdict:
+    """The verdict on a parsed output; `reference_cost` is the cost rule optimal plans are judged by (for
+    over-disassembly), `route_hint` the moved parts of one known optimal plan (see over_disassembly)."""
     world = task.world
     expected = diagnose(world, task.actual, task.target)
     v = Verdict(False, actions=len(out.actions), output=out, ignored_keys=list(out.ignored))
@@ -111,7 +117,8 @@ def verify_output(task: Task, out: Output) -> Verdict:
         v.category, v.reason = "misdiagnosis", _diagnosis_diff(expected, out)
         return v
     if rp.failure is not None:
-        v.category = illegal_step_category(rp.failure.reason.code)
+        before = world.replay(task.actual, out.actions[:rp.failure.step]).final
+        v.category = illegal_step_category(rp.failure.reason.code, world, before, rp.failure.action)
         v.failing_step = rp.failure.step + 1
         v.reason = f"step {v.failing_step} {rp.failure.action}: {rp.failure.reason.message}"
         return v
@@ -123,29 +130,72 @@ def verify_output(task: Task, out: Output) -> Verdict:
                     + "final state differs: " + "; ".join(diffs[:5]))
         return v
     v.valid = True
-    outside = over_disassembly(task, v.moved_parts)
+    outside, basis = over_disassembly(task, v.moved_parts, reference_cost, route_hint)
     v.over_disassembly = bool(outside)
     if outside:
         v.category = "over_disassembly"
-    v.reason = "valid" + (f" (moves parts outside the dependency closure: {outside})" if outside else "")
+    v.reason = "valid" + (f" (moves {OUTSIDE[basis]}: {outside})" if outside else "")
     return v
 
 
-def illegal_step_category(code: str) -> str:
+def illegal_step_category(code: str, world: World | None = None, state: State | None = None,
+                          action: Action | None = None) -> str:
     """The category of an action the engine refuses (Table 9, signals "Missing dependency", "Invalid
     parameter", "¬Legal"): a blocker, support or lock still in the way is a dependency omission; a legal
     action type with a wrong axis, angle, pose or direction is a parameter error; anything else (unknown
-    part, action not applicable in this state) is illegal grounding."""
+    part, action not applicable in this state) is illegal grounding. A partial move blocked only by its
+    parameters (given the `state` it is taken in) is a parameter error too: see `reparameterised`."""
     if code in DEPENDENCY_CODES:
+        if code == "blocked" and action is not None and reparameterised(world, state, action):
+            return "parameter_error"
         return "dependency_omission"
     return "parameter_error" if code in PARAMETER_CODES else "illegal_grounding"
 
 
+def reparameterised(world: World, state: State, a: Action) -> Action | None:
+    """A legal action of the same kind on the same parts with other partial-move parameters (SEMANTICS §9),
+    or None. Table 9's parameter error: "the action type is appropriate, but its [...] parameters fall
+    outside the evaluator tolerance". A slide is appropriate when the same parts may slide now (along its
+    direction a shorter distance, or one step along another direction); an insertion when the part may
+    come in at its target position or at another axis offset within the assembly's extent; a join when
+    the same parts may come in along some direction with the given arrangement shifted along one axis, or
+    all at one such offset. When none is legal, something must move first: a dependency omission."""
+    if not world.partial:
+        return None
+    if isinstance(a, Slide):
+        reach = min(a.distance, max(position_bound(world.assembly)) + 1)
+        options = [Slide(a.part_ids, a.direction, k) for k in range(1, reach)]
+        options += [Slide(a.part_ids, d, 1) for d in DIRECTIONS if d != a.direction]
+    elif isinstance(a, Insert):
+        options = [Insert(a.part_id, o) for o in axis_offsets(world) if o != a.offset]
+    elif isinstance(a, Join):
+        given = a.offsets or (NO_OFFSET,) * len(a.part_ids)
+        places = [tuple(tuple(x + y for x, y in zip(o, shift)) for o in given) for shift in axis_offsets(world)]
+        places += [(o,) * len(a.part_ids) for o in axis_offsets(world)]
+        options = [g for d in DIRECTIONS for at in places if (g := Join(a.part_ids, d, at)) != a]
+    else:
+        return None
+    return next((g for g in options if world.check(state, g) is None), None)
+
+
+def axis_offsets(world: World) -> list[tuple[int, int, int]]:
+    """The target position and every offset along one axis within the assembly's extent."""
+    bound = position_bound(world.assembly)
+    out = [NO_OFFSET]
+    for d in DIRECTIONS:
+        v = DIRECTION_VECTORS[d]
+        axis = next(k for k in range(3) if v[k])
+        out += [tuple(c * n for c in v) for n in range(1, bound[axis] + 1)]
+    return out
+
+
 def parameter_misses(task: Task, actions, final: State) -> list[Action]:
     """Table 9 "parameter error" after a legal replay: the parameterised actions (rotations, posed
-    unlock/lock moves) that were the last to move a part which ends off its target orientation or position.
-    The action type is appropriate (the engine accepted it), its angle or pose is outside the tolerance.
-    Empty when no off-target part was last moved by such an action (then: incomplete restoration)."""
+    unlock/lock moves) that were the last to move a part which ends off its target orientation or position,
+    and the slides that were the last to move a part which ends displaced from a position one slide away
+    from home (SEMANTICS §9: the wrong direction or distance). The action type is appropriate (the engine
+    accepted it), its angle, pose, direction or distance is wrong. Empty when no off-target part was last
+    moved by such an action (then: incomplete restoration)."""
     world = task.world
     last: dict[str, Action] = {}
     for a in actions:
@@ -158,22 +208,47 @@ def parameter_misses(task: Task, actions, final: State) -> list[Action]:
         off = world.position_off(i, s) or (world.rotation_error(i, s.rotation)
                                            > world.tol.rot_tol + world.rotation_error(i, t.rotation))
         a = last[s.occupant]
-        if off and a.name in PARAMETERISED and a not in out:
+        if ((off and a.name in PARAMETERISED) or slid_astray(a, s.offset, t.offset)) and a not in out:
             out.append(a)
     return out
 
 
-def over_disassembly(task: Task, moved: list[str]) -> list[str]:
+def slid_astray(a: Action, offset, target) -> bool:
+    """Did slide `a` leave a part at `offset`, off `target`, coming from a position one slide from `target`?"""
+    if not isinstance(a, Slide) or offset == target:
+        return False
+    v = DIRECTION_VECTORS[a.direction]
+    gap = [offset[k] - v[k] * a.distance - target[k] for k in range(3)]
+    return sum(c != 0 for c in gap) == 1
+
+
+def over_disassembly(task: Task, moved, reference_cost: str = "forgeplan", route_hint=()) -> tuple[list[str], str]:
     """Table 9 "over-disassembly": "The program moves additional components that are not required by the
-    recovery route." forgeplan's reading: a valid plan that moves a part outside the dependency closure
-    D_F of the faults (FORGE eq. 4, the components the recovery route is built from); a spare counts as
-    the slot it fills. Extra actions on parts inside D_F are not over-disassembly: VMRE and MPA price them.
-    Returns the offending parts, sorted."""
+    recovery route." forgeplan's reading: a valid plan that moves a part no optimal plan moves (under the
+    cost rule `reference_cost`, see evaluation.samples.plan_cost). Returns the offending parts, sorted, and
+    what they were judged against: "route" (the optimal plans' moved parts, planners.asp.first_steps.route_parts)
+    or, where clingo cannot enumerate them (partial moves) or not within its time limit, "closure" (the
+    dependency closure D_F of the faults, FORGE eq. 4; a spare counts as the slot it fills).
+
+    Every valid plan moves the faulty parts, and `route_hint` (the moved parts of a known optimal plan,
+    such as the reference) lies in the route too, so clingo is asked only about the other parts."""
+    from .planners.asp.first_steps import route_parts
+
     world = task.world
     faulty = [world.index[m["part_id"]] for m in diagnose(world, task.actual, task.target)]
+    known = {world.ids[i] for i in faulty} | set(route_hint)
+    extra = [p for p in moved if p not in known]
+    if not extra:
+        return [], "route"
+    route = route_parts(task, reference_cost)
+    if route is not None:
+        return sorted(p for p in extra if p not in route), "route"
     closure = {world.ids[i] for i in dependency_closure(world, task.actual, faulty)}
     slot_of = {w.part_id: w.variant_of for w in task.assembly.spares}
-    return sorted(p for p in moved if slot_of.get(p, p) not in closure)
+    return sorted(p for p in extra if slot_of.get(p, p) not in closure), "closure"
+
+
+OUTSIDE = {"route": "parts no optimal plan moves", "closure": "parts outside the dependency closure"}
 
 
 def _diagnosis_diff(expected: list[dict], out: Output) -> str:
@@ -184,6 +259,9 @@ def _diagnosis_diff(expected: list[dict], out: Output) -> str:
         parts.append(f"missed {sorted(exp - got)}")
     if got - exp:
         parts.append(f"wrongly reported {sorted(got - exp)}")
+    twice = sorted(k for k, n in Counter(map(diagnosis_key, out.mistakes)).items() if n > 1)
+    if twice:
+        parts.append(f"lists {twice} more than once")
     if not parts:
         parts.append(f"pass is {out.passed} but the task has {len(expected)} mistakes")
     return "diagnosis differs: " + "; ".join(parts)

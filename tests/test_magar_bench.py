@@ -203,7 +203,20 @@ def test_intervene_command(bench, tmp_path):
     assert code == 0, stderr
     counts = json.loads(stdout)
     assert counts["introduced_errors"] == 0 and counts["corrections"] > 0
+    assert set(counts["gates"]) == {"oracle", "deployed"} and counts["gate"] == "oracle"
+    assert counts["corrections"] == counts["gates"]["oracle"]["corrections"]
     assert len(out.read_text().splitlines()) == len(preds.read_text().splitlines())
+    code, stdout, stderr = run("intervene", "--bench", bench, "--predictions", preds, "--out", out, "--gate", "deployed",
+                               "--mode", "minimal-edit", "--split", "train", "--report", tmp_path / "r")
+    assert code == 0, stderr
+    assert "oracle gate:" in stdout and "deployed gate:" in stdout and "(deployed gate)" in stdout
+    report = (tmp_path / "r" / "report.md").read_text()
+    assert "| oracle gate |" in report and "| deployed gate |" in report and "not comparable" in report
+    for bad, why in ((["--time-limit", "0"], "--time-limit"), (["--time-limit", "nan"], "--time-limit"),
+                     (["--reference-cost", "paper"], "--reference-cost")):
+        code, _, stderr = run("intervene", "--bench", bench, "--predictions", preds, "--out", tmp_path / "y.jsonl",
+                              "--mode", "minimal-edit", "--split", "train", *bad)
+        assert code == 2 and why in stderr and stderr.count("\n") == 1, (bad, stderr)
     code, _, stderr = run("intervene", "--bench", bench, "--predictions", preds, "--out", tmp_path,
                           "--mode", "minimal-edit", "--split", "train")
     assert code == 2 and stderr.count("\n") == 1       # --out a folder: one line, no traceback

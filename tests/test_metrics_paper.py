@@ -51,9 +51,9 @@ def score(t, prediction, diagnosis, plan, *, difficulty="hard", condition="singl
     meta = {"sample_id": t.sample_id, "assembly_id": t.assembly.assembly_id, "family": t.assembly.family,
             "condition": condition if diagnosis else "nofault", "difficulty": difficulty,
             "fault_types": sorted({m["type"] for m in diagnosis})}
-    moved = sorted({a["part_id"] for a in plan})
+    moved = sorted({p for a in plan for p in a.get("part_ids", [a.get("part_id")])})
     rework = {"moved_parts": moved, "moved_part_count": len(moved), "route_id": "R-ref",
-              "action_ids": [f"{a['action']}:{a['part_id']}" for a in plan]}
+              "action_ids": [f"{a['action']}:{a.get('part_id')}" for a in plan]}
     return score_sample(t, prediction, reference, meta, rework, cost)
 
 
@@ -278,6 +278,13 @@ def test_misdiagnosis_is_type_or_part_not_visibility():
     assert s.category is None and s.g and s.mve
 
 
+def test_a_mistake_listed_twice_is_named_as_such():
+    t = task("cap")
+    v = verify(t, raw(t, CAP_DIAGNOSIS * 2, CAP_PLAN))
+    assert v.category == "misdiagnosis" and not v.diagnosis_exact
+    assert v.reason == f"diagnosis differs: lists [('wrong_orientation', '{CAP}')] more than once"
+
+
 def test_illegal_grounding_and_dependency_omission():
     t = task("peg")
     ghost = score(t, raw(t, PEG_DIAGNOSIS, [{"action": "remove", "part_id": "NoSuchPart"}]), PEG_DIAGNOSIS, PEG_PLAN)
@@ -303,7 +310,8 @@ def test_incomplete_restoration_when_the_faulty_part_is_not_acted_on():
 
 
 def test_over_disassembly_is_moving_a_part_outside_the_closure_in_verify_and_evaluate():
-    """Discrepancy 6: one definition; the other peg is outside PEG's dependency closure {PEG}."""
+    """Discrepancy 6: one definition; the other peg is outside PEG's dependency closure {PEG} and no optimal
+    plan moves it."""
     t = task("peg")
     detour = [{"action": "remove", "part_id": "MortiseFrame_Part05_Peg"},
               {"action": "insert", "part_id": "MortiseFrame_Part05_Peg"}, *PEG_PLAN]
@@ -313,6 +321,69 @@ def test_over_disassembly_is_moving_a_part_outside_the_closure_in_verify_and_eva
     assert s.category == "over_disassembly" and s.g
     assert s.vmre == pytest.approx(0.3333333)    # c* / ĉ = 1 / 3
     assert s.rca == 0.0                          # set {2 pegs}, count 2 ≠ 1, ids: all wrong
+
+
+BARREL = "BayonetStructure_Part06_Barrel"
+
+
+def test_over_disassembly_follows_the_route_not_the_closure():
+    """Table 9: "moves additional components that are not required by the recovery route". On the CAP task
+    the dependency closure is all 8 parts, the only optimal plan (rotate the cap back) moves CAP alone.
+    Taking the cap and the barrel out and back in moves BARREL, which lies inside the closure and which no
+    optimal plan moves: over-disassembly, like the peg detour outside the closure above. Taking out and
+    back only the cap moves nothing the route does not: an inefficiency VMRE prices, no category."""
+    from forgeplan.semantics.closure import dependency_closure
+
+    t = task("cap")
+    assert len(dependency_closure(t.world, t.actual, [t.world.index[CAP]])) == 8
+    detour = [{"action": "remove", "part_id": CAP}, {"action": "remove", "part_id": BARREL},
+              {"action": "insert", "part_id": BARREL}, {"action": "insert", "part_id": CAP}]
+    v = verify(t, raw(t, CAP_DIAGNOSIS, detour))
+    assert v.valid and v.over_disassembly and v.reason == f"valid (moves parts no optimal plan moves: ['{BARREL}'])"
+    s = score(t, raw(t, CAP_DIAGNOSIS, detour), CAP_DIAGNOSIS, CAP_PLAN)
+    assert s.category == "over_disassembly" and s.g and s.vmre == 0.25          # c* / ĉ = 1 / 4
+    assert (s.mpa, s.rca) == (False, 0.0)        # set {CAP, BARREL} ≠ {CAP}, count 2 ≠ 1, ids all wrong
+    s = score(t, raw(t, CAP_DIAGNOSIS, detour), CAP_DIAGNOSIS, CAP_PLAN, cost="paper")
+    assert s.category == "over_disassembly"      # the fewest actions: rotate(CAP) alone, too
+    out_and_back = [{"action": "remove", "part_id": CAP}, {"action": "insert", "part_id": CAP}]
+    s = score(t, raw(t, CAP_DIAGNOSIS, out_and_back), CAP_DIAGNOSIS, CAP_PLAN)
+    assert s.category is None and s.g and s.vmre == 0.5                         # 1 / 2
+    assert (s.mpa, s.rca) == (True, pytest.approx(0.6666667))                  # set, count right; ids not
+
+
+def test_over_disassembly_fires_on_drawer_cabinet_3_whose_closure_is_every_part():
+    """#33.1: the drawer's closure is all 11 parts; the route (unlock, lift the lock, turn the drawer back,
+    relock) moves DRAWER and LOCK. Lifting the top off and back on first is over-disassembly."""
+    drawer, lock, top = (f"DrawerCabinet3_Part{n}" for n in ("07_Drawer", "10_Lock", "11_Top"))
+    t = make_task(load_assembly("drawer_cabinet_3"), [FaultSpec("wrong_orientation", None)], seed=0)
+    diagnosis = [{"type": "wrong_orientation", "part_id": drawer, "visible": False, "axis": "z", "angle_deg": 180.0}]
+    plan = [{"action": "rotate_to_unlock", "part_id": lock, "axis": "z", "angle_deg": 90.0},
+            {"action": "remove", "part_id": lock},
+            {"action": "rotate", "part_id": drawer, "axis": "z", "angle_deg": -180.0},
+            {"action": "insert", "part_id": lock},
+            {"action": "rotate_to_lock", "part_id": lock, "axis": "z", "angle_deg": -90.0}]
+    detour = [{"action": "remove", "part_id": top}, {"action": "insert", "part_id": top}, *plan]
+    s = score(t, raw(t, diagnosis, detour), diagnosis, plan)
+    assert s.category == "over_disassembly" and s.g and s.vmre == pytest.approx(5 / 7)   # c* / ĉ
+    assert score(t, raw(t, diagnosis, plan), diagnosis, plan).category is None
+
+
+def test_the_route_is_the_union_of_the_optimal_plans_moved_parts():
+    """route_parts against the optimal plans clingo enumerates (solve --all-optimal)."""
+    from forgeplan.model.actions import moved_parts
+    from forgeplan.planners.asp.first_steps import route_parts
+    from forgeplan.planners.asp.solve import solve_task
+
+    rail = make_task(load_assembly("mortise_frame"), [FaultSpec("misplacement", "MortiseFrame_Part03_Rail")], seed=0)
+    counts = {}
+    for name, t in (("cap", task("cap")), ("rail", rail)):
+        for cost, objective in (("forgeplan", "moved-parts,actions"), ("paper", "actions")):
+            plans = solve_task(t, objective, all_optimal=True, max_plans=500).optimal_plans
+            assert route_parts(t, cost) == frozenset().union(*map(moved_parts, plans))
+            counts[name, cost] = (len(plans), {len(moved_parts(p)) for p in plans})
+    assert route_parts(task("cap")) == {CAP} and route_parts(task("peg")) == {PEG}
+    # the rail: 128 optimal plans of 5 moved parts each, which together move 7 of the 8 parts
+    assert counts["rail", "forgeplan"] == (128, {5}) and len(route_parts(rail)) == 7
 
 
 def test_failure_breakdown_counts_each_category_once():
@@ -339,3 +410,99 @@ def test_multi_fault_samples_form_one_stratum():
                sample("A", "multi_fault", g=True, n=2)]
     # strata: missing_part 1, multi_fault 1/2 -> (1 + 1/2) / 2
     assert core_metrics(samples)["DGTR"] == 75.0
+
+
+# ----------------------------------------------------------------------------- partial moves (SEMANTICS §9)
+
+TUNNEL = [(1, 1, 1), (2, 1, 1), (2, 2, 1)]
+CORE_DIAGNOSIS = [{"type": "missing_part", "part_id": "Core", "visible": False}]
+# the core arrives one voxel along +x (where the tunnel turns up to +y) and slides back home
+CORE_PLAN = [{"action": "insert", "part_id": "Core", "offset": [1, 0, 0]},
+             {"action": "slide", "part_ids": ["Core"], "direction": "-x", "distance": 1}]
+
+
+@lru_cache(maxsize=None)
+def tunnel_task():
+    """A 4x3x3 shell around a one-voxel core in an L-shaped tunnel: +x by one, then out along +y."""
+    from forgeplan.library.voxels import box, part
+    from forgeplan.model.assembly import Assembly
+
+    asm = Assembly("tiny_tunnel", "fixture", (part("Shell", "shell", box(0, 0, 0, 4, 3, 3) - frozenset(TUNNEL)),
+                                              part("Core", "core", box(1, 1, 1, 2, 2, 2))))
+    return make_task(asm, [FaultSpec("missing_part", "Core")], seed=3)
+
+
+def test_the_partial_move_reference_is_the_planners():
+    from forgeplan.planners.asp.solve import solve_task
+    from forgeplan.semantics.diagnosis import diagnose
+
+    t = tunnel_task()
+    assert t.world.partial and diagnose(t.world, t.actual, t.target) == CORE_DIAGNOSIS
+    assert [a.to_json() for a in solve_task(t).plan] == CORE_PLAN
+
+
+@pytest.mark.parametrize("plan, failing, p", [
+    # slide 2 along -x: the core runs into the shell after 1 (a 1-step slide is legal); fidelity: offset 1,
+    # direction 1, distance 0 -> 2/3 (no state field: p is the action family alone)
+    ([CORE_PLAN[0], {**CORE_PLAN[1], "distance": 2}], 2, 2 / 3),
+    # slide +x: the tunnel ends there (-x is legal); direction 0, distance 1 -> 2/3
+    ([CORE_PLAN[0], {**CORE_PLAN[1], "direction": "+x"}], 2, 2 / 3),
+    # arrive at +2x, inside the shell's wall (the offset [1, 0, 0] is legal); offset 0, direction 1, distance 0
+    ([{**CORE_PLAN[0], "offset": [2, 0, 0]}, {**CORE_PLAN[1], "distance": 2}], 1, 1 / 3),
+    # a legal slide up the tunnel leaves the core at [1, 1, 0], one slide from home; direction 0 -> 2/3
+    ([CORE_PLAN[0], {**CORE_PLAN[1], "direction": "+y"}], None, 2 / 3),
+])
+def test_a_wrong_slide_distance_direction_or_offset_is_a_parameter_error(plan, failing, p):
+    """Table 9: "the action type is appropriate, but its pose, rotation, or other parameters fall outside
+    the evaluator tolerance": a slide or an insertion that the same parts could make now with other
+    parameters; SAPF scores a slide's direction and distance and an insertion's offset."""
+    t = tunnel_task()
+    v = verify(t, raw(t, CORE_DIAGNOSIS, plan))
+    assert v.category == "parameter_error" and v.failing_step == failing
+    s = score(t, raw(t, CORE_DIAGNOSIS, plan), CORE_DIAGNOSIS, CORE_PLAN)
+    assert s.category == "parameter_error" and s.sse and not s.g and s.p == pytest.approx(p)
+
+
+def test_a_missing_slide_is_not_a_parameter_error():
+    t = tunnel_task()
+    s = score(t, raw(t, CORE_DIAGNOSIS, CORE_PLAN[:1]), CORE_DIAGNOSIS, CORE_PLAN)
+    assert s.category == "incomplete_restoration"
+    assert s.p == pytest.approx(1 / 3)           # offset 1; the slide unmatched: direction 0, distance 0
+    s = score(t, raw(t, CORE_DIAGNOSIS, CORE_PLAN), CORE_DIAGNOSIS, CORE_PLAN)
+    assert s.category is None and s.g and s.p == 1.0 and s.mve
+
+
+def stick(n: int) -> str:
+    return f"Burr6Level4_Part0{n}_Stick"
+
+
+def slide(parts, direction):
+    return {"action": "slide", "part_ids": [stick(n) for n in parts], "direction": direction, "distance": 1}
+
+
+# burr_6_level4 (library PARTIAL_MOVES) without stick 1: the other five shift, three of them leave as a group,
+# stick 1 goes in, the group comes back at its displaced arrangement and everything slides home
+LEVEL4_OFFSETS = [[-1, -1, 1], [-1, 0, 1], [-1, -1, 1]]
+LEVEL4_PLAN = [slide([2, 3, 4, 5, 6], "-x"), slide([2, 4, 5], "-y"), slide([2, 3, 5], "+z"),
+               {"action": "separate", "part_ids": [stick(n) for n in (2, 3, 5)], "direction": "-x"},
+               {"action": "insert", "part_id": stick(1)},
+               {"action": "join", "part_ids": [stick(n) for n in (2, 3, 5)], "direction": "-x", "offsets": LEVEL4_OFFSETS},
+               slide([2, 3, 5], "-z"), slide([2, 4, 5], "+y"), slide([2, 3, 4, 5, 6], "+x")]
+
+
+def test_a_wrong_join_offset_on_a_level_4_burr_is_a_parameter_error():
+    from forgeplan.library import build
+
+    t = make_task(build("burr_6_level4"), [FaultSpec("missing_part", stick(1))], seed=0)
+    diagnosis = [{"type": "missing_part", "part_id": stick(1), "visible": False}]
+    assert verify(t, raw(t, diagnosis, LEVEL4_PLAN)).valid
+    higher = {**LEVEL4_PLAN[5], "offsets": [[x, y, z + 1] for x, y, z in LEVEL4_OFFSETS]}
+    plan = [*LEVEL4_PLAN[:5], higher, *LEVEL4_PLAN[6:]]
+    s = score(t, raw(t, diagnosis, plan), diagnosis, LEVEL4_PLAN)
+    assert s.category == "parameter_error" and "step 6 join" in s.reason
+    # fidelity: 6 slides x (direction, distance) + separate's direction + join's direction and offsets = 15
+    # parameters (the insertion has none); only the offsets are wrong -> 14/15 (no state field)
+    assert s.p == pytest.approx(14 / 15)
+    # without the three slides that make room, the separation is blocked whatever its parameters
+    s = score(t, raw(t, diagnosis, LEVEL4_PLAN[3:]), diagnosis, LEVEL4_PLAN)
+    assert s.category == "dependency_omission"

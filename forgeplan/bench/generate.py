@@ -202,7 +202,7 @@ def generate(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances, attem
     worker process never has to find it again by id."""
     task, ref, plan, attempt = build_task(slot, asm, seed, tolerances, attempts)
     out = {k: ref[k] for k in ("annotation", "rework_plan")}
-    verdict = verify(task, json.dumps(out))
+    verdict = verify(task, json.dumps(out), route_hint=moved_parts(plan))   # the reference: no route to solve for
     if not verdict.valid:
         raise ForgeplanError(f"closed loop failed for {task.sample_id}: {verdict.reason}")
     mistakes = ref["annotation"]["mistakes"]

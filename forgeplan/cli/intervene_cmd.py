@@ -10,20 +10,29 @@ from pathlib import Path
 def register(sub) -> None:
     p = sub.add_parser(
         "intervene", help="verifier-gated intervention on a predictions JSONL",
-        description="Keep each answer of a predictions file unless a candidate that replaces some of its fields "
-                    "scores no lower on every metric of the sample and higher on one (MAGAR's residual variants, "
-                    "gated by the verifier and the proven reference instead of a learned selector). Rework answers: "
-                    "plan-from-diagnosis keeps the diagnosis and takes the proven-minimal plan for it; minimal-edit "
-                    "keeps the diagnosis and takes the valid plan with the fewest edits from the model's plan. "
-                    "Decision answers (magar profile): the valid decision closest to the answer. Prints the "
-                    "interventions, corrections, introduced errors and the failures split into diagnosis and "
-                    "planning errors, before and after.")
+        description="Replace answers of a predictions file by candidates that replace some of their fields "
+                    "(MAGAR's residual variants). Rework answers: plan-from-diagnosis keeps the diagnosis and takes "
+                    "the proven-minimal plan for it; minimal-edit keeps the diagnosis and takes the valid plan with "
+                    "the fewest edits from the model's plan. Decision answers (magar profile): the valid decision "
+                    "closest to the answer. Two gates decide, both counted: oracle (the candidate scores no lower on "
+                    "every metric of the sample and higher on one, against the stored reference: an upper bound, "
+                    "not comparable with MAGAR's learned gate) and deployed (only the verifier on the model's own "
+                    "answer and on the candidate, no reference). Prints, per gate, the interventions, corrections, "
+                    "introduced errors and the failures split into diagnosis and planning errors, before and after.")
     p.add_argument("--bench", required=True, type=Path, metavar="DIR", help="benchmark folder")
     p.add_argument("--predictions", required=True, type=Path, metavar="FILE.jsonl",
                    help="the anchor answers: one {\"sample_id\", \"raw_output\"} object per line")
     p.add_argument("--out", required=True, type=Path, metavar="FILE.jsonl", help="the final answers (a JSONL file; replaced if it exists)")
     p.add_argument("--mode", required=True, choices=["plan-from-diagnosis", "minimal-edit"], help="candidate generator")
     p.add_argument("--split", default="test", help="benchmark split the predictions belong to (train or test)")
+    p.add_argument("--gate", choices=["oracle", "deployed"], default="oracle",
+                   help="whose answers --out gets (both gates are counted)")
+    p.add_argument("--reference-cost", choices=["forgeplan", "paper"], default="forgeplan",
+                   help="the cost rule of the scores and of the candidate searches, as in `evaluate`")
+    p.add_argument("--time-limit", type=float, default=120.0, metavar="SECONDS",
+                   help="budget of one candidate search; past it (or past a 200-step edit horizon) the search is "
+                        "undecided and the answer stays")
+    p.add_argument("--report", type=Path, metavar="REPORT_DIR", help="write intervention.json and report.md here")
     p.add_argument("--json", action="store_true", help="print the counts as JSON")
     p.set_defaults(func=run_intervene)
 
@@ -31,36 +40,58 @@ def register(sub) -> None:
 def run_intervene(args) -> int:
     from tqdm import tqdm
 
+    from ..evaluation.intervene import InterventionReport, intervene_one
+    from ..evaluation.report import write_intervention_report
+    from ..io.guarded import new_file, output_folder
+
+    ids, preds = _checked_input(args)
+    if args.report:
+        output_folder(args.report, "--report")
+    report = InterventionReport(args.mode, args.gate, args.reference_cost)
+    with new_file(args.out, "--out") as fh, \
+            tqdm(total=len(ids), desc="intervene", unit="sample", file=sys.stderr, disable=len(ids) < 50) as bar:
+        for sid in ids:
+            final = intervene_one(args.bench, sid, preds[sid], args.mode, report, args.time_limit)
+            fh.write(json.dumps({"sample_id": sid, "raw_output": final}) + "\n")
+            bar.update(1)
+    summary = report.to_json()
+    if args.report:
+        files = write_intervention_report(summary, args.report, args.predictions.stem)
+        print(f"report: {files[1]}", file=sys.stderr if args.json else sys.stdout)
+    if args.json:
+        print(json.dumps(summary, indent=1))
+        return 0
+    print(f"{args.mode}, reference cost {args.reference_cost}: {summary['samples']} samples, "
+          f"{summary['no_candidate']} without a candidate ({summary['undecided']} undecided within the budget)")
+    for gate, c in summary["gates"].items():
+        print(f"{gate} gate: {c['interventions']} interventions, {c['corrections']} corrections, "
+              f"{c['introduced_errors']} introduced errors ({c['rejected_by_gate']} candidates rejected); failures "
+              "after: " + ", ".join(f"{k} {v}" for k, v in c["failures_after"].items()))
+    print("failures before: " + ", ".join(f"{k} {v}" for k, v in summary["failures_before"].items()))
+    print(f"wrote {len(ids)} answers ({args.gate} gate) to {args.out}")
+    return 0
+
+
+def _checked_input(args) -> tuple[list[str], dict[str, str]]:
+    """The split's sample ids that have a prediction, and the predictions; bad options are one-line errors."""
+    import math
+
     from ..bench.store import load_manifest
     from ..evaluation.evaluate import read_predictions
-    from ..evaluation.intervene import InterventionReport, intervene_one
-    from ..io.guarded import new_file
     from ..model.errors import InputError
 
+    if not (math.isfinite(args.time_limit) and args.time_limit > 0):
+        raise InputError(f"must be a positive number of seconds, got {args.time_limit}", field="--time-limit")
     preds = read_predictions(args.predictions)
-    splits = load_manifest(args.bench)["splits"]
+    manifest = load_manifest(args.bench)
+    if manifest.get("profile") == "magar" and args.reference_cost != "forgeplan":
+        raise InputError("a magar-profile benchmark keeps MAGAR's moved-part-minimal reference; "
+                         "--reference-cost applies to FORGE-profile benchmarks", field="--reference-cost")
+    splits = manifest["splits"]
     if args.split not in splits:
         raise InputError(f"no split {args.split!r} (have {sorted(splits)})", field="--split")
     unknown = sorted(set(preds) - set(splits[args.split]))
     if unknown:
         raise InputError(f"{len(unknown)} predictions are not in split {args.split!r}, e.g. {unknown[:3]}",
                          file=str(args.predictions))
-    report = InterventionReport(args.mode)
-    ids = [sid for sid in splits[args.split] if sid in preds]
-    with new_file(args.out, "--out") as fh, \
-            tqdm(total=len(ids), desc="intervene", unit="sample", file=sys.stderr, disable=len(ids) < 50) as bar:
-        for sid in ids:
-            final = intervene_one(args.bench, sid, preds[sid], args.mode, report)
-            fh.write(json.dumps({"sample_id": sid, "raw_output": final}) + "\n")
-            bar.update(1)
-    summary = report.to_json()
-    if args.json:
-        print(json.dumps(summary, indent=1))
-    else:
-        print(f"{args.mode}: {summary['interventions']} interventions on {summary['samples']} samples, "
-              f"{summary['corrections']} corrections, {summary['introduced_errors']} introduced errors "
-              f"({summary['rejected_by_gate']} candidates rejected by the gate, {summary['no_candidate']} without one)")
-        for when in ("before", "after"):
-            print(f"failures {when}: " + ", ".join(f"{k} {v}" for k, v in summary[f"failures_{when}"].items()))
-        print(f"wrote {len(ids)} answers to {args.out}")
-    return 0
+    return [sid for sid in splits[args.split] if sid in preds], preds

@@ -37,8 +37,8 @@ def register(sub) -> None:
         description="List the dependency closure of a task's faulty parts: every part that may have to move to "
                     "reach them: the parts that block it along any removal direction, the parts it rests on and "
                     "the engaged locks that hold it, transitively. It bounds what a repair can need, so it is usually larger than what the "
-                    "minimal plan of `solve` actually moves; a valid plan moving parts outside it is flagged as "
-                    "over-disassembly.")
+                    "minimal plan of `solve` actually moves. (Over-disassembly is moving a part no optimal plan moves; "
+                    "`verify` falls back to this closure only where the optimal plans are not enumerated.)")
     c.add_argument("task_dir", type=Path, metavar="TASK_DIR", help="task folder")
     c.add_argument("--json", action="store_true", help="machine-readable output")
     c.set_defaults(func=run_closure)

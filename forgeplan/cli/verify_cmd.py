@@ -42,7 +42,7 @@ def run(args) -> int:
     if args.json:
         emit_json(v.to_json())
     elif v.valid:
-        print(f"valid: {plural(v.actions, 'action')}, {plural(len(v.moved_parts), 'moved part')}" + (" (over-disassembly: moves parts outside the closure)" if v.over_disassembly else ""))
+        print(f"valid: {plural(v.actions, 'action')}, {plural(len(v.moved_parts), 'moved part')}" + (f" (over-disassembly: {v.reason.removeprefix('valid (').removesuffix(')')})" if v.over_disassembly else ""))
     else:
         print(f"invalid [{v.category}]: {one_line(v.reason)}")
     return 0 if v.valid else EXIT_NEGATIVE

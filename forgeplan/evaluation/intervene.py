@@ -1,4 +1,4 @@
-"""Verifier-gated intervention on a model's answers (MAGAR §3.2-3.3, with a certain gate instead of a learned one).
+"""Verifier-gated intervention on a model's answers (MAGAR §3.2-3.3), under two gates.
 
 A candidate keeps the anchor answer and replaces a non-empty subset of its fields (MAGAR's residual
 variants):
@@ -7,14 +7,24 @@ variants):
   plan for that diagnosis (the state with the actual values on the slots the diagnosis names and the
   target values elsewhere: the plan the model would have needed for what it diagnosed); `minimal-edit`
   keeps the diagnosis and replaces the plan with the valid plan closest to it in edit distance
-  (`closest_valid_plan`), which is the anchor's own plan when that one is valid.
+  (`closest_valid_plan`), which is the anchor's own plan when that one is valid. Both search under the
+  cost rule the scores are computed with (`reference_cost`, as `evaluate --reference-cost`) and within a
+  time budget; a search that does not finish within it is "undecided" and the anchor stands.
 - decision answers (either mode): the valid decision that agrees with the anchor on the most fields, at
   least one (a residual keeps some of the anchor).
 
-The gate: a candidate replaces the anchor only when none of the sample's metric values falls and at
-least one rises. The values are computed against the sample's reference, which the planner derives
-from the public task alone (the canonical proven optimum), so the gate is exact: by construction no
-intervention lowers a score, and none turns a correct answer into a wrong one.
+The gates decide whether the candidate replaces the anchor:
+
+- **oracle**: none of the sample's metric values falls and at least one rises, computed against the
+  sample's stored reference. By construction it lowers no score and introduces no error, but it reads
+  the reference: an upper bound on what a gate can do, not comparable with MAGAR's learned gate.
+- **deployed**: only what a deployed system has. A rework candidate is taken when the verifier rejects
+  the model's own plan (its replay from the observed state is illegal or misses the target) and accepts
+  the candidate's, or accepts both and the candidate costs less under the cost rule. A decision
+  candidate is taken when the verifier rejects the model's own decision (not the first step of an
+  optimal plan from the observed state). It can introduce errors, and the counts say how many.
+
+Both gates are counted on every sample; `InterventionReport.gate` says whose answers are written.
 """
 
 from __future__ import annotations
@@ -24,17 +34,19 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..bench.store import load_sample_task
+from ..bench.store import load_sample_task, read_sample_file
 from ..io.contract import ContractError, parse_output
+from ..model.actions import moved_parts
 from ..model.errors import ForgeplanError
 from ..model.state import State
 from ..semantics.task import Task
-from .decisions import DecisionScore, as_parsed, parse_decision
-from .magar_eval import read_decision, score_one, task_family
-from .samples import SampleScore
+from .decisions import DecisionScore, as_parsed, parse_decision, score_decision
+from .magar_eval import read_decision
+from .samples import SampleScore, plan_cost, score_sample
 
 MODES = ("plan-from-diagnosis", "minimal-edit")
-PLAN_SECONDS = 120.0   # a diagnosis whose plan is not proved minimal within this gets no candidate
+GATES = ("oracle", "deployed")
+PLAN_SECONDS = 120.0   # the default budget of one candidate search; past it the anchor stands
 
 
 def metric_vector(s: DecisionScore | SampleScore) -> tuple[float, ...]:
@@ -72,32 +84,45 @@ def diagnosed_task(task: Task, part_ids) -> Task | None:
     return Task(task.sample_id, task.assembly, task.tolerances, task.initial, State(slots), task.target)
 
 
-def plan_candidate(task: Task, raw: str, mode: str) -> str | None:
-    """The rework residual: the anchor with its plan replaced, or None (unparseable, or nothing to do)."""
+@dataclass(frozen=True)
+class Candidate:
+    """A search's answer: `raw` the residual variant, or None with `undecided` when the budget ran out."""
+    raw: str | None
+    undecided: bool = False
+
+
+def plan_candidate(task: Task, raw: str, mode: str, reference_cost: str = "forgeplan",
+                   time_limit: float = PLAN_SECONDS) -> Candidate:
+    """The rework residual: the anchor with its plan replaced (None: unparseable, nothing to do, or no
+    plan proved within `time_limit` seconds, then `undecided`)."""
     from ..planners.asp.min_edit import closest_valid_plan
     from ..planners.asp.solve import solve_task
 
     try:
         out = parse_output(raw)
     except ContractError:
-        return None
-    if task.world.restoration(task.actual, out.actions, task.target).restored and mode == "minimal-edit":
-        return None
+        return Candidate(None)
+    if mode == "minimal-edit" and task.world.restoration(task.actual, out.actions, task.target).restored:
+        return Candidate(None)
     if mode == "plan-from-diagnosis":
         diagnosed = diagnosed_task(task, [m.part_id for m in out.mistakes])
         if diagnosed is None:
-            return None
-        result = solve_task(diagnosed, time_limit=PLAN_SECONDS)
+            return Candidate(None)
+        objective = "actions" if reference_cost == "paper" else "moved-parts,actions"
+        result = solve_task(diagnosed, objective, time_limit=time_limit)
         if not result.optimal:
-            return None
+            return Candidate(None, undecided=True)
         plan = result.plan
     else:
-        plan = closest_valid_plan(task, out.actions).plan
+        closest = closest_valid_plan(task, out.actions, time_limit=time_limit, minimize_moved=reference_cost != "paper")
+        if not closest.decided:
+            return Candidate(None, undecided=True)
+        plan = closest.plan
     if tuple(plan) == tuple(out.actions):
-        return None
+        return Candidate(None)
     obj = json.loads(raw)
     obj["rework_plan"]["actions"] = [a.to_json() for a in plan]
-    return json.dumps(obj)
+    return Candidate(json.dumps(obj))
 
 
 def decision_candidate(raw: str, valid: list[dict]) -> str | None:
@@ -116,52 +141,146 @@ def decision_candidate(raw: str, valid: list[dict]) -> str | None:
 
 
 @dataclass
-class InterventionReport:
-    mode: str
-    samples: int = 0
+class Sample:
+    """What scoring one sample needs: the stored files, the reference under the cost rule."""
+    sid: str
+    meta: dict
+    task: Task | None = None          # rework samples
+    reference: dict | None = None
+    rework: dict | None = None
+    decision: dict | None = None      # decision samples
+    reference_cost: str = "forgeplan"
+
+    @classmethod
+    def load(cls, bench: Path, sid: str, reference_cost: str = "forgeplan") -> "Sample":
+        from .evaluate import paper_reference
+
+        meta = read_sample_file(bench, sid, "meta.json")
+        if meta.get("task_family") == "assembly_decision":
+            return cls(sid, meta, decision=read_decision(bench, sid))
+        task, reference = load_sample_task(bench, sid), read_sample_file(bench, sid, "reference.json")
+        if reference_cost == "paper" and reference["rework_plan"]["actions"]:
+            reference = paper_reference(task, reference)
+        return cls(sid, meta, task, reference, read_sample_file(bench, sid, "minimal_rework.json"),
+                   reference_cost=reference_cost)
+
+    def score(self, raw: str | None) -> DecisionScore | SampleScore:
+        if self.decision is not None:
+            return score_decision(self.sid, self.meta["assembly_id"], raw, self.decision["reference"],
+                                  self.decision["valid"])
+        return score_sample(self.task, raw, self.reference, self.meta, self.rework, self.reference_cost)
+
+
+def oracle_accepts(anchor: DecisionScore | SampleScore, candidate: DecisionScore | SampleScore) -> bool:
+    """No metric value of the sample falls and one rises, against the stored reference."""
+    a, c = metric_vector(anchor), metric_vector(candidate)
+    return all(y >= x for x, y in zip(a, c)) and any(y > x for x, y in zip(a, c))
+
+
+def deployed_accepts(sample: Sample, anchor_raw: str, cand_raw: str, anchor: DecisionScore | SampleScore) -> bool:
+    """The verifier on the model's own answer and on the candidate, no reference (module docstring)."""
+    if isinstance(anchor, DecisionScore):
+        return not anchor.joint_any
+    own = own_verdict(sample.task, anchor_raw, sample.reference_cost)
+    cand = own_verdict(sample.task, cand_raw, sample.reference_cost)
+    return cand is not None and (own is None or cand < own)
+
+
+def own_verdict(task: Task, raw: str, reference_cost: str) -> tuple[int, ...] | None:
+    """The cost of the answer's plan if it replays legally from the observed state to the target, else None."""
+    try:
+        out = parse_output(raw)
+    except ContractError:
+        return None
+    if not task.world.restoration(task.actual, out.actions, task.target).restored:
+        return None
+    return plan_cost(len(moved_parts(out.actions)), len(out.actions), reference_cost)
+
+
+@dataclass
+class GateCounts:
     interventions: int = 0
     corrections: int = 0
     introduced_errors: int = 0
     unchanged_correctness: int = 0
-    rejected_by_gate: int = 0
-    no_candidate: int = 0
-    failures_before: Counter = field(default_factory=Counter)
+    rejected: int = 0
     failures_after: Counter = field(default_factory=Counter)
 
+    def count(self, anchor, after, taken: bool) -> None:
+        """One sample: `after` is the answer's score once this gate has decided."""
+        if taken:
+            before_ok, after_ok = correct(anchor), correct(after)
+            self.interventions += 1
+            self.corrections += (not before_ok) and after_ok
+            self.introduced_errors += before_ok and not after_ok
+            self.unchanged_correctness += before_ok == after_ok
+        self.failures_after[failure_kind(after) or "correct"] += 1
+
     def to_json(self) -> dict:
-        return {"mode": self.mode, "samples": self.samples, "interventions": self.interventions,
-                "corrections": self.corrections, "introduced_errors": self.introduced_errors,
-                "unchanged_correctness": self.unchanged_correctness, "rejected_by_gate": self.rejected_by_gate,
-                "no_candidate": self.no_candidate, "failures_before": dict(sorted(self.failures_before.items())),
-                "failures_after": dict(sorted(self.failures_after.items()))}
+        return {"interventions": self.interventions, "corrections": self.corrections,
+                "introduced_errors": self.introduced_errors, "unchanged_correctness": self.unchanged_correctness,
+                "rejected_by_gate": self.rejected, "failures_after": dict(sorted(self.failures_after.items()))}
 
 
-def intervene_one(bench: Path, sid: str, raw: str, mode: str, report: InterventionReport) -> str:
-    """The final answer of one sample: the candidate if the gate accepts it, else the anchor."""
-    anchor = score_one(bench, sid, raw)
+@dataclass
+class InterventionReport:
+    mode: str
+    gate: str = "oracle"                  # whose answers are written
+    reference_cost: str = "forgeplan"
+    samples: int = 0
+    no_candidate: int = 0
+    undecided: int = 0                    # searches past their budget (the anchor stands)
+    failures_before: Counter = field(default_factory=Counter)
+    gates: dict[str, GateCounts] = field(default_factory=lambda: {g: GateCounts() for g in GATES})
+
+    def __getattr__(self, name: str):
+        """The written gate's counts (`interventions`, `corrections`, ...) read as the report's own."""
+        if name == "rejected_by_gate":
+            name = "rejected"
+        if name in GateCounts.__dataclass_fields__:
+            return getattr(self.gates[self.gate], name)
+        raise AttributeError(name)
+
+    def to_json(self) -> dict:
+        chosen = self.gates[self.gate].to_json()
+        return {"mode": self.mode, "gate": self.gate, "reference_cost": self.reference_cost, "samples": self.samples,
+                **{k: v for k, v in chosen.items() if k != "failures_after"},
+                "no_candidate": self.no_candidate, "undecided": self.undecided,
+                "failures_before": dict(sorted(self.failures_before.items())),
+                "failures_after": chosen["failures_after"],
+                "gates": {g: c.to_json() for g, c in self.gates.items()}}
+
+
+def intervene_one(bench: Path, sid: str, raw: str, mode: str, report: InterventionReport,
+                  time_limit: float = PLAN_SECONDS) -> str:
+    """The final answer of one sample under the report's gate; both gates are counted."""
+    return intervene_sample(Sample.load(bench, sid, report.reference_cost), raw, mode, report, time_limit)
+
+
+def intervene_sample(sample: Sample, raw: str, mode: str, report: InterventionReport,
+                     time_limit: float = PLAN_SECONDS) -> str:
+    anchor = sample.score(raw)
     report.samples += 1
     report.failures_before[failure_kind(anchor) or "correct"] += 1
-    if task_family(bench, sid) == "assembly_decision":
-        cand = decision_candidate(raw, read_decision(bench, sid)["valid"])
+    if sample.decision is not None:
+        cand = Candidate(decision_candidate(raw, sample.decision["valid"]))
     else:
         try:
-            cand = plan_candidate(load_sample_task(bench, sid), raw, mode)
+            cand = plan_candidate(sample.task, raw, mode, sample.reference_cost, time_limit)
         except ForgeplanError:
-            cand = None
-    final, after = raw, anchor
-    if cand is None:
+            cand = Candidate(None)
+    if cand.raw is None:
         report.no_candidate += 1
-    else:
-        scored = score_one(bench, sid, cand)
-        a, c = metric_vector(anchor), metric_vector(scored)
-        if all(y >= x for x, y in zip(a, c)) and any(y > x for x, y in zip(a, c)):
-            final, after = cand, scored
-            report.interventions += 1
-            before_ok, after_ok = correct(anchor), correct(scored)
-            report.corrections += (not before_ok) and after_ok
-            report.introduced_errors += before_ok and not after_ok
-            report.unchanged_correctness += before_ok == after_ok
-        else:
-            report.rejected_by_gate += 1
-    report.failures_after[failure_kind(after) or "correct"] += 1
+        report.undecided += cand.undecided
+        for counts in report.gates.values():
+            counts.count(anchor, anchor, False)
+        return raw
+    scored = sample.score(cand.raw)
+    final = raw
+    for gate, counts in report.gates.items():
+        taken = oracle_accepts(anchor, scored) if gate == "oracle" else deployed_accepts(sample, raw, cand.raw, anchor)
+        counts.rejected += not taken
+        counts.count(anchor, scored if taken else anchor, taken)
+        if taken and gate == report.gate:
+            final = cand.raw
     return final

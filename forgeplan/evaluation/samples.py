@@ -18,6 +18,7 @@ from ..verify import verify_output
 
 FAULT_CONDITIONS = ("single", "multi")
 REFERENCE_COSTS = ("forgeplan", "paper")
+ACTION_PARAMETERS = ("axis", "angle_deg", "after_pose", "target_part_id", "direction", "distance", "offset", "offsets")
 
 
 @dataclass
@@ -100,11 +101,14 @@ def state_fidelity(expected: list[dict], got: Output | None, pos_tol: float, rot
 
 def action_fidelity(reference: list[dict], got: Output | None, pos_tol: float, rot_tol: float) -> list[float]:
     """One binary score per parameter of the reference actions, matched to the predicted action of the
-    same (action, part) identity in order; unmatched parameters score 0."""
+    same (action, part) identity in order; unmatched parameters score 0. The parameters: a turn's axis and
+    angle, a posed move's pose, a replacement's target part, a group move's or slide's direction, a slide's
+    distance and the offsets an insertion or a join places its parts at (SEMANTICS §9; written only when
+    non-zero, so a reference insertion at the target position has none)."""
     scores = []
     pool = list(got.actions) if got else []
     for ra in reference:
-        params = {k: v for k, v in ra.items() if k in ("axis", "angle_deg", "after_pose", "target_part_id", "direction")}
+        params = {k: v for k, v in ra.items() if k in ACTION_PARAMETERS}
         if not params:
             continue
         rid = identity([ra])[0]
@@ -120,9 +124,16 @@ def action_fidelity(reference: list[dict], got: Output | None, pos_tol: float, r
                 mp = getattr(match, k)
                 scores.append(float(mp is not None and _close(list(mp.position), v["position"], pos_tol)
                                     and _close(list(mp.rotation), v["rotation"], rot_tol)))
+            elif k in ("offset", "offsets"):
+                scores.append(float(_as_lists(getattr(match, k, None)) == v))
             else:
                 scores.append(float(getattr(match, k, None) == v))
     return scores
+
+
+def _as_lists(value):
+    """An offset (a tuple) or a join's offsets (a tuple of them) in the JSON form (lists)."""
+    return [_as_lists(x) for x in value] if isinstance(value, tuple) else value
 
 
 
@@ -215,7 +226,8 @@ def score_sample(task: Task, raw: str | None, reference: dict, meta: dict, rewor
     s = SampleScore(meta["sample_id"], meta["assembly_id"], meta["family"], stratum, meta["difficulty"], is_fault,
                     None, reference_actions=len(ref_actions),
                     reference_proved=(reference.get("proof") or {}).get("optimal", True) is not False)
-    out = _contract_valid_output(task, raw, s)
+    hint = reference_parts(ref_actions) if s.reference_proved else ()
+    out = _contract_valid_output(task, raw, s, reference_cost, hint)
     if not is_fault:
         s.nofault_ok = out is not None and not out.actions
         return s
@@ -238,8 +250,19 @@ def score_sample(task: Task, raw: str | None, reference: dict, meta: dict, rewor
     return s
 
 
-def _contract_valid_output(task: Task, raw: str | None, s: SampleScore) -> Output | None:
-    """Parse and verify once; fills the verdict fields of `s`. None when C_i = 0."""
+def reference_parts(actions: list[dict]) -> set[str]:
+    """The parts a reference plan (its JSON actions) moves."""
+    out: set[str] = set()
+    for a in actions:
+        out.update(a.get("part_ids") or ())
+        out.update(a[k] for k in ("part_id", "wrong_part_id", "target_part_id") if isinstance(a.get(k), str))
+    return out
+
+
+def _contract_valid_output(task: Task, raw: str | None, s: SampleScore, reference_cost: str = "forgeplan",
+                           route_hint=()) -> Output | None:
+    """Parse and verify once (over-disassembly judged under `reference_cost`); fills the verdict fields of
+    `s`. None when C_i = 0."""
     if raw is None:
         s.category, s.reason = "schema_failure", "missing prediction"
         return None
@@ -248,7 +271,7 @@ def _contract_valid_output(task: Task, raw: str | None, s: SampleScore) -> Outpu
     except ContractError as exc:
         s.category, s.reason = "schema_failure", exc.reason
         return None
-    v = verify_output(task, out)
+    v = verify_output(task, out, reference_cost, route_hint)
     s.category, s.reason = (None, "") if v.category is None else (v.category, v.reason)
     if not v.contract_valid:
         return None

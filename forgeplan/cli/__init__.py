@@ -73,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, usage errors
         return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # the command as typed (`perf --store` records it)
     try:
         return int(args.func(args) or 0)
     except ForgeplanError as exc:

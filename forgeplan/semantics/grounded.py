@@ -33,6 +33,7 @@ from typing import Sequence
 from ..model.actions import (KINDS, Action, Insert, Join, PoseMove, Remove, Replace, ResetPose, Rotate, Separate, Slide, Turn,
                              lock_action as part_lock_action, moved_parts)
 from ..model.assembly import DIRECTIONS, Assembly
+from ..model.choices import OBJECTIVES
 from ..model.errors import InputError
 from ..model.rotations import axis_angle_of, euler_to_matrix, matmul, transpose
 from ..model.state import Slot, State
@@ -41,9 +42,6 @@ from .partial_universe import (apply_move, offered_moves, position_bound, positi
                                slide_universe, to_action)
 from .task import Task
 
-# objective -> the values it minimises, lexicographically (what an optimality proof covers)
-OBJECTIVES = {"moved-parts,actions": ("moved-parts", "actions"), "actions": ("actions",),
-              "moved-parts": ("moved-parts",)}
 DEFAULT_WEIGHT = 1000
 # separable sets enumerated before grounding gives up (their number can grow exponentially with the parts)
 MAX_GROUP_SETS = 50_000

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...model.choices import PROFILES
 from ...model.errors import InputError
 from ...semantics.grounded import DEFAULT_WEIGHT
 from ...semantics.task import Task
 from .codec import Encoding
 from .problem import build_problem
-
-PROFILES = ("full", "strips", "strips-costs")
 
 
 @dataclass

@@ -233,7 +233,7 @@ def _lock_from_json(d: dict, cp, file: str, field: str) -> LockMechanism:
             rot = tuple(float(x) for x in up.get("rotation", [0, 0, 0]))
             if len(pos) != 3 or len(rot) != 3 or not all(math.isfinite(x) for x in (*pos, *rot)):
                 raise ValueError("unlocked_pose needs finite 3-vectors")
-            return LockMechanism("coupled", holds, unlocked_offset=Pose(tuple(round(pos[i] - c[i], 6) for i in range(3)), rot))  # type: ignore[arg-type]
+            return LockMechanism("coupled", holds, unlocked_offset=Pose(tuple(round(pos[i] - c[i], 6) for i in range(3)), rot))
         raise ValueError(f"lock kind {kind!r} must be rotate or coupled")
     except (KeyError, TypeError, ValueError) as exc:
         raise InputError(f"bad lock mechanism: {exc}", file=file, field=field) from None
@@ -265,6 +265,6 @@ def _state_from_file(world: World, sm: StateFile, file: str) -> State:
         offset = tuple(s.offset) if s.offset is not None else NO_OFFSET
         if offset != NO_OFFSET and not s.present:
             raise InputError("an absent slot has no displacement", file=file, field=f"{f}.offset")
-        slots.append(Slot(s.present, s.occupant, tuple(s.position), tuple(s.rotation), s.seated, s.locked,  # type: ignore[arg-type]
-                          offset))  # type: ignore[arg-type]
+        slots.append(Slot(s.present, s.occupant, tuple(s.position), tuple(s.rotation), s.seated, s.locked,  # type: ignore[arg-type]  # schema-checked lists of three numbers
+                          offset))  # type: ignore[arg-type]  # schema-checked list of three numbers
     return State(slots)

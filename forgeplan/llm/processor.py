@@ -88,7 +88,7 @@ def _shifts(device):
     return got
 
 
-class PlanMaskProcessor(_logits_processor_base()):  # type: ignore[misc]
+class PlanMaskProcessor(_logits_processor_base()):  # type: ignore[misc]  # the base class is chosen at run time (transformers' LogitsProcessor when installed)
     """Grammar (or legal-action) masking for a batch of prompts; prompts with mask None are left free."""
 
     def __init__(self, masks: list, eos_ids: tuple[int, ...], max_new_tokens: int, form: str = "auto"):

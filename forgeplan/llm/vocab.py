@@ -26,6 +26,10 @@ import sys
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # numpy is imported where the arrays are built
+    import numpy as np
 
 
 @lru_cache(maxsize=1)

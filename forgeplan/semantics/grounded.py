@@ -220,7 +220,7 @@ def _slot_rotations(world: World, actual: State, i: int) -> tuple[SlotRotations,
     s = actual.slots[i]
     seeds = [ZERO3] + ([s.rotation] if s.present else [])
     unlocked = None
-    if world.lock[i] is not None and world.lock[i].kind == "coupled":  # type: ignore[union-attr]
+    if world.lock[i] is not None and world.lock[i].kind == "coupled":  # type: ignore[union-attr]  # checked on the left of `and`; mypy does not narrow an indexed expression
         unlocked = world.apply(world.target_state(), lock_action(world, i, locking=False)).slots[i]
         seeds.append(unlocked.rotation)
     return SlotRotations(world, actual, i, seeds), unlocked
@@ -256,7 +256,7 @@ def group_universe(world: World, actual: State) -> list[Action]:
         choices: list[list[str]] = [[]]
         for p in g:
             s = actual.slots[world.index[p]]
-            occ = [p] + ([s.occupant] if s.present and s.occupant != p else [])  # type: ignore[list-item]
+            occ = [p] + ([s.occupant] if s.present and s.occupant != p else [])
             choices = [c + [x] for c in choices for x in occ]
         for d in dirs:
             out += [Separate(tuple(c), d) for c in choices]

@@ -135,7 +135,7 @@ def _members(mask: int) -> list[int]:
 
 
 def _offset(term) -> tuple[int, int, int]:
-    return tuple(c.number for c in term.arguments)   # type: ignore[return-value]
+    return tuple(c.number for c in term.arguments)
 
 
 def _action(task: Task, term) -> Action:

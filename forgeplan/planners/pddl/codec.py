@@ -98,7 +98,7 @@ class Encoding:
             new = tuple(p not in touched for p in touches)
             suffix = next(s for s, pattern in touch_variants(touches) if pattern == new)
             touched.update(touches)
-            out.append(ActionInstance(self.problem.action(a.name + suffix), objs))  # type: ignore[attr-defined]
+            out.append(ActionInstance(self.problem.action(a.name + suffix), objs))  # type: ignore[attr-defined]  # unified-planning is untyped here: `problem` is its Problem
         return SequentialPlan(out)
 
     def _encode_expanded(self, actions: Sequence[Action]):
@@ -117,8 +117,8 @@ class Encoding:
         sim = self.simulator
         copies: dict[Action, list] = {}
         for name, a in self.steps.items():
-            copies.setdefault(a, []).append(self.problem.action(name))  # type: ignore[attr-defined]
-        touch = {p: self.problem.action(name) for name, p in self.touches.items()}  # type: ignore[attr-defined]
+            copies.setdefault(a, []).append(self.problem.action(name))  # type: ignore[attr-defined]  # unified-planning is untyped here: `problem` is its Problem
+        touch = {p: self.problem.action(name) for name, p in self.touches.items()}  # type: ignore[attr-defined]  # unified-planning is untyped here: `problem` is its Problem
         out, state = [], sim.get_initial_state()
         for a in actions:
             for p in a.touched if isinstance(a, GroupMove) else ():
@@ -146,7 +146,7 @@ class Encoding:
         dropped = any(isinstance(a, GroupMove) and a not in self.steps.values() for a in actions)
         if self.grounded and self.groups is not None and not self.every_direction and dropped:
             if self.exact is None:
-                self.exact = self.rebuild()  # type: ignore[misc]
+                self.exact = self.rebuild()  # type: ignore[misc]  # a dataclass field filled lazily by a method
             return self.exact.validate(actions)
         get_environment().credits_stream = None
         plan = self.encode(actions)

@@ -8,7 +8,6 @@ import math
 from pathlib import Path
 
 from ..geometry.checks import check_geometry
-from ..geometry.graphs import assembly_sequence
 from ..geometry.relations import blocking_relation, contact_relation, symmetry_group
 from ..model.assembly import DIRECTIONS, Assembly, LockMechanism, Part, Pose, SparePart, unlocked_pose, validate_assembly
 from ..model.errors import InputError
@@ -65,6 +64,8 @@ def public_files(task: Task) -> dict[str, dict]:
 
 def assembly_files(asm: Assembly) -> dict[str, dict]:
     """The five public files that depend on the assembly only (the same for all its tasks)."""
+    from ..geometry.graphs import assembly_sequence  # networkx: writing tasks needs it, loading them does not
+
     h = _header(asm)
     blocking = blocking_relation(asm)
     order = {pid: i for i, pid in enumerate(asm.part_ids)}

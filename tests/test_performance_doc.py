@@ -66,3 +66,13 @@ def test_unknown_shapes_render_as_tables(tmp_path):
     assert "machine: not recorded; date: not recorded; load average: not recorded" in text
     assert "| rate | 0.5 |" in text and "| 1 | x\\|y |  |" in text and "| 2 |  | \\[1, 2\\] |" in text
     assert "| k2 | 2 |" in text and "| v | 3 |" in text
+
+
+def test_a_known_benchmark_gets_its_headline_table(tmp_path):
+    result = {"benchmark": "verify", "assembly": "wheel_hub_dual", "actions_per_second_median": 123}
+    (tmp_path / "verify.json").write_text(json.dumps({"command": "forgeplan perf verify", "result": result}),
+                                          encoding="utf-8")
+    page = tmp_path / "p.md"
+    assert main(["perf", "report", "--results", str(tmp_path), "--out", str(page)]) == 0
+    text = page.read_text(encoding="utf-8")
+    assert "| headline | value |\n|---|---|\n| engine replay, actions/s (median) | 123 |\n| assembly | wheel\\_hub\\_dual |" in text

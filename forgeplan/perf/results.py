@@ -23,6 +23,18 @@ INTRO = ("Figures measured with `forgeplan perf NAME`, rendered by `forgeplan pe
          "average (1, 5, 15 minutes) after the run; on a shared machine the load says how noisy the timings are.")
 
 
+# the headline figures of the known benchmarks, shown first: (label, dotted path into the result)
+HEADLINES = {
+    "verify": [("engine replay, actions/s (median)", "actions_per_second_median"), ("assembly", "assembly"),
+               ("seconds per run (median)", "seconds_median")],
+    "solve": [("built-in fault tasks", "builtin.tasks"), ("proved optimal", "builtin.proved_optimal"),
+              ("median wall s per task", "builtin.median_s"), ("median CPU s per task", "builtin.median_cpu_s"),
+              ("p90 wall s per task", "builtin.p90_s"), ("max wall s per task", "builtin.max_s")],
+    "bench": [("tasks", "tasks"), ("worker processes", "jobs"), ("CPU s (median)", "cpu_seconds_median"),
+              ("wall s (median)", "wall_seconds_median"), ("peak RSS per worker, MiB", "peak_rss_mib_worker")],
+}
+
+
 def stored(command: str, result, machine: dict | None = None) -> dict:
     """One run in the stored shape, with this machine, today's UTC date and the load average now."""
     info = {"cpus": os.cpu_count(), "machine": platform.machine(), "system": platform.system(),
@@ -97,6 +109,21 @@ def _section(title: str, obj, depth: int) -> list[str]:
     return out
 
 
+def _lookup(obj, path: str):
+    for key in path.split("."):
+        if not isinstance(obj, dict) or key not in obj:
+            return None
+        obj = obj[key]
+    return obj
+
+
+def _headlines(name: str, result) -> list[str]:
+    """The known benchmark's headline figures as one table (those its result holds)."""
+    rows = [[markdown_cell(label), _value(v)] for label, path in HEADLINES.get(name, [])
+            if (v := _lookup(result, path)) is not None]
+    return _table(["headline", "value"], rows) + [""] if rows else []
+
+
 def _run_header(data: dict) -> list[str]:
     machine = data.get("machine")
     machine_text = ", ".join(f"{k} {v}" for k, v in machine.items()) if isinstance(machine, dict) else "not recorded"
@@ -112,6 +139,6 @@ def render(folder: Path) -> str:
     lines = ["# Performance", "", INTRO, ""]
     for path in sorted(folder.glob("*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))  # the project's own files
-        lines += [f"## {markdown_cell(path.stem)}", ""] + _run_header(data)
+        lines += [f"## {markdown_cell(path.stem)}", ""] + _run_header(data) + _headlines(path.stem, data.get("result"))
         lines += _section(path.stem, data.get("result"), 3)
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -295,5 +295,5 @@ class ReferenceFile(Open):
     rework_plan: ReworkPlanModel
 
 
-BENCH_FILE_MODELS = {"manifest.json": ManifestFile, "meta.json": MetaFile, "minimal_rework.json": MinimalReworkFile,
+BENCH_FILE_MODELS: dict[str, type[BaseModel]] = {"manifest.json": ManifestFile, "meta.json": MetaFile, "minimal_rework.json": MinimalReworkFile,
                      "reference.json": ReferenceFile}

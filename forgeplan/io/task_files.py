@@ -7,6 +7,8 @@ import json
 import math
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from ..geometry.checks import check_geometry
 from ..geometry.relations import blocking_relation, contact_relation, symmetry_group
 from ..model.assembly import DIRECTIONS, Assembly, LockMechanism, Part, Pose, SparePart, unlocked_pose, validate_assembly
@@ -120,7 +122,7 @@ def read_json(path: Path, kind: str = "task file", root: Path | None = None):
 
 ASSEMBLY_FILES = PUBLIC_FILES[:5]
 STATE_FILES = PUBLIC_FILES[5:]
-FILE_MODELS = {
+FILE_MODELS: dict[str, type[BaseModel]] = {
     "part_catalog.json": PartCatalog, "assembly_graph.json": AssemblyGraphFile,
     "blocking_graph.json": BlockingGraphFile, "contact_graph.json": ContactGraphFile,
     "action_space.json": ActionSpaceFile, "initial_state.json": StateFile,

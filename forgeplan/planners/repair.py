@@ -23,7 +23,8 @@ from ..semantics.legal import legal_actions
 
 class _RepairSearch:
     def __init__(self, world: World, state: State):
-        self.w, self.state, self.plan = world, state, []
+        self.w, self.state = world, state
+        self.plan: list[Action] = []
         self.removed: list[int] = []
         self.unlocked: list[int] = []
 

@@ -256,7 +256,7 @@ def group_universe(world: World, actual: State) -> list[Action]:
         choices: list[list[str]] = [[]]
         for p in g:
             s = actual.slots[world.index[p]]
-            occ = [p] + ([s.occupant] if s.present and s.occupant != p else [])
+            occ = [p] + ([s.occupant] if s.occupant is not None and s.present and s.occupant != p else [])
             choices = [c + [x] for c in choices for x in occ]
         for d in dirs:
             out += [Separate(tuple(c), d) for c in choices]

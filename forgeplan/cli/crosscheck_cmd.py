@@ -9,9 +9,9 @@ from . import EXIT_NEGATIVE, emit_json
 
 def register(sub) -> None:
     from ..model.choices import OBJECTIVES
+    from .bench_cmd import add_executor_arguments
 
     objectives = list(OBJECTIVES)
-    from .bench_cmd import add_executor_arguments
 
     p = sub.add_parser(
         "crosscheck", help="compare clingo's and Fast Downward's optimal plans on tasks",

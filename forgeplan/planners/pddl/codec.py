@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from ...model.actions import KIND, Action, GroupMove, OnePart, PartMove, PoseMove, Replace, Rotate, Turn
 from ...model.assembly import Pose
@@ -26,7 +26,7 @@ class Encoding:
     """A unified-planning Problem for a task and the tables that map its plans back to forgeplan actions."""
 
     task: Task
-    problem: object                      # unified_planning.model.Problem
+    problem: Any                         # unified_planning.model.Problem (untyped: UP is imported lazily)
     objective: str
     weight: int
     grounded: bool
@@ -37,7 +37,7 @@ class Encoding:
     touches: dict[str, str] = field(default_factory=dict)       # expanded: `touch` action name -> part id
     groups: GroupCandidates | None = None                       # the candidate groups of a group-move export
     every_direction: bool = False                               # expanded: dominated group-move directions kept
-    simulator: object = field(default=None, repr=False)         # expanded: UP's simulator, made on first use
+    simulator: Any = field(default=None, repr=False)         # expanded: UP's simulator, made on first use
     exact: Encoding | None = field(default=None, repr=False)    # expanded: the every-direction twin (validate)
     rebuild: Callable[[], Encoding] | None = field(default=None, repr=False)  # expanded: builds that twin
 

@@ -154,7 +154,8 @@ def _to_cache(v: Vocab) -> dict:
 
 
 def _from_cache(d: dict) -> Vocab:
-    blob, out, k = base64.b64decode(d["bytes"]), [], 0
+    blob, k = base64.b64decode(d["bytes"]), 0
+    out: list[bytes | None] = []
     for n in d["lens"]:
         if n < 0:
             out.append(None)

@@ -417,7 +417,8 @@ class _Runner:
     """The problem's own state while a forgeplan plan is encoded (never the engine's)."""
 
     def __init__(self, sp: SlideProblem):
-        self.sp, self.state, self.names = sp, set(sp.init), []
+        self.sp, self.state = sp, set(sp.init)
+        self.names: list[str] = []
 
     def ok(self, st: Step) -> bool:
         return holds(self.sp, self.state, st.pre)

@@ -142,7 +142,8 @@ def _landings(world: World, movable: int, home: Config, cap: int, depth: int | N
               deadline: float | None) -> tuple[dict[Config, list[Step]], bool, bool]:
     """landing_index's breadth-first search: (index, complete, cut by the clock). A cut index keeps its
     arrivals in the order met; a complete one sorts them."""
-    seen, queue, out = {home: 0}, deque([home]), {}
+    seen, queue = {home: 0}, deque([home])
+    out: dict[Config, list[Step]] = {}
     table = _offer_table(world)
     while queue:
         config = queue.popleft()

@@ -77,7 +77,8 @@ class Encoding:
 
         if self.grounded:
             return self._encode_expanded(actions)
-        world, touched, out = self.task.world, set(), []
+        world, out = self.task.world, []
+        touched: set[str] = set()
         for a in actions:
             if not isinstance(a, OnePart):  # the lifted domain has no group moves (build_problem refuses them)
                 return None
@@ -98,7 +99,7 @@ class Encoding:
             new = tuple(p not in touched for p in touches)
             suffix = next(s for s, pattern in touch_variants(touches) if pattern == new)
             touched.update(touches)
-            out.append(ActionInstance(self.problem.action(a.name + suffix), objs))  # type: ignore[attr-defined]  # unified-planning is untyped here: `problem` is its Problem
+            out.append(ActionInstance(self.problem.action(a.name + suffix), objs))
         return SequentialPlan(out)
 
     def _encode_expanded(self, actions: Sequence[Action]):
@@ -117,8 +118,8 @@ class Encoding:
         sim = self.simulator
         copies: dict[Action, list] = {}
         for name, a in self.steps.items():
-            copies.setdefault(a, []).append(self.problem.action(name))  # type: ignore[attr-defined]  # unified-planning is untyped here: `problem` is its Problem
-        touch = {p: self.problem.action(name) for name, p in self.touches.items()}  # type: ignore[attr-defined]  # unified-planning is untyped here: `problem` is its Problem
+            copies.setdefault(a, []).append(self.problem.action(name))
+        touch = {p: self.problem.action(name) for name, p in self.touches.items()}
         out, state = [], sim.get_initial_state()
         for a in actions:
             for p in a.touched if isinstance(a, GroupMove) else ():

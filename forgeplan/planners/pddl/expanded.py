@@ -81,7 +81,7 @@ def _touch_actions(enc: Encoding, ab: Abstraction, atom, lit, cost) -> dict:
         act = InstantaneousAction(enc.unique_name(f"touch {p}"))
         act.add_precondition(lit("touched", p, False))
         act.add_effect(atom("touched", p), True)
-        enc.problem.add_action(act)  # type: ignore[attr-defined]  # unified-planning is untyped here: `problem` is its Problem
+        enc.problem.add_action(act)
         enc.touches[act.name] = p
         costs[act] = cost
     return costs

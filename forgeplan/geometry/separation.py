@@ -276,6 +276,7 @@ def replay_separations(asm: Assembly, steps: Sequence[dict | Step]) -> Separatio
     def result(valid: bool, k: int, reason: str | None) -> SeparationReplay:
         return SeparationReplay(valid, k, reason, tuple(c.names(m) for m in components))
 
+    d: str | None
     for k, raw in enumerate(steps):
         if isinstance(raw, Step):
             move, d, dist = raw.move, raw.direction, "out"

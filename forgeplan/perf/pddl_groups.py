@@ -76,7 +76,7 @@ def builtin_group_assemblies() -> list:
 def _times(rows: list[dict]) -> dict:
     """Median and max of Fast Downward's time over the solved fault tasks of `rows`."""
     solved = [f for r in rows for f in r["faults"] if f.get("status") == "solved_optimally"]
-    out = {"tasks": len(solved)}
+    out: dict = {"tasks": len(solved)}
     for key in ("fd_seconds", "fd_planner_seconds", "clingo_seconds"):
         xs = [f[key] if key in f else f.get("crosscheck", {}).get(key) for f in solved]
         xs = [x for x in xs if x is not None]

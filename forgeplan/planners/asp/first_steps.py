@@ -38,7 +38,7 @@ def first_steps(task: Task, moved: int, length: int) -> tuple[Action, ...]:
     for name in ("minimize_moved", "minimize_actions"):
         ctl.assign_external(Function(name), True)
     ctl.assign_external(Function("query", [Number(length)]), True)
-    ctl.configuration.solve.opt_mode = f"enum,{moved},{length}"
+    ctl.configuration.solve.opt_mode = f"enum,{moved},{length}"  # type: ignore[union-attr]  # clingo types the solve group as str | Configuration | None; it is a Configuration
     last: list = []
     with ctl.solve(yield_=False, async_=True, on_model=lambda m: last.append(m.symbols(shown=True))) as handle:
         if not handle.wait(FIRST_STEP_SECONDS):

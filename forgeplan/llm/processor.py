@@ -123,7 +123,8 @@ class PlanMaskProcessor(_logits_processor_base()):  # type: ignore[misc]  # the 
         if ids.shape[1] == 0:
             self.states = {(p, b""): m.start() for p, m in enumerate(self.masks) if m is not None}
             return [self.states.get((r // block, b"")) for r in range(ids.shape[0])]
-        out, states = [], {}
+        out: list = []
+        states: dict = {}
         for r in range(ids.shape[0]):
             m = self.masks[r // block]
             if m is None:

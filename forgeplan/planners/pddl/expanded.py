@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 from ...model.actions import Action, GroupMove, OnePart, PoseMove, Replace, Turn
 from ...semantics.task import Task
@@ -23,7 +24,7 @@ def expanded_problem(task: Task, ab: Abstraction, objective: str, weight: int, c
 
     problem = Problem(DOMAIN_NAME)
     part = UserType("part")
-    fluents: dict[str, object] = {}
+    fluents: dict[str, Any] = {}   # unified-planning Fluents
     objs: dict[str, object] = {}
 
     def atom(f: str, pid: str):

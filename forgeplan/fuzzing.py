@@ -49,7 +49,7 @@ class Outcome:
     err: str
 
 
-def run_cli(argv: list[str]) -> Outcome:
+def run_cli(argv: list) -> Outcome:
     """`forgeplan ARGV` in this process, stdout and stderr captured."""
     from .cli import main
 

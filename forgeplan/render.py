@@ -65,7 +65,7 @@ def _exploded_by_groups(asm: Assembly) -> dict[str, frozenset[Voxel]]:
         slid = _slide_clear(group, step.direction, rest)
         shift = tuple(a - b for a, b in zip(min(slid), min(group.voxels)))
         for pid in moved:
-            shapes[pid] = frozenset(tuple(v[i] + shift[i] for i in range(3)) for v in shapes[pid])  # type: ignore[misc]
+            shapes[pid] = frozenset(tuple(v[i] + shift[i] for i in range(3)) for v in shapes[pid])  # type: ignore[misc]  # a tuple over range(3) is a Voxel
         components.remove(comp)
         components += [comp - moved, moved]
     return shapes
@@ -81,7 +81,7 @@ def _slide_clear(part: Part, direction: str, placed: set[Voxel]) -> frozenset[Vo
     else:
         dist = max(v[axis] for v in part.voxels) - min(v[axis] for v in placed) + 2
     dist = max(dist, 0)
-    return frozenset(tuple(v[i] + step[i] * dist for i in range(3)) for v in part.voxels)  # type: ignore[misc]
+    return frozenset(tuple(v[i] + step[i] * dist for i in range(3)) for v in part.voxels)  # type: ignore[misc]  # a tuple over range(3) is a Voxel
 
 
 CAMERAS = [(22.0, 55.0)] + [(e, a) for e in (25.0, 60.0, -25.0) for a in (45.0, 135.0, 225.0, 315.0)]

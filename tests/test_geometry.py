@@ -80,3 +80,16 @@ def test_layers_and_sequence_respect_blocking_and_supports():
     assert disassembly_layers(a) == (("Top",), ("Mid",), ("Base",))
     assert assembly_sequence(a) == ("Base", "Mid", "Top")
     assert blocking_depth(a) == 3
+
+
+def test_supports_in_a_cycle_are_refused_with_the_cycle():
+    from dataclasses import replace
+
+    from forgeplan.library import build
+
+    asm = build("bayonet_structure")
+    parts = tuple(replace(p, supports=("BayonetStructure_Part02_Pin",)) if p.part_id.endswith("Base") else p
+                  for p in asm.parts)
+    with pytest.raises(AssemblyError, match=r"supports form a cycle: \['BayonetStructure_Part00_Base', "
+                                            r"'BayonetStructure_Part02_Pin'\]"):
+        check_geometry(replace(asm, parts=parts))

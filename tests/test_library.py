@@ -169,7 +169,7 @@ def test_visibility_sees_an_enclosed_core_only_when_exploded():
 @pytest.mark.slow
 def test_show_draws_an_interlocked_puzzle(tmp_path, capsys):
     burr = tmp_path / "level6.json"
-    assert main(["import", "--example", "mj_burr6_puzzle3", "--out", str(burr)]) == 1
+    assert main(["import", "--example", "mj_burr6_puzzle3", "--out", str(burr)]) == 0   # partial moves take it apart
     assert main(["show", str(burr), "--out", str(tmp_path / "b.png"), "--exploded"]) == 0
     assert "exploded" in capsys.readouterr().out and (tmp_path / "b.png").stat().st_size > 10_000
 

@@ -247,7 +247,7 @@ def test_messages_export_keeps_the_older_rows(bench, tmp_path):
 
 @pytest.mark.slow
 def test_plain_trl_trains_from_the_exported_file(tiny, bench, tmp_path):
-    """The README's recipe: the exported JSONL straight into trl.SFTTrainer, no forgeplan code."""
+    """docs/training.md's recipe: the exported JSONL straight into trl.SFTTrainer, no forgeplan code."""
     from datasets import load_dataset
     from peft import LoraConfig
     from transformers import AutoModelForCausalLM, AutoTokenizer

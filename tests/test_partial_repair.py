@@ -93,7 +93,7 @@ def test_cli_task_make_verify_and_solve_with_an_honest_proof_status(tmp_path, ca
 
     pid = read_puzzle(burr("mj_burr6_puzzle3")).assembly.part_ids[3]
     asm_file = tmp_path / "p3.json"
-    assert main(["import", "--example", "mj_burr6_puzzle3", "--out", str(asm_file)]) == 1   # not straight: exit 1
+    assert main(["import", "--example", "mj_burr6_puzzle3", "--out", str(asm_file)]) == 0   # partial moves take it apart
     folder = tmp_path / "t"
     assert main(["task", "make", str(asm_file), "--out", str(folder), "--fault", f"missing_part:{pid}", "--no-proof"]) == 0
     ref = json.loads((folder / "reference.json").read_text())

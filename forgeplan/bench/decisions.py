@@ -130,4 +130,4 @@ def _files(slot, task, result, first, reference, valid, episode, attempt) -> Gen
     files = dict(public_files(task))
     files["decision.json"] = decision
     files["meta.json"] = meta
-    return Generated(slot, slot.sample_id, files)  # type: ignore[arg-type]
+    return Generated(slot, slot.sample_id, files)

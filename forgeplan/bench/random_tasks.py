@@ -90,7 +90,7 @@ def _candidate(rng: random.Random, asm_id: str, shape: Shape) -> Assembly:
     n = shape.parts
     pieces = _grow_pieces(rng, n)
     ids = [f"Rand_Part{k:02d}_Piece" for k in range(n)]
-    draft = Assembly(asm_id, "random", tuple(part(ids[k], "piece", pieces[k]) for k in range(n)))
+    draft = Assembly(asm_id, "random", tuple(part(ids[k], "piece", frozenset(pieces[k])) for k in range(n)))
     contacts = sorted({tuple(sorted(pair)) for pair in contact_relation(draft)})
     order = {pid: k for k, pid in enumerate(rng.sample(ids, n))}     # supports point up this order: acyclic
     supports: dict[str, list[str]] = {pid: [] for pid in ids}
@@ -102,7 +102,7 @@ def _candidate(rng: random.Random, asm_id: str, shape: Shape) -> Assembly:
     parts = []
     for k, pid in enumerate(ids):
         dirs = tuple(d for d in DIRECTIONS if rng.random() < shape.dir_rate) or (rng.choice(DIRECTIONS),)
-        parts.append(part(pid, "piece", pieces[k], dirs=dirs, supports=tuple(sorted(supports[pid])),
+        parts.append(part(pid, "piece", frozenset(pieces[k]), dirs=dirs, supports=tuple(sorted(supports[pid])),
                           lock=lock_of.get(pid)))
     plain = [pid for pid in ids if pid not in lock_of]
     spares: tuple[SparePart, ...] = ()

@@ -90,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, usage errors
         return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # the command as typed (`perf --store` records it)
     try:
         if isinstance(getattr(args, "out", None), Path):  # every command's --out, before any work
             check_output(args.out)

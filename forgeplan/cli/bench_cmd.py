@@ -64,7 +64,7 @@ def register(sub) -> None:
                         "them as they are); messages: {sample_id, messages, target}; pddl: an IPC-style suite with "
                         "proven optimal costs (costs.csv)")
     e.add_argument("--prompt", choices=["json", "compact"], default="json",
-                   help="json: FORGE's JSON task prompt; compact: the task's state as short lines (see README)")
+                   help="json: FORGE's JSON task prompt; compact: the task's state as short lines (see docs/training.md)")
     e.add_argument("--out", type=Path, help="folder to write into (default DIR/export, or DIR/pddl for --format pddl)")
     e.set_defaults(func=run_export)
 

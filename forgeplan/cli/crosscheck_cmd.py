@@ -8,8 +8,10 @@ from . import EXIT_NEGATIVE, emit_json
 
 
 def register(sub) -> None:
-    from ..planners.pddl.problem import OBJECTIVES
+    from ..model.choices import OBJECTIVES
     from .bench_cmd import add_executor_arguments
+
+    objectives = list(OBJECTIVES)
 
     p = sub.add_parser(
         "crosscheck", help="compare clingo's and Fast Downward's optimal plans on tasks",
@@ -20,8 +22,8 @@ def register(sub) -> None:
     p.add_argument("path", type=Path, metavar="PATH", help="a task folder, or a folder with task folders at any depth")
     p.add_argument("--limit", type=int, metavar="N", help="check only the first N tasks (path order)")
     p.add_argument("--time-limit", type=float, metavar="S", help="seconds per planner per task (then: unknown)")
-    p.add_argument("--objective", choices=OBJECTIVES, default=OBJECTIVES[0], metavar="OBJECTIVE",
-                   help="what both planners minimise, one of: " + " | ".join(OBJECTIVES) + f" (default: {OBJECTIVES[0]})")
+    p.add_argument("--objective", choices=objectives, default=objectives[0], metavar="OBJECTIVE",
+                   help="what both planners minimise, one of: " + " | ".join(objectives) + f" (default: {objectives[0]})")
     p.add_argument("--json", action="store_true", help="print every comparison and the summary as JSON")
     p.add_argument("--jobs", type=int, default=1, help="tasks compared at a time (worker processes or Ray CPUs)")
     add_executor_arguments(p)

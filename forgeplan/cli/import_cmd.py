@@ -14,8 +14,9 @@ def register(sub) -> None:
                     "the example puzzles shipped with forgeplan) and write it as an assembly JSON file that every "
                     "other command accepts. The summary says whether the assembly comes apart with straight "
                     "moves, and otherwise its partial-move level (see `assemblies --check`). Exit 0 when straight "
-                    "moves take it apart, 1 when they do not (the file is still written, but tasks and benchmarks "
-                    "refuse it), 2 on bad input.")
+                    "or partial moves take it apart (tasks and benchmarks take it), 1 when some parts cannot be "
+                    "separated by any sequence of moves (the file is still written, but forgeplan cannot use it), "
+                    "2 on bad input.")
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("path", metavar="PATH", type=Path, nargs="?", help="puzzle file (.json or .xmpuzzle)")
     src.add_argument("--example", metavar="NAME",
@@ -98,4 +99,6 @@ def run(args) -> int:
             print(partial["verdict"])
         if not verdict["disassemblable"]:
             print("the source names these parts: " + ", ".join(f"{p} = {n}" for p, n in imported.piece_names.items()))
-    return 0 if verdict["disassemblable"] else EXIT_NEGATIVE
+        if partial is not None and not partial["disassemblable"]:
+            print("forgeplan cannot use this assembly: tasks and benchmarks need one that comes apart")
+    return 0 if (partial or verdict)["disassemblable"] else EXIT_NEGATIVE

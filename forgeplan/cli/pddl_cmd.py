@@ -13,8 +13,7 @@ OBJECTIVE_HELP = ("what the action costs minimise, one of: moved-parts,actions (
 
 
 def _add_mode(p) -> None:
-    from ..planners.pddl.problem import OBJECTIVES
-    from ..planners.pddl.profiles import PROFILES
+    from ..model.choices import OBJECTIVES, PROFILES
 
     p.add_argument("--grounded", action="store_true",
                    help="plain STRIPS with action costs (no quantifiers, no conditional effects)")
@@ -28,7 +27,7 @@ def _add_mode(p) -> None:
 
 
 def register(sub) -> None:
-    from ..planners.pddl.external import PLANNERS
+    from ..model.choices import PLANNERS
 
     p = sub.add_parser(
         "export-pddl", help="write a task as PDDL (domain.pddl + problem.pddl)",

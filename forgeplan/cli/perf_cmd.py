@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import shlex
+from pathlib import Path
 
-from . import emit_json
+from . import EXIT_NEGATIVE, emit_json
 
 
 def register(sub) -> None:
@@ -13,14 +15,55 @@ def register(sub) -> None:
 
     p = sub.add_parser("perf", help="run a benchmark and print its figures as JSON",
                        description="Measure one of forgeplan's figures (medians over several runs) and print it as "
-                                   "JSON with the machine it ran on; README.md lists each figure with its command.")
+                                   "JSON with the machine it ran on; --store keeps it for docs/performance.md.")
     psub = p.add_subparsers(dest="perf_command", metavar="BENCHMARK")
     psub.required = True
     for mod in sorted(pkgutil.iter_modules(perf.__path__), key=lambda m: m.name):
         if mod.name.startswith("_"):  # a helper of a benchmark, not one itself
             continue
         module = importlib.import_module(f"{perf.__name__}.{mod.name}")
+        if not hasattr(module, "NAME"):  # the stored results, not a benchmark
+            continue
         doc = (module.__doc__ or "").strip()
         q = psub.add_parser(module.NAME, help=doc.splitlines()[0], description=doc + " Prints the figures as JSON.")
         module.add_arguments(q)
-        q.set_defaults(func=lambda args, m=module: emit_json(m.run(args)) or 0)
+        q.add_argument("--store", type=Path, metavar="DIR", help="also write DIR/NAME.json with the command, "
+                       "machine, date and load (docs/results for docs/performance.md)")
+        q.set_defaults(func=lambda args, m=module: run_benchmark(m, args))
+    r = psub.add_parser("report", help="render docs/performance.md from the stored results",
+                        description="Render the stored results of `forgeplan perf NAME --store DIR` (every DIR/*.json) "
+                                    "as one markdown page: per run the command, machine, date and load, then its "
+                                    "figures as tables. With --check, exit 1 when the page differs from the rendering.")
+    r.add_argument("--results", type=Path, default=Path("docs/results"), metavar="DIR", help="the stored results")
+    r.add_argument("--out", type=Path, default=Path("docs/performance.md"), metavar="FILE", help="the page written")
+    r.add_argument("--check", action="store_true", help="write nothing; exit 1 when --out is not the rendering")
+    r.set_defaults(func=run_report)
+
+
+def run_benchmark(module, args) -> int:
+    result = module.run(args)
+    emit_json(result)
+    if args.store:
+        from ..perf.results import store
+
+        words = [w for i, w in enumerate(args.argv) if w != "--store" and (i == 0 or args.argv[i - 1] != "--store")]
+        store(args.store, module.NAME, shlex.join(["forgeplan", *words]), result)
+    return 0
+
+
+def run_report(args) -> int:
+    import sys
+
+    from ..perf.results import render
+
+    text = render(args.results)
+    if args.check:
+        current = args.out.read_text(encoding="utf-8") if args.out.is_file() else ""
+        if current != text:
+            print(f"{args.out} is not the rendering of {args.results}: run `forgeplan perf report`", file=sys.stderr)
+            return EXIT_NEGATIVE
+        return 0
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text, encoding="utf-8")
+    print(f"wrote {args.out} from {len(list(args.results.glob('*.json')))} stored results")
+    return 0

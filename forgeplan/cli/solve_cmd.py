@@ -11,7 +11,7 @@ ALL_OPTIMAL_TIME_LIMIT = 60.0  # enumeration can take hours on large assemblies:
 
 
 def register(sub) -> None:
-    from ..planners.asp.solve import OBJECTIVES
+    from ..model.choices import OBJECTIVES
 
     p = sub.add_parser(
         "solve", help="a recovery plan proved minimal by clingo (output contract + proof)",

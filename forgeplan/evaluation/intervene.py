@@ -60,7 +60,7 @@ def metric_vector(s: DecisionScore | SampleScore) -> tuple[float, ...]:
 
 def correct(s: DecisionScore | SampleScore) -> bool:
     """Strict case-level correctness: a valid decision; a verified, optimal repair with the exact diagnosis."""
-    return s.joint_any if isinstance(s, DecisionScore) else (s.nofault_ok if not s.is_fault else s.mve_any)
+    return s.joint_any if isinstance(s, DecisionScore) else (bool(s.nofault_ok) if not s.is_fault else s.mve_any)
 
 
 def failure_kind(s: DecisionScore | SampleScore) -> str | None:

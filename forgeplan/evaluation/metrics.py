@@ -64,7 +64,7 @@ def core_metrics(samples: list[SampleScore]) -> dict[str, float | None]:
     m["SSE-any"] = macro_assembly(faults, lambda s: s.sse_any)
     m["MVE-any"] = macro_assembly_type(faults, lambda s: s.mve_any)
     nofault = [s for s in samples if not s.is_fault]
-    m["NoFault-Compliance"] = 100 * mean(s.nofault_ok for s in nofault) if nofault else None
+    m["NoFault-Compliance"] = 100 * mean(bool(s.nofault_ok) for s in nofault) if nofault else None
     m.update(magar_metrics(faults))
     return m
 

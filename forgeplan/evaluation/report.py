@@ -74,7 +74,7 @@ def write_report(summary: dict, out: Path, name: str = "predictions") -> list[Pa
 
 
 def _rules(rules: dict) -> list[str]:
-    """Which rules produced this row (the README's Metrics table gives each reading)."""
+    """Which rules produced this row (docs/metrics.md gives each reading)."""
     lines = ["Rules used:", "",
              "- Overall-Core: FORGE eq. 18, the mean of the six unrounded metrics with \"–\" counted as 0.",
              f"- Reference cost `{rules['reference_cost']}`: {REFERENCE_RULES[rules['reference_cost']]}",

@@ -49,10 +49,10 @@ class SampleScore:
     reference_proved: bool = True    # reference.json's proof: proved minimal, or only valid
 
 
-def identity(actions) -> list[tuple[str, str]]:
+def identity(actions) -> list[tuple[str, str | None]]:
     """The ordered (action, part) identity sequence used by SSE, MVE and HRQ; a group move's part is
     its whole group (SEMANTICS §5), joined with "+"."""
-    out = []
+    out: list[tuple[str, str | None]] = []
     for a in actions:
         if isinstance(a, dict):
             group = a.get("part_ids")

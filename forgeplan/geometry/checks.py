@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import networkx as nx
+from graphlib import CycleError, TopologicalSorter
 
 from ..model.assembly import Assembly
 from ..model.errors import AssemblyError
-from .graphs import support_graph
 from .relations import contact_relation
 from .partial import Budget, partial_verdict
 from .separation import disassembly_verdict
@@ -31,10 +30,11 @@ def check_geometry(asm: Assembly, *, disassembly: bool = True, partial_moves: bo
             if (p.part_id, s) not in contacts and (s, p.part_id) not in contacts:
                 raise AssemblyError(f"support {s} of {p.part_id} is not in face contact with it",
                                     file=f"assembly {asm.assembly_id}")
-    supports = support_graph(asm)
-    if not nx.is_directed_acyclic_graph(supports):
-        cyc = nx.find_cycle(supports)
-        raise AssemblyError(f"supports form a cycle: {[e[0] for e in cyc]}", file=f"assembly {asm.assembly_id}")
+    try:  # the standard library's sorter: loading a task stays clear of networkx's import time
+        TopologicalSorter({p.part_id: p.supports for p in asm.parts}).prepare()
+    except CycleError as exc:
+        cycle = list(reversed(exc.args[1][1:]))  # support -> supported, as the support graph's edges run
+        raise AssemblyError(f"supports form a cycle: {cycle}", file=f"assembly {asm.assembly_id}") from None
     if disassembly:
         verdict = disassembly_verdict(asm)
         if verdict["disassemblable"]:

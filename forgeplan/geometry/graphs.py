@@ -27,7 +27,7 @@ def disassembly_layers(asm: Assembly) -> tuple[tuple[str, ...], ...]:
     rests on it (so the reverse order respects supports). Removability only grows as parts leave,
     so this greedy peeling finds a full disassembly whenever one exists.
     """
-    blockers = {(p.part_id, d): set() for p in asm.parts for d in DIRECTIONS}
+    blockers: dict[tuple[str, str], set[str]] = {(p.part_id, d): set() for p in asm.parts for d in DIRECTIONS}
     for d, edges in blocking_relation(asm).items():
         for b, p in edges:
             blockers[(p, d)].add(b)

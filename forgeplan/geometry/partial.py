@@ -364,7 +364,8 @@ def separation_tree(asm: Assembly, parts, offsets: tuple[Vec, ...] | None = None
 def main_chain(asm: Assembly) -> tuple[tuple[Move, ...], tuple[str, ...]]:
     """The separations that keep taking the remaining half apart, from the whole assembly (the moves
     one-handed replay can do: what comes out is gone), and the parts left at the end."""
-    node, moves = disassemble_partial(asm), []
+    node = disassemble_partial(asm)
+    moves: list[Move] = []
     while node.left is not None and node.moves:
         moves += node.moves
         node = node.left

@@ -18,9 +18,9 @@ def _lines(voxels, axis: int) -> dict[tuple[int, int], tuple[int, int]]:
     for v in voxels:
         key = tuple(v[i] for i in range(3) if i != axis)
         c = v[axis]
-        cur = out.get(key)  # type: ignore[arg-type]
+        cur = out.get(key)
         if cur is None:
-            out[key] = [c, c]  # type: ignore[index]
+            out[key] = [c, c]
         else:
             cur[0] = min(cur[0], c)
             cur[1] = max(cur[1], c)

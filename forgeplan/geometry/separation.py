@@ -280,6 +280,7 @@ def replay_separations(asm: Assembly, steps: Sequence[dict | Step]) -> Separatio
     def result(valid: bool, k: int, reason: str | None) -> SeparationReplay:
         return SeparationReplay(valid, k, reason, tuple(c.names(m) for m in components))
 
+    d: str | None
     for k, raw in enumerate(steps):
         if isinstance(raw, Step):
             move, d, dist = raw.move, raw.direction, "out"
@@ -356,7 +357,7 @@ def _interlock_text(plan: Disassembly) -> str:
     before = f"straight moves separate {done} first, then " if done else ""
     return (f"not disassemblable with straight moves: {before}{sets} (no straight translation to infinity separates "
             "them into two groups); partial moves (BurrTools level above 1) are needed: `forgeplan assemblies --check` "
-            "finds them, while tasks and benchmarks take assemblies that straight moves take apart")
+            "finds them, and tasks and benchmarks take the assemblies they take apart")
 
 
 def disassembly_verdict(asm: Assembly) -> dict:

@@ -30,7 +30,7 @@ def assembly_to_json(asm: Assembly) -> dict:
             return None
         d = mechanism_json(lk)
         if lk.kind == "coupled":
-            d["unlocked_offset"] = lk.unlocked_offset.to_json()  # type: ignore[union-attr]
+            d["unlocked_offset"] = lk.unlocked_offset.to_json()  # type: ignore[union-attr]  # a coupled lock has an unlocked offset (checked by Assembly.validate)
         return d
 
     return {
@@ -58,7 +58,7 @@ def assembly_from_json(data: dict, file: str) -> Assembly:
             off = p.lock.unlocked_offset
             lock = LockMechanism(
                 kind=p.lock.kind, holds=tuple(p.lock.holds), axis=p.lock.axis, angle_deg=p.lock.angle_deg,
-                unlocked_offset=Pose(tuple(off.position), tuple(off.rotation)) if off else None,  # type: ignore[arg-type]
+                unlocked_offset=Pose(tuple(off.position), tuple(off.rotation)) if off else None,
             )
         parts.append(Part(p.part_id, p.kind, frozenset(tuple(v) for v in p.voxels), lock,
                           tuple(p.removal_dirs), tuple(p.supports)))

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..model.errors import InputError
 
-# bytes per kind of file; the README's "Limits" section lists the same numbers
+# bytes per kind of file; docs/limits.md lists the same numbers
 LIMITS = {
     "output": 1_000_000,          # one model output
     "task file": 8_000_000,       # one of a task folder's JSON files

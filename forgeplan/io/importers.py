@@ -186,7 +186,7 @@ def read_burr_json(path: str | Path, *, data: bytes | None = None) -> ImportedPu
         if p.count is not None and p.count != len(vox):
             raise InputError(f"count {p.count} must equal the number of voxels ({len(vox)}); copies of a shape "
                              "are separate pieces in this format", file=str(path), field=f"{where}.count")
-        pieces.append(SourcePiece(p.id, vox, p.weight or 1))  # type: ignore[arg-type]
+        pieces.append(SourcePiece(p.id, vox, p.weight or 1))
     credit = "; ".join(x for x in (m.name, f"designer: {m.designer}" if m.designer else "",
                                     f"licence: {m.license}" if m.license else "") if x)
     return build_assembly(snake_name(path.stem), pieces, prefix=camel_name(path.stem), description=credit,
@@ -203,7 +203,7 @@ def _quarter_turns() -> tuple[IntMatrix, IntMatrix, IntMatrix]:
 
 
 def _matmul(a, b) -> IntMatrix:
-    return tuple(tuple(sum(a[i][k] * b[k][j] for k in range(3)) for j in range(3)) for i in range(3))  # type: ignore
+    return tuple(tuple(sum(a[i][k] * b[k][j] for k in range(3)) for j in range(3)) for i in range(3))  # type: ignore[return-value]  # a tuple over range(3) of tuples over range(3) is a 3x3 matrix
 
 
 def _burrtools_matrices() -> tuple[IntMatrix, ...]:
@@ -237,7 +237,7 @@ def place_shape(cells: frozenset[Voxel], hotspot: Voxel, position: Voxel, t: int
     for v in cells:
         d = (v[0] - hotspot[0], v[1] - hotspot[1], v[2] - hotspot[2])
         out.add(tuple(position[i] + m[i][0] * d[0] + m[i][1] * d[1] + m[i][2] * d[2] for i in range(3)))
-    return frozenset(out)  # type: ignore[arg-type]
+    return frozenset(out)  # type: ignore[arg-type]  # a tuple over range(3) is a Voxel
 
 
 @dataclass(frozen=True)
@@ -304,7 +304,7 @@ def _parse_shape(el: ET.Element, k: int, file: str) -> _Shape:
             variable.add(v)
     hot = tuple(_int_attr(el, a, file, field, 0) for a in ("hx", "hy", "hz"))
     weight = _int_attr(el, "weight", file, field, 1)
-    return _Shape(el.get("name") or f"S{k + 1}", frozenset(filled), frozenset(variable), hot, max(1, weight))  # type: ignore[arg-type]
+    return _Shape(el.get("name") or f"S{k + 1}", frozenset(filled), frozenset(variable), hot, max(1, weight))  # type: ignore[arg-type]  # a tuple of the three hotspot attributes is a Voxel
 
 
 def _parse_placements(text: str, file: str, field: str) -> list[tuple[int, int, int, int] | None]:

@@ -303,5 +303,5 @@ class ReferenceFile(Open):
     proof: Optional[ProofModel] = None
 
 
-BENCH_FILE_MODELS = {"manifest.json": ManifestFile, "meta.json": MetaFile, "minimal_rework.json": MinimalReworkFile,
+BENCH_FILE_MODELS: dict[str, type[BaseModel]] = {"manifest.json": ManifestFile, "meta.json": MetaFile, "minimal_rework.json": MinimalReworkFile,
                      "reference.json": ReferenceFile}

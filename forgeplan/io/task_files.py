@@ -7,8 +7,9 @@ import json
 import math
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from ..geometry.checks import check_geometry
-from ..geometry.graphs import assembly_sequence
 from ..geometry.partial import LOAD_POSITIONS, Budget
 from ..geometry.relations import blocking_relation, contact_relation, symmetry_group
 from ..model.assembly import DIRECTIONS, Assembly, LockMechanism, Part, Pose, SparePart, unlocked_pose, validate_assembly
@@ -66,6 +67,8 @@ def public_files(task: Task) -> dict[str, dict]:
 
 def assembly_files(asm: Assembly) -> dict[str, dict]:
     """The five public files that depend on the assembly only (the same for all its tasks)."""
+    from ..geometry.graphs import assembly_sequence  # networkx: writing tasks needs it, loading them does not
+
     h = _header(asm)
     blocking = blocking_relation(asm)
     order = {pid: i for i, pid in enumerate(asm.part_ids)}
@@ -120,7 +123,7 @@ def read_json(path: Path, kind: str = "task file", root: Path | None = None):
 
 ASSEMBLY_FILES = PUBLIC_FILES[:5]
 STATE_FILES = PUBLIC_FILES[5:]
-FILE_MODELS = {
+FILE_MODELS: dict[str, type[BaseModel]] = {
     "part_catalog.json": PartCatalog, "assembly_graph.json": AssemblyGraphFile,
     "blocking_graph.json": BlockingGraphFile, "contact_graph.json": ContactGraphFile,
     "action_space.json": ActionSpaceFile, "initial_state.json": StateFile,
@@ -234,7 +237,7 @@ def _lock_from_json(d: dict, cp, file: str, field: str) -> LockMechanism:
             rot = tuple(float(x) for x in up.get("rotation", [0, 0, 0]))
             if len(pos) != 3 or len(rot) != 3 or not all(math.isfinite(x) for x in (*pos, *rot)):
                 raise ValueError("unlocked_pose needs finite 3-vectors")
-            return LockMechanism("coupled", holds, unlocked_offset=Pose(tuple(round(pos[i] - c[i], 6) for i in range(3)), rot))  # type: ignore[arg-type]
+            return LockMechanism("coupled", holds, unlocked_offset=Pose(tuple(round(pos[i] - c[i], 6) for i in range(3)), rot))
         raise ValueError(f"lock kind {kind!r} must be rotate or coupled")
     except (KeyError, TypeError, ValueError) as exc:
         raise InputError(f"bad lock mechanism: {exc}", file=file, field=field) from None
@@ -266,6 +269,6 @@ def _state_from_file(world: World, sm: StateFile, file: str) -> State:
         offset = tuple(s.offset) if s.offset is not None else NO_OFFSET
         if offset != NO_OFFSET and not s.present:
             raise InputError("an absent slot has no displacement", file=file, field=f"{f}.offset")
-        slots.append(Slot(s.present, s.occupant, tuple(s.position), tuple(s.rotation), s.seated, s.locked,  # type: ignore[arg-type]
-                          offset))  # type: ignore[arg-type]
+        slots.append(Slot(s.present, s.occupant, tuple(s.position), tuple(s.rotation), s.seated, s.locked,  # type: ignore[arg-type]  # schema-checked lists of three numbers
+                          offset))  # type: ignore[arg-type]  # schema-checked list of three numbers
     return State(slots)

@@ -68,7 +68,7 @@ def rotate_lock(holds: tuple[str, ...], axis: str, angle_deg: float) -> LockMech
 
 
 def coupled_lock(holds: tuple[str, ...], offset: tuple[float, float, float], rotation: tuple[float, float, float]) -> LockMechanism:
-    return LockMechanism("coupled", tuple(holds), unlocked_offset=Pose(tuple(map(float, offset)), tuple(map(float, rotation))))  # type: ignore[arg-type]
+    return LockMechanism("coupled", tuple(holds), unlocked_offset=Pose(tuple(map(float, offset)), tuple(map(float, rotation))))  # type: ignore[arg-type]  # map over three coordinates gives a Vec
 
 
 def part_id(assembly: str, number: int, kind: str) -> str:

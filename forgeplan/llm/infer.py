@@ -21,7 +21,7 @@ MAX_NEW_TOKENS = 4096
 
 
 def eos_ids(model, tokenizer) -> tuple[int, ...]:
-    ids = []
+    ids: list[int] = []
     for src in (getattr(model.generation_config, "eos_token_id", None), tokenizer.eos_token_id):
         ids += src if isinstance(src, (list, tuple)) else ([src] if src is not None else [])
     return tuple(dict.fromkeys(ids))
@@ -55,7 +55,7 @@ def generate(model, tokenizer, tasks, mode: str, *, device: str = "cpu", max_new
         proc = PlanMaskProcessor([make_mask(mode, t, vocab) for t in tasks], eos, max_new_tokens)
         processors.append(proc)
     processors.extend(after)
-    sampling = {"do_sample": False}
+    sampling: dict[str, bool | float | int] = {"do_sample": False}
     if sample_seed is not None:
         torch.manual_seed(sample_seed)
         sampling = {"do_sample": True, "temperature": 1.0, "top_k": 0, "top_p": 1.0}

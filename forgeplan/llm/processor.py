@@ -88,7 +88,7 @@ def _shifts(device):
     return got
 
 
-class PlanMaskProcessor(_logits_processor_base()):  # type: ignore[misc]
+class PlanMaskProcessor(_logits_processor_base()):  # type: ignore[misc]  # the base class is chosen at run time (transformers' LogitsProcessor when installed)
     """Grammar (or legal-action) masking for a batch of prompts; prompts with mask None are left free."""
 
     def __init__(self, masks: list, eos_ids: tuple[int, ...], max_new_tokens: int, form: str = "auto"):
@@ -123,7 +123,8 @@ class PlanMaskProcessor(_logits_processor_base()):  # type: ignore[misc]
         if ids.shape[1] == 0:
             self.states = {(p, b""): m.start() for p, m in enumerate(self.masks) if m is not None}
             return [self.states.get((r // block, b"")) for r in range(ids.shape[0])]
-        out, states = [], {}
+        out: list = []
+        states: dict = {}
         for r in range(ids.shape[0]):
             m = self.masks[r // block]
             if m is None:

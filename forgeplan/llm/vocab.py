@@ -26,6 +26,10 @@ import sys
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # numpy is imported where the arrays are built
+    import numpy as np
 
 
 @lru_cache(maxsize=1)
@@ -150,7 +154,8 @@ def _to_cache(v: Vocab) -> dict:
 
 
 def _from_cache(d: dict) -> Vocab:
-    blob, out, k = base64.b64decode(d["bytes"]), [], 0
+    blob, k = base64.b64decode(d["bytes"]), 0
+    out: list[bytes | None] = []
     for n in d["lens"]:
         if n < 0:
             out.append(None)

@@ -1,7 +1,7 @@
 """Size limits of the assembly model: how large an assembly or an imported puzzle may be, and its numbers.
 
 Untrusted files are refused beyond them (forgeplan.io.guarded reads the files; the schemas and the
-importers check these bounds); README.md's "Limits" section lists the same numbers.
+importers check these bounds); docs/limits.md lists the same numbers.
 """
 
 MAX_VOXELS = 100_000             # voxels of one assembly or imported puzzle (and filled grid cells)

@@ -100,7 +100,9 @@ def forgeplan_steps(vocab, tasks, mode: str, width: int) -> dict:
     from ..llm.processor import PlanMaskProcessor
     from ..llm.prompt import target_text
 
-    first, warm, eos = [], [], vocab.eos_ids or (0,)
+    first: list[float] = []
+    warm: list[float] = []
+    eos = vocab.eos_ids or (0,)
     gen = torch.Generator().manual_seed(0)
     for task, ref in tasks:
         _clear_memory_caches()

@@ -189,7 +189,7 @@ def _decode(args, tasks) -> dict:
         generate(model, tok, [only[0]], mode, max_new_tokens=4, vocab=vocab)  # imports and first allocations
     for run in range(args.runs):
         for task in only:
-            gaps = {}
+            gaps: dict[str, list] = {}
             for mode in (*modes, "none"):
                 clock = _Clock()
                 length = args.new_tokens if mode != "none" else max(len(gaps[m]) for m in modes) + 1

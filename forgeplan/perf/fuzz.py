@@ -1,6 +1,6 @@
 """Hostile-input fuzzing of every entry point (forgeplan.fuzzing): cases per entry point, crashes, peak memory.
 
-The figures of README.md's "Limits": how many mutated cases each entry point judged as a verdict, a
+The figures behind docs/limits.md: how many mutated cases each entry point judged as a verdict, a
 one-line error or a crash, the peak memory of the fuzz cases and of the large rejected inputs, the
 time-limit overshoot of `solve`, and, per structure-aware hostile input (`fuzzing.hostile_inputs`) and
 per misbehaviour of the hostile endpoint, the exit code, seconds and peak memory.

@@ -5,8 +5,6 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from ..bench.burr_faults import FAULTS, fault_task, level1_puzzles
-from ..model.actions import GroupMove
 from . import machine
 
 NAME = "pddl-groups"
@@ -23,6 +21,8 @@ def add_arguments(p) -> None:
 
 
 def _fault_row(asm, ftype: str, runs: int, time_limit: float, clingo: bool) -> dict:
+    from ..bench.burr_faults import fault_task
+    from ..model.actions import GroupMove
     from ..planners.crosscheck import compare_task
     from ..planners.pddl.fd import solve_fd
     from ..planners.pddl.problem import build_problem
@@ -52,6 +52,7 @@ def _fault_row(asm, ftype: str, runs: int, time_limit: float, clingo: bool) -> d
 
 
 def _puzzle_row(name: str, asm, args) -> dict:
+    from ..bench.burr_faults import FAULTS
     from ..geometry.separation import disassembly_verdict
     from ..planners.pddl.groups import candidate_groups
     from ..model.state import Tolerances
@@ -75,7 +76,7 @@ def builtin_group_assemblies() -> list:
 def _times(rows: list[dict]) -> dict:
     """Median and max of Fast Downward's time over the solved fault tasks of `rows`."""
     solved = [f for r in rows for f in r["faults"] if f.get("status") == "solved_optimally"]
-    out = {"tasks": len(solved)}
+    out: dict = {"tasks": len(solved)}
     for key in ("fd_seconds", "fd_planner_seconds", "clingo_seconds"):
         xs = [f[key] if key in f else f.get("crosscheck", {}).get(key) for f in solved]
         xs = [x for x in xs if x is not None]
@@ -86,6 +87,7 @@ def _times(rows: list[dict]) -> dict:
 
 
 def run(args) -> dict:
+    from ..bench.burr_faults import FAULTS, level1_puzzles
     from ..io.importers import import_puzzle
     from ..io.resources import examples_dir
 

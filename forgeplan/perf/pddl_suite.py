@@ -39,7 +39,8 @@ def _run_config(suite: Path, rows: list[dict], config: tuple, time_limit: float)
     from ..planners.pddl.external import solve_files
 
     folder, planner, search, column = config
-    solved, agree, seconds, codes = [], [], [], {}
+    solved, agree, seconds = [], [], []
+    codes: dict[str, int] = {}
     for row in rows:
         problem = suite / folder / f"{row['problem']}.pddl"
         if not problem.is_file():  # the lifted folder has no group-move problems

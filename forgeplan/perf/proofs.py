@@ -14,8 +14,6 @@ import os
 import statistics
 from pathlib import Path
 
-from tqdm import tqdm
-
 from . import machine
 from .solve import builtin_tasks, timed_solve
 
@@ -46,6 +44,8 @@ def _summary(rows: list[dict]) -> dict:
 
 
 def _rows(named_tasks, runs: int, time_limit: float, label: str) -> list[dict]:
+    from tqdm import tqdm
+
     rows = []
     for name, task in tqdm(named_tasks, desc=label, unit="task", leave=False):
         wall, _, res = timed_solve(task, runs, time_limit)

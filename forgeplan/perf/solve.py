@@ -7,6 +7,7 @@ import multiprocessing
 import resource
 import statistics
 import time
+from typing import Any
 
 from . import machine
 
@@ -24,7 +25,7 @@ def add_arguments(p) -> None:
     p.add_argument("--no-grid", action="store_true", help="skip the synthetic scaling grid")
 
 
-def timed_solve(task, runs: int, time_limit: float) -> tuple[float, float, object]:
+def timed_solve(task, runs: int, time_limit: float) -> tuple[float, float, Any]:
     """Median wall and CPU seconds of `solve_task(task)` over `runs` runs, and the last result."""
     from ..planners.asp.solve import solve_task
 

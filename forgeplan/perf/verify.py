@@ -26,7 +26,8 @@ def run(args) -> dict:
     world = world_for(asm, Tolerances())
     # a long random legal walk, recorded once, replayed by the engine (check + apply per action)
     rng = random.Random(args.seed)
-    state, walk = world.target_state(), []
+    state = world.target_state()
+    walk: list = []
     while len(walk) < min(args.actions, 20_000):
         acts = legal_actions(world, state)
         a = rng.choice(acts)

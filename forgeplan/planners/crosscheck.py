@@ -71,7 +71,7 @@ class Comparison:
 
 def value(objective: str, side: Side) -> tuple[int, ...]:
     """The optimised value of a side's plan: (J_move, c), (c,) or (J_move,)."""
-    return objective_value(objective, side.moved_parts, side.actions)  # type: ignore[arg-type]
+    return objective_value(objective, side.moved_parts, side.actions)  # type: ignore[arg-type]  # a side with a plan has both counts
 
 
 def labelled(objective: str, v: tuple[int, ...]) -> str:

@@ -31,7 +31,8 @@ def partial_repair_plan(world: World, actual: State, target: State) -> list[Acti
     cannot reach a faulty slot (it sits in a half the chain takes out whole and displaced)."""
     pending = set(faulty_slots(world, actual, target))
     moves, rest = main_chain(world.assembly)
-    state, plan, done = actual, [], []
+    state, done = actual, []
+    plan: list[Action] = []
     offsets = {p: NO_OFFSET for p in world.ids}
     for move in moves:
         if not pending:

@@ -23,7 +23,8 @@ from ..semantics.legal import legal_actions
 
 class _RepairSearch:
     def __init__(self, world: World, state: State):
-        self.w, self.state, self.plan = world, state, []
+        self.w, self.state = world, state
+        self.plan: list[Action] = []
         self.removed: list[int] = []
         self.unlocked: list[int] = []
 
@@ -64,11 +65,11 @@ class _RepairSearch:
         layer = {self.w.index[p]: k for k, ids in enumerate(disassembly_layers(self.w.assembly)) for p in ids}
         while self.w.free_direction(self.state, i) is None:
             free = [j for j in range(len(self.w.ids)) if j != i and self.state.slots[j].present
-                    and self.w.check(self.state, Remove(self.state.slots[j].occupant)) is None]  # type: ignore[arg-type]
+                    and self.w.check(self.state, Remove(self.state.slots[j].occupant)) is None]  # type: ignore[arg-type]  # a present slot has an occupant
             if not free:
                 raise RuntimeError(f"cannot clear {self.w.ids[i]}")
             j = min(free, key=lambda j: (layer.get(j, 0), j))
-            self.do(Remove(self.state.slots[j].occupant))  # type: ignore[arg-type]
+            self.do(Remove(self.state.slots[j].occupant))  # type: ignore[arg-type]  # a present slot has an occupant
             self.removed.append(j)
 
     def take_out(self, j: int, stack: frozenset[int]) -> None:
@@ -78,7 +79,7 @@ class _RepairSearch:
             self.unlocked.append(j)
         self.make_reachable(j, stack)
         if self.state.slots[j].present:  # peeling may already have taken it out
-            self.do(Remove(self.state.slots[j].occupant))  # type: ignore[arg-type]
+            self.do(Remove(self.state.slots[j].occupant))  # type: ignore[arg-type]  # a present slot has an occupant
             self.removed.append(j)
 
     def reinsert(self) -> bool:
@@ -124,7 +125,7 @@ def _structured(world: World, actual: State, target: State) -> list[Action] | No
             p.do(lock_action(world, i, locking=False))
         act = repair_action(world, p.state, i, m["type"])
         if act is None:  # orientation with no single-axis fix: take it out and put it back
-            p.do(Remove(p.state.slots[i].occupant))  # type: ignore[arg-type]
+            p.do(Remove(p.state.slots[i].occupant))  # type: ignore[arg-type]  # a present slot has an occupant
             act = Insert(world.ids[i])
         p.do(act)
     if not p.reinsert():
@@ -150,7 +151,7 @@ def greedy_search(world: World, actual: State, target: State, node_limit: int) -
         if h == 0:
             plan = []
             while parent[state] is not None:
-                prev, a = parent[state]  # type: ignore[misc]
+                prev, a = parent[state]  # type: ignore[misc]  # the loop condition excludes None
                 plan.append(a)
                 state = prev
             return plan[::-1]

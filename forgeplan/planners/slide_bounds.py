@@ -47,9 +47,9 @@ class LowerBound:
             return FAR      # a slot outside the moved set is absent and never comes back
         absent = [q for q, e in self.leave.items() if config[q] is None]
         if absent:
-            return max(FAR if self.leave[q] is None else self.leave[q] + 1 for q in absent)  # type: ignore[operator]
+            return max(FAR if self.leave[q] is None else self.leave[q] + 1 for q in absent)  # type: ignore[operator]  # the conditional excludes None
         slides = 0
         for axis in range(3):
-            values = len({o[axis] for o in config if o[axis]})   # type: ignore[index]
+            values = len({o[axis] for o in config if o[axis]})   # type: ignore[index]  # absent slots returned above: every offset is set
             slides += values.bit_length()      # the least m with 2^m > values
         return min(slides + bin(bad).count("1"), self.away)

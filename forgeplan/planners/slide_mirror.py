@@ -67,7 +67,7 @@ def mirror_plan(world: World, p: int, movable: int, c: int, layers: list[list[Co
     actions that repair `p` in place, `named` the action as named while `p` is still faulty (a spare
     there is named by its own id)."""
     depth, ranks = len(layers) - 1, part_ranks(world)
-    alive = [set() for _ in layers]
+    alive: list[set] = [set() for _ in layers]
     alive[depth] = set(layers[depth])
     for t in range(depth - 1, -1, -1):
         alive[t] = {x for x in layers[t] if any(nxt in alive[t + 1] for _, nxt in _moves(world, x, movable))}

@@ -165,7 +165,7 @@ def _separable(world: World, config: Config, group: int) -> bool:
     a proof, so it stops the decision."""
     members = bits(group)
     base = config[members[0]]
-    rel = tuple((o[0] - base[0], o[1] - base[1], o[2] - base[2]) for o in (config[i] for i in members))  # type: ignore[index]
+    rel = tuple((o[0] - base[0], o[1] - base[1], o[2] - base[2]) for o in (config[i] for i in members))  # type: ignore[index]  # members of a group are present: offset not None
     if world.separable(group, rel):
         return True
     if separation_tree(world.assembly, [world.ids[i] for i in members], rel).capped_anywhere():

@@ -153,7 +153,7 @@ def _bfs(world: World, start: Node, movable: int, limit: int, cap: int, deadline
     try:
         landings = landing_index(world, movable, _home(start), cap, None if limit >= NO_LIMIT else limit, deadline)
     except OverflowError as err:
-        landings, complete = err.partial, False   # type: ignore[attr-defined]
+        landings, complete = err.partial, False   # type: ignore[attr-defined]  # the configurations found so far ride on the exception (partial_universe)
     dist, queue, found, goal = {start: 0}, deque([start]), None, (_home(start), 0)
     if start == goal:
         return dist, 0, complete

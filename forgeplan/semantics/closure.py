@@ -13,7 +13,7 @@ def dependency_closure(world: World, actual: State, faulty: list[int]) -> list[i
     n = len(world.ids)
     while frontier:
         i = frontier.pop()
-        new = set()
+        new: set[int] = set()
         for _, m in world.dir_masks[i]:                      # N_b: present blockers
             new.update(j for j in range(n) if (m & actual.mask) >> j & 1)
         for j in range(n):                                   # N_c: what it rests on, present

@@ -18,12 +18,12 @@ def repair_action(world: World, state: State, i: int, mtype: str) -> Action | No
     if mtype == "missing_part":
         return Insert(pid)
     if mtype == "wrong_part":
-        return Replace(s.occupant, pid)  # type: ignore[arg-type]
+        return Replace(s.occupant, pid)  # type: ignore[arg-type]  # a present slot has an occupant
     if mtype == "wrong_orientation":
         fix = rotation_fix(world, i, s.rotation)
-        return None if fix is None else Rotate(s.occupant, *fix)  # type: ignore[arg-type]
+        return None if fix is None else Rotate(s.occupant, *fix)  # type: ignore[arg-type]  # a present slot has an occupant
     if mtype in ("misplacement", "under_insertion"):
-        return ResetPose(s.occupant)  # type: ignore[arg-type]
+        return ResetPose(s.occupant)  # type: ignore[arg-type]  # a present slot has an occupant
     if mtype == "interference_lock":
         return lock_action(world, i, locking=not s.locked)
     raise ValueError(mtype)

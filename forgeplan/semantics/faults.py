@@ -59,7 +59,8 @@ def inject(world: World, state: State, i: int, ftype: str, rng: random.Random) -
     if ftype == "misplacement":
         axis = rng.randrange(3)
         delta = round(rng.uniform(0.3, 1.0), 2) * rng.choice((1, -1))
-        pos = tuple(round(s.position[k] + (delta if k == axis else 0.0), 6) for k in range(3))
+        pos = (round(s.position[0] + (delta if axis == 0 else 0.0), 6), round(s.position[1] + (delta if axis == 1 else 0.0), 6),
+               round(s.position[2] + (delta if axis == 2 else 0.0), 6))
         return state.replace(i, s._replace(position=pos))
     if ftype == "under_insertion":
         return state.replace(i, s._replace(seated=round(rng.uniform(0.2, 0.8), 2)))
@@ -83,7 +84,8 @@ def perturb_within_tolerance(world: World, state: State, rng: random.Random) -> 
             ax = "xyz"[rng.randrange(3)]
             rot = matrix_to_euler(axis_matrix(ax, round(rng.uniform(-0.45, 0.45) * tol.rot_tol, 3)))
         d = 0.45 * tol.pos_tol / 3 ** 0.5
-        pos = tuple(round(s.position[k] + rng.uniform(-d, d), 6) for k in range(3))
+        pos = (round(s.position[0] + rng.uniform(-d, d), 6), round(s.position[1] + rng.uniform(-d, d), 6),
+               round(s.position[2] + rng.uniform(-d, d), 6))   # drawn x, y, z in this order
         state = state.replace(i, s._replace(position=pos, rotation=rot, seated=round(rng.uniform(0, 0.45 * tol.pos_tol), 6)))
     return state
 

@@ -33,6 +33,7 @@ from typing import Sequence
 from ..model.actions import (KINDS, Action, Insert, Join, PoseMove, Remove, Replace, ResetPose, Rotate, Separate, Slide, Turn,
                              lock_action as part_lock_action, moved_parts)
 from ..model.assembly import DIRECTIONS, Assembly
+from ..model.choices import OBJECTIVES
 from ..model.errors import InputError
 from ..model.rotations import axis_angle_of, euler_to_matrix, matmul, transpose
 from ..model.state import Slot, State
@@ -41,9 +42,6 @@ from .partial_universe import (apply_move, offered_moves, position_bound, positi
                                slide_universe, to_action)
 from .task import Task
 
-# objective -> the values it minimises, lexicographically (what an optimality proof covers)
-OBJECTIVES = {"moved-parts,actions": ("moved-parts", "actions"), "actions": ("actions",),
-              "moved-parts": ("moved-parts",)}
 DEFAULT_WEIGHT = 1000
 # separable sets enumerated before grounding gives up (their number can grow exponentially with the parts)
 MAX_GROUP_SETS = 50_000
@@ -222,7 +220,7 @@ def _slot_rotations(world: World, actual: State, i: int) -> tuple[SlotRotations,
     s = actual.slots[i]
     seeds = [ZERO3] + ([s.rotation] if s.present else [])
     unlocked = None
-    if world.lock[i] is not None and world.lock[i].kind == "coupled":  # type: ignore[union-attr]
+    if world.lock[i] is not None and world.lock[i].kind == "coupled":  # type: ignore[union-attr]  # checked on the left of `and`; mypy does not narrow an indexed expression
         unlocked = world.apply(world.target_state(), lock_action(world, i, locking=False)).slots[i]
         seeds.append(unlocked.rotation)
     return SlotRotations(world, actual, i, seeds), unlocked
@@ -258,7 +256,7 @@ def group_universe(world: World, actual: State) -> list[Action]:
         choices: list[list[str]] = [[]]
         for p in g:
             s = actual.slots[world.index[p]]
-            occ = [p] + ([s.occupant] if s.present and s.occupant != p else [])  # type: ignore[list-item]
+            occ = [p] + ([s.occupant] if s.occupant is not None and s.present and s.occupant != p else [])
             choices = [c + [x] for c in choices for x in occ]
         for d in dirs:
             out += [Separate(tuple(c), d) for c in choices]

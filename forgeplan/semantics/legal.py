@@ -20,15 +20,15 @@ def slot_actions(world: World, state: State, i: int) -> list[Action]:
     pid = world.ids[i]
     if not s.present:
         return [Insert(pid)]
-    out: list[Action] = [Remove(s.occupant), ResetPose(s.occupant)]  # type: ignore[arg-type]
+    out: list[Action] = [Remove(s.occupant), ResetPose(s.occupant)]  # type: ignore[arg-type]  # a present slot has an occupant
     if world.rot_off(i, s):
         fix = rotation_fix(world, i, s.rotation)
         if fix is not None:
-            out.append(Rotate(s.occupant, *fix))  # type: ignore[arg-type]
+            out.append(Rotate(s.occupant, *fix))  # type: ignore[arg-type]  # a present slot has an occupant
     if world.lock[i] is not None and s.occupant == pid:
         out.append(lock_action(world, i, locking=not s.locked))
     if s.occupant != pid:
-        out.append(Replace(s.occupant, pid))  # type: ignore[arg-type]
+        out.append(Replace(s.occupant, pid))  # type: ignore[arg-type]  # a present slot has an occupant
     return out
 
 

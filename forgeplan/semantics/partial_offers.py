@@ -48,7 +48,7 @@ class _Pairs(NamedTuple):
 def position_bound(asm: Assembly) -> Vec:
     """Per axis, the largest |offset| a slot may take: the extent of the assembly's target voxel box."""
     cells = [v for p in asm.parts for v in p.voxels]
-    return tuple(max(c[a] for c in cells) - min(c[a] for c in cells) + 1 for a in range(3))  # type: ignore[return-value]
+    return tuple(max(c[a] for c in cells) - min(c[a] for c in cells) + 1 for a in range(3))  # type: ignore[return-value]  # a tuple over range(3) is a Vec
 
 
 def separable_at(world: World, group: int, offsets: Sequence[Vec]) -> bool:
@@ -99,7 +99,7 @@ class OfferTable:
             oi = config[i]
             for j in present[a + 1:]:
                 oj = config[j]
-                g = gaps(i, j, (oj[0] - oi[0], oj[1] - oi[1], oj[2] - oi[2]))  # type: ignore[index]
+                g = gaps(i, j, (oj[0] - oi[0], oj[1] - oi[1], oj[2] - oi[2]))  # type: ignore[index]  # offsets of present slots are not None
                 rows[i][j], rows[j][i] = g, (g[1], g[0], g[3], g[2], g[5], g[4])
         touch = [[sum(1 << j for j in present if rows[i][j] is not None and rows[i][j][d] < 1) for i in range(n)]
                  for d in range(len(DIRECTIONS))]
@@ -113,7 +113,7 @@ class OfferTable:
             for group in groups(pairs, movable, d):
                 r = room(pairs, group, d)
                 if r >= FREE:
-                    if group & (group - 1) == 0 or separable_at(self.world, group, [config[i] for i in bits(group)]):  # type: ignore[misc]
+                    if group & (group - 1) == 0 or separable_at(self.world, group, [config[i] for i in bits(group)]):  # type: ignore[misc]  # offsets of a group's members (present slots) are not None
                         yield ("out", group, name), tuple(None if group >> i & 1 else o for i, o in enumerate(config))
                     continue
                 yield from self.slides(config, group, d, r)
@@ -125,16 +125,16 @@ class OfferTable:
         lo, hi = 1, r
         for i in members:
             o = config[i]
-            if any(abs(o[a]) > bound[a] for a in range(3) if a != axis):  # type: ignore[index]
+            if any(abs(o[a]) > bound[a] for a in range(3) if a != axis):  # type: ignore[index]  # members of a group are present: offset not None
                 return
-            c = o[axis] * sign  # type: ignore[index]
+            c = o[axis] * sign  # type: ignore[index]  # members of a group are present: offset not None
             lo, hi = max(lo, -bound[axis] - c), min(hi, bound[axis] - c)
         v = _VEC[d]
         for k in range(lo, hi + 1):
             nxt = list(config)
             for i in members:
                 o = config[i]
-                nxt[i] = (o[0] + v[0] * k, o[1] + v[1] * k, o[2] + v[2] * k)  # type: ignore[index]
+                nxt[i] = (o[0] + v[0] * k, o[1] + v[1] * k, o[2] + v[2] * k)  # type: ignore[index]  # members of a group are present: offset not None
             yield ("slide", group, name, k), tuple(nxt)
 
 

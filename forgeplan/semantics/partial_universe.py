@@ -69,7 +69,7 @@ def room(sh: Shapes, config: Config, group: int, d: int) -> int:
         oi = config[i]
         for j, oj in enumerate(config):
             if oj is not None and not group >> j & 1:
-                best = min(best, _gap(sh, i, oi, j, oj, d))  # type: ignore[arg-type]
+                best = min(best, _gap(sh, i, oi, j, oj, d))  # type: ignore[arg-type]  # members of a group are present: offset not None
     return best
 
 
@@ -81,7 +81,7 @@ def apply_move(config: Config, move: Move) -> Config:
     kind, group = move[0], move[1]
     if kind == "slide":
         v, k = _VEC[DIRECTIONS.index(move[2])], move[3]
-        return tuple(_shift(o, v, k) if group >> i & 1 else o for i, o in enumerate(config))  # type: ignore[arg-type]
+        return tuple(_shift(o, v, k) if group >> i & 1 else o for i, o in enumerate(config))  # type: ignore[arg-type]  # members of a group are present: offset not None
     if kind == "out":
         return tuple(None if group >> i & 1 else o for i, o in enumerate(config))
     placed = dict(zip(bits(group), move[3]))
@@ -129,7 +129,7 @@ def landing_index(world: World, movable: int, home: Config, cap: int = 1_000_000
     out, complete = hit
     if not complete:
         err = OverflowError(f"more than {cap} configurations, or past the deadline")
-        err.partial = out   # type: ignore[attr-defined]  (what was found: still legal arrivals)
+        err.partial = out   # type: ignore[attr-defined]  # the configurations found so far ride on the exception; slide_search reads them
         raise err
     return out
 
@@ -142,7 +142,8 @@ def _landings(world: World, movable: int, home: Config, cap: int, depth: int | N
               deadline: float | None) -> tuple[dict[Config, list[Step]], bool, bool]:
     """landing_index's breadth-first search: (index, complete, cut by the clock). A cut index keeps its
     arrivals in the order met; a complete one sorts them."""
-    seen, queue, out = {home: 0}, deque([home]), {}
+    seen, queue = {home: 0}, deque([home])
+    out: dict[Config, list[Step]] = {}
     table = _offer_table(world)
     while queue:
         config = queue.popleft()
@@ -166,7 +167,7 @@ def _landings(world: World, movable: int, home: Config, cap: int, depth: int | N
 
 
 def _offsets_of(config: Config, group: int) -> tuple[Vec, ...]:
-    return tuple(config[i] for i in bits(group))  # type: ignore[misc]
+    return tuple(config[i] for i in bits(group))  # type: ignore[misc]  # members of a group are present: offset not None
 
 
 def _arrivals(world: World, config: Config, absent: int) -> Iterator[Move]:
@@ -179,7 +180,7 @@ def _arrivals(world: World, config: Config, absent: int) -> Iterator[Move]:
     offsets = [config[i] for i in present]
     reach = max(bound)
     for i in bits(absent):
-        for o in arrival_offsets(sh, i, present, offsets, DIRECTIONS, reach):  # type: ignore[arg-type]
+        for o in arrival_offsets(sh, i, present, offsets, DIRECTIONS, reach):  # type: ignore[arg-type]  # offsets of present slots are not None
             if in_domain(bound, o):
                 d = _clear_direction(sh, config, 1 << i, (o,))
                 yield ("in", 1 << i, d, (o,))

@@ -127,7 +127,7 @@ def _init_by_slot(world: World, actual: State) -> list[list[str]]:
         if not s.present:
             out.append([f"init(rot({q(pid)},{q(rotation_name(ZERO3))}))"])
             continue
-        atoms = [f"init(in({q(s.occupant)}))", f"init(rot({q(pid)},{q(rotation_name(s.rotation))}))"]  # type: ignore[arg-type]
+        atoms = [f"init(in({q(s.occupant)}))", f"init(rot({q(pid)},{q(rotation_name(s.rotation))}))"]  # type: ignore[arg-type]  # a present slot has an occupant
         if world.pose_off(i, s):
             atoms.append(f"init(pose_off({q(pid)}))")
         if s.locked:
@@ -188,8 +188,8 @@ def _static_lines(world: World) -> list[str]:
     lines += [f"supports({q(s)},{q(p.part_id)})." for p in asm.parts for s in p.supports]
     lines += ["", "% --- locks"]
     for p in asm.locks:
-        holds = " ".join(f"lock_holds({q(p.part_id)},{q(h)})." for h in p.lock.holds)  # type: ignore[union-attr]
-        lines.append(f"lock({q(p.part_id)},{p.lock.kind}). {holds}")  # type: ignore[union-attr]
+        holds = " ".join(f"lock_holds({q(p.part_id)},{q(h)})." for h in p.lock.holds)  # type: ignore[union-attr]  # asm.locks holds the parts that have a lock
+        lines.append(f"lock({q(p.part_id)},{p.lock.kind}). {holds}")  # type: ignore[union-attr]  # asm.locks holds the parts that have a lock
     return lines
 
 

@@ -75,7 +75,7 @@ def _brave_steps(task: Task, bound: tuple[int, ...], length: int, time_limit: fl
     for name in ("minimize_moved", "minimize_actions")[2 - len(bound):]:
         ctl.assign_external(Function(name), True)
     ctl.assign_external(Function("query", [Number(length)]), True)
-    ctl.configuration.solve.opt_mode = "enum," + ",".join(map(str, bound))
+    ctl.configuration.solve.opt_mode = "enum," + ",".join(map(str, bound))  # type: ignore[union-attr]  # clingo types the solve group as str | Configuration | None; it is a Configuration
     last: list = []
     with ctl.solve(yield_=False, async_=True, on_model=lambda m: last.append(m.symbols(shown=True))) as handle:
         if not handle.wait(time_limit):

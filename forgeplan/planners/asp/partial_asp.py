@@ -65,7 +65,7 @@ def solve_partial_asp(task: Task, max_horizon: int, radius: int | None = None,
     ctl = clingo.Control(["--opt-mode=opt", "--warn=none"])
     ctl.load(str(ENCODING))
     ctl.add("base", [], facts)
-    parts = [("base", [])]
+    parts: list[tuple[str, list]] = [("base", [])]
     last_ground = 0.0
     for h in range(1, max_horizon + 1):
         parts += [("step", [clingo.Number(h)]), ("check", [clingo.Number(h)])]
@@ -135,7 +135,7 @@ def _members(mask: int) -> list[int]:
 
 
 def _offset(term) -> tuple[int, int, int]:
-    return tuple(c.number for c in term.arguments)   # type: ignore[return-value]
+    return tuple(c.number for c in term.arguments)
 
 
 def _action(task: Task, term) -> Action:

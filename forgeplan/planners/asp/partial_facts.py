@@ -38,7 +38,7 @@ def domain(task: Task, radius: int | None = None) -> Domain:
     if radius is not None and radius < 1:
         raise InputError(f"radius must be a whole number >= 1, got {radius}", field="--asp-radius")
     bound = full if radius is None else tuple(min(b, radius) for b in full)
-    return Domain(bound, 2 * max(bound))   # type: ignore[arg-type]
+    return Domain(bound, 2 * max(bound))   # type: ignore[arg-type]  # position_bound is a Vec of three ints
 
 
 def _term(o) -> str:

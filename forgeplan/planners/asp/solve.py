@@ -58,7 +58,7 @@ class SolveResult:
     horizon: int
     objective: str = "moved-parts,actions"
     lower_bound: int | None = None    # relaxation bound on J_move (None when not computed)
-    proof: str = ""                   # how optimality was established (README.md)
+    proof: str = ""                   # how optimality was established (encodings/README.md)
     canonical: bool = False           # the plan is the tie-break reference (SEMANTICS §4), proved
 
     def to_json(self) -> dict:

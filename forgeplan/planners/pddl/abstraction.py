@@ -96,7 +96,7 @@ def _slot_facts(ab: Abstraction, actual: State, i: int) -> None:
     if s.present:
         ab.init.add(("present", pid, True))
         if s.occupant != pid:
-            ab.spare_in[pid] = s.occupant  # type: ignore[assignment]
+            ab.spare_in[pid] = s.occupant  # type: ignore[assignment]  # a present slot has an occupant
             ab.fluents.add(("wrong", pid))
             ab.init.add(("wrong", pid, True))
         if world.pose_off(i, s):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from ...model.actions import KIND, Action, GroupMove, OnePart, PartMove, PoseMove, Replace, Rotate, Turn
 from ...model.assembly import Pose
@@ -26,7 +26,7 @@ class Encoding:
     """A unified-planning Problem for a task and the tables that map its plans back to forgeplan actions."""
 
     task: Task
-    problem: object                      # unified_planning.model.Problem
+    problem: Any                         # unified_planning.model.Problem (untyped: UP is imported lazily)
     objective: str
     weight: int
     grounded: bool
@@ -37,7 +37,7 @@ class Encoding:
     touches: dict[str, str] = field(default_factory=dict)       # expanded: `touch` action name -> part id
     groups: GroupCandidates | None = None                       # the candidate groups of a group-move export
     every_direction: bool = False                               # expanded: dominated group-move directions kept
-    simulator: object = field(default=None, repr=False)         # expanded: UP's simulator, made on first use
+    simulator: Any = field(default=None, repr=False)         # expanded: UP's simulator, made on first use
     exact: Encoding | None = field(default=None, repr=False)    # expanded: the every-direction twin (validate)
     rebuild: Callable[[], Encoding] | None = field(default=None, repr=False)  # expanded: builds that twin
 
@@ -77,7 +77,8 @@ class Encoding:
 
         if self.grounded:
             return self._encode_expanded(actions)
-        world, touched, out = self.task.world, set(), []
+        world, out = self.task.world, []
+        touched: set[str] = set()
         for a in actions:
             if not isinstance(a, OnePart):  # the lifted domain has no group moves (build_problem refuses them)
                 return None
@@ -98,7 +99,7 @@ class Encoding:
             new = tuple(p not in touched for p in touches)
             suffix = next(s for s, pattern in touch_variants(touches) if pattern == new)
             touched.update(touches)
-            out.append(ActionInstance(self.problem.action(a.name + suffix), objs))  # type: ignore[attr-defined]
+            out.append(ActionInstance(self.problem.action(a.name + suffix), objs))
         return SequentialPlan(out)
 
     def _encode_expanded(self, actions: Sequence[Action]):
@@ -117,8 +118,8 @@ class Encoding:
         sim = self.simulator
         copies: dict[Action, list] = {}
         for name, a in self.steps.items():
-            copies.setdefault(a, []).append(self.problem.action(name))  # type: ignore[attr-defined]
-        touch = {p: self.problem.action(name) for name, p in self.touches.items()}  # type: ignore[attr-defined]
+            copies.setdefault(a, []).append(self.problem.action(name))
+        touch = {p: self.problem.action(name) for name, p in self.touches.items()}
         out, state = [], sim.get_initial_state()
         for a in actions:
             for p in a.touched if isinstance(a, GroupMove) else ():
@@ -146,7 +147,7 @@ class Encoding:
         dropped = any(isinstance(a, GroupMove) and a not in self.steps.values() for a in actions)
         if self.grounded and self.groups is not None and not self.every_direction and dropped:
             if self.exact is None:
-                self.exact = self.rebuild()  # type: ignore[misc]
+                self.exact = self.rebuild()  # type: ignore[misc]  # a dataclass field filled lazily by a method
             return self.exact.validate(actions)
         get_environment().credits_stream = None
         plan = self.encode(actions)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 from ...model.actions import Action, GroupMove, OnePart, PoseMove, Replace, Turn
 from ...semantics.task import Task
@@ -23,7 +24,7 @@ def expanded_problem(task: Task, ab: Abstraction, objective: str, weight: int, c
 
     problem = Problem(DOMAIN_NAME)
     part = UserType("part")
-    fluents: dict[str, object] = {}
+    fluents: dict[str, Any] = {}   # unified-planning Fluents
     objs: dict[str, object] = {}
 
     def atom(f: str, pid: str):
@@ -81,7 +82,7 @@ def _touch_actions(enc: Encoding, ab: Abstraction, atom, lit, cost) -> dict:
         act = InstantaneousAction(enc.unique_name(f"touch {p}"))
         act.add_precondition(lit("touched", p, False))
         act.add_effect(atom("touched", p), True)
-        enc.problem.add_action(act)  # type: ignore[attr-defined]
+        enc.problem.add_action(act)
         enc.touches[act.name] = p
         costs[act] = cost
     return costs

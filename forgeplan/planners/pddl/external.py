@@ -21,13 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...model.actions import Action
+from ...model.choices import PLANNERS
 from ...model.errors import InputError
 from ...semantics.grounded import plan_value
 from ...semantics.task import Task
 from .files import read_plan, write_pddl
 from .profiles import build_export
-
-PLANNERS = {"fd": ("strips-costs", "astar(lmcut())"), "pyperplan": ("strips", "-s astar -H lmcut")}
 
 
 @dataclass

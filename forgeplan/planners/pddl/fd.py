@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass
+from typing import Any
 
 from ...model.actions import Action
 from ...semantics.grounded import DEFAULT_WEIGHT, plan_value
@@ -19,7 +20,7 @@ FD_MAX_TIMEOUT = 1e6  # seconds (11.6 days)
 class PlannerResult:
     """What Fast Downward returned for a task, mapped back to forgeplan actions."""
 
-    status: object                   # unified_planning.engines.PlanGenerationResultStatus
+    status: Any                      # unified_planning.engines.PlanGenerationResultStatus
     plan: tuple[Action, ...] | None
     cost: int | None                 # the plan's total cost under the objective's action costs
     reported_cost: int | None        # the same as Fast Downward reported it (a consistency check)

@@ -12,14 +12,14 @@ The compiled problem keeps every action's name, so a plan of it decodes through 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from ...model.choices import PROFILES
 from ...model.errors import InputError
 from ...semantics.grounded import DEFAULT_WEIGHT
 from ...semantics.task import Task
 from .codec import Encoding
 from .problem import build_problem
-
-PROFILES = ("full", "strips", "strips-costs")
 
 
 @dataclass
@@ -27,7 +27,7 @@ class Export:
     """What is written for a task under a profile, and the encoding its plans decode through."""
 
     enc: Encoding
-    problem: object   # unified_planning.model.Problem: enc.problem, or its STRIPS compilation
+    problem: Any      # unified_planning.model.Problem: enc.problem, or its STRIPS compilation
     profile: str
 
     @property

@@ -80,7 +80,7 @@ def _coordinate_axioms(sp: SlideProblem) -> None:
     minus i's is v. Blocking depends on relative offsets only, so it is written over these (a few rules
     per pair and axis) rather than over every pair of positions."""
     world, tables = sp.task.world, sp.tables
-    coords = {}
+    coords: dict = {}
     for i, pid in enumerate(world.ids):
         for o in tables.positions[i]:
             for a in range(3):

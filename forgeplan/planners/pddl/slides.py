@@ -176,7 +176,7 @@ def _single_steps(sp: SlideProblem, ab: Abstraction) -> None:
     world = sp.task.world
     for step in ab.steps:
         a = step.action
-        i = world.slot_index(a.part_id)  # type: ignore[attr-defined]
+        i = world.slot_index(a.part_id)  # type: ignore[attr-defined]  # every action of a slide abstraction names one part
         pid = world.ids[i]
         if isinstance(a, (Remove, Insert)) or (a.name == "reset_pose" and ("pose_off", pid, True) not in ab.init):
             continue
@@ -188,7 +188,7 @@ def _single_steps(sp: SlideProblem, ab: Abstraction) -> None:
             rays = dict.fromkeys(tuple(_clear_from(sp, i, o, d)) for d in world.parts[i].removal_dirs)
             for ray in rays:
                 pre = [("(idle)", True), *_lits(sp, step.pre), (_at(sp, pid, o), True), *ray, *tpre]
-                sp.add(f"{a.name}_{sp.names[a.part_id]}_{pos_name(o)}", pre,  # type: ignore[attr-defined]
+                sp.add(f"{a.name}_{sp.names[a.part_id]}_{pos_name(o)}", pre,  # type: ignore[attr-defined]  # every action of a slide abstraction names one part
                        [*_lits(sp, step.eff), *extra_eff], sp.step_cost, ("action", a), o)
 
 
@@ -417,7 +417,8 @@ class _Runner:
     """The problem's own state while a forgeplan plan is encoded (never the engine's)."""
 
     def __init__(self, sp: SlideProblem):
-        self.sp, self.state, self.names = sp, set(sp.init), []
+        self.sp, self.state = sp, set(sp.init)
+        self.names: list[str] = []
 
     def ok(self, st: Step) -> bool:
         return holds(self.sp, self.state, st.pre)
@@ -459,13 +460,13 @@ def _transaction(run: _Runner, a: Action) -> bool:
     if kind is None:
         return False
     world = run.sp.task.world
-    ids = list(a.part_ids) if hasattr(a, "part_ids") else [a.part_id]  # type: ignore[attr-defined]
+    ids = list(a.part_ids) if hasattr(a, "part_ids") else [a.part_id]  # type: ignore[attr-defined]  # guarded by hasattr: a group move has part_ids, the others part_id
     offsets = [tuple(o) for o in (getattr(a, "offsets", None) or [getattr(a, "offset", ZERO)] * len(ids))]
     rank = {i: r for r, i in enumerate(member_order(world))}
     members = sorted(zip(ids, offsets), key=lambda m: rank[world.slot_index(m[0])])
     slots = [world.ids[world.slot_index(x)] for x, _ in members]
     k = getattr(a, "distance", None)
-    for d in [a.direction] if hasattr(a, "direction") else DIRECTIONS:  # type: ignore[attr-defined]
+    for d in [a.direction] if hasattr(a, "direction") else DIRECTIONS:
         saved = (set(run.state), list(run.names))
         good = run.do(lambda st: st.role == ("begin", kind, d, k))
         if kind == "in":

@@ -335,7 +335,7 @@ class LiftedPartial:
         return self._single(role[1], o)
 
     def _single(self, a: Action, o) -> tuple[str, list]:
-        slot = self.sp.task.world.ids[self.sp.task.world.slot_index(a.part_id)]  # type: ignore[attr-defined]
+        slot = self.sp.task.world.ids[self.sp.task.world.slot_index(a.part_id)]  # type: ignore[attr-defined]  # every action of a slide abstraction names one part
         if isinstance(a, Rotate):
             return "rotate", [a.part_id, slot, ("pos", o), ("axis", a.axis), ("angle", float(a.angle_deg))]
         if isinstance(a, Replace):

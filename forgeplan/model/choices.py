@@ -1,0 +1,14 @@
+"""The named choices a user picks on the command line: objectives, PDDL export profiles, external planners.
+
+Plain data, so that the command line offers them without importing the planners that act on them.
+"""
+
+# objective -> the values it minimises, lexicographically (what an optimality proof covers)
+OBJECTIVES = {"moved-parts,actions": ("moved-parts", "actions"), "actions": ("actions",),
+              "moved-parts": ("moved-parts",)}
+
+# PDDL export profiles, richest first (planners.pddl.profiles)
+PROFILES = ("full", "strips", "strips-costs")
+
+# external PDDL planner -> (default profile, default configuration) (planners.pddl.external)
+PLANNERS = {"fd": ("strips-costs", "astar(lmcut())"), "pyperplan": ("strips", "-s astar -H lmcut")}

@@ -435,7 +435,8 @@ class HostileEndpoint:
         path = head.split(b" ", 2)[1].decode("latin-1") if head.count(b" ") >= 2 else "/"
         behaviour = path.strip("/").split("/")[0]
         self.requests.append(behaviour)
-        length = int(re.search(rb"(?i)content-length:\s*(\d+)", head).group(1)) if b"ength:" in head else 0
+        declared = re.search(rb"(?i)content-length:\s*(\d+)", head)
+        length = int(declared.group(1)) if declared else 0
         got = len(head.split(b"\r\n\r\n", 1)[1])
         while got < min(length, 10_000_000):
             chunk = sock.recv(65_536)

@@ -146,7 +146,8 @@ def illegal_step_category(code: str, world: World | None = None, state: State | 
     part, action not applicable in this state) is illegal grounding. A partial move blocked only by its
     parameters (given the `state` it is taken in) is a parameter error too: see `reparameterised`."""
     if code in DEPENDENCY_CODES:
-        if code == "blocked" and action is not None and reparameterised(world, state, action):
+        if code == "blocked" and world is not None and state is not None and action is not None \
+                and reparameterised(world, state, action):
             return "parameter_error"
         return "dependency_omission"
     return "parameter_error" if code in PARAMETER_CODES else "illegal_grounding"
@@ -162,6 +163,7 @@ def reparameterised(world: World, state: State, a: Action) -> Action | None:
     all at one such offset. When none is legal, something must move first: a dependency omission."""
     if not world.partial:
         return None
+    options: list[Action]
     if isinstance(a, Slide):
         reach = min(a.distance, max(position_bound(world.assembly)) + 1)
         options = [Slide(a.part_ids, a.direction, k) for k in range(1, reach)]
@@ -170,7 +172,8 @@ def reparameterised(world: World, state: State, a: Action) -> Action | None:
         options = [Insert(a.part_id, o) for o in axis_offsets(world) if o != a.offset]
     elif isinstance(a, Join):
         given = a.offsets or (NO_OFFSET,) * len(a.part_ids)
-        places = [tuple(tuple(x + y for x, y in zip(o, shift)) for o in given) for shift in axis_offsets(world)]
+        places: list[tuple[tuple[int, int, int], ...]] = [
+            tuple((o[0] + shift[0], o[1] + shift[1], o[2] + shift[2]) for o in given) for shift in axis_offsets(world)]
         places += [(o,) * len(a.part_ids) for o in axis_offsets(world)]
         options = [g for d in DIRECTIONS for at in places if (g := Join(a.part_ids, d, at)) != a]
     else:
@@ -185,7 +188,7 @@ def axis_offsets(world: World) -> list[tuple[int, int, int]]:
     for d in DIRECTIONS:
         v = DIRECTION_VECTORS[d]
         axis = next(k for k in range(3) if v[k])
-        out += [tuple(c * n for c in v) for n in range(1, bound[axis] + 1)]
+        out += [(v[0] * n, v[1] * n, v[2] * n) for n in range(1, bound[axis] + 1)]
     return out
 
 

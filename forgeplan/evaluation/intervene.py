@@ -168,6 +168,7 @@ class Sample:
         if self.decision is not None:
             return score_decision(self.sid, self.meta["assembly_id"], raw, self.decision["reference"],
                                   self.decision["valid"])
+        assert self.task is not None and self.reference is not None and self.rework is not None  # load: a rework sample
         return score_sample(self.task, raw, self.reference, self.meta, self.rework, self.reference_cost)
 
 
@@ -181,6 +182,7 @@ def deployed_accepts(sample: Sample, anchor_raw: str, cand_raw: str, anchor: Dec
     """The verifier on the model's own answer and on the candidate, no reference (module docstring)."""
     if isinstance(anchor, DecisionScore):
         return not anchor.joint_any
+    assert sample.task is not None  # a rework sample (Sample.load)
     own = own_verdict(sample.task, anchor_raw, sample.reference_cost)
     cand = own_verdict(sample.task, cand_raw, sample.reference_cost)
     return cand is not None and (own is None or cand < own)
@@ -265,6 +267,7 @@ def intervene_sample(sample: Sample, raw: str, mode: str, report: InterventionRe
     if sample.decision is not None:
         cand = Candidate(decision_candidate(raw, sample.decision["valid"]))
     else:
+        assert sample.task is not None  # not a decision sample, so a rework sample (Sample.load)
         try:
             cand = plan_candidate(sample.task, raw, mode, sample.reference_cost, time_limit)
         except ForgeplanError:

@@ -127,7 +127,7 @@ def _exchange(url: str, data: bytes, headers: dict, timeout: float) -> bytes:
 
     parts = urlsplit(url)
     cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-    conn = cls(parts.hostname, parts.port, timeout=timeout)
+    conn = cls(parts.hostname or "", parts.port, timeout=timeout)  # the endpoint check refused a URL without a host
     deadline = time.monotonic() + timeout
     watchdog = threading.Timer(timeout, _cut, (conn,))
     watchdog.daemon = True

@@ -95,8 +95,6 @@ def _endpoint(sb: Sandbox) -> dict:
                               "error": last[:160], "ok": o.code == want and last.startswith("forgeplan")}
     return out
 
-    return {**report, **machine()}
-
 
 def _overshoot(root: Path, runs: int) -> dict:
     """Median seconds past `solve --time-limit` on the built-in assembly with the longest grounding."""

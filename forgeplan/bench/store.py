@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import platform
-import re
 import time
 from collections import Counter
 from pathlib import Path
@@ -16,6 +15,7 @@ from ..io.guarded import output_folder
 from ..io.schema import BENCH_FILE_MODELS, ManifestFile, parse_model
 from ..io.task_files import load_task, read_json, write_json
 from ..model.errors import InputError
+from ..model.names import sample_id_problem
 from ..model.state import Tolerances
 from .composition import PROTOCOL, composition_counts, plan_composition
 from ..executors import run_batches
@@ -25,7 +25,6 @@ from .shards import (SHARD_FILE, batches, drop_partial, finished, heaviest_first
 from .sources import load_sources
 
 MANIFEST = "manifest.json"
-SAFE_SAMPLE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$")
 
 
 def _versions() -> dict:
@@ -139,11 +138,14 @@ def load_manifest(bench: Path) -> dict:
 
 
 def sample_folder(bench: Path, sample_id: str) -> Path:
-    """DIR/tasks/<sample_id>, refused when the id is not a single safe folder name."""
-    if not SAFE_SAMPLE_ID.match(sample_id):
-        raise InputError(f"sample id {sample_id[:80]!r} is not a folder name (letters, digits, '_', '-', '.')",
-                         file=str(Path(bench) / MANIFEST), field="splits")
-    return Path(bench) / "tasks" / sample_id
+    """DIR/tasks/<sample_id>, refused when the id is not a single safe folder name or the folder is a symlink."""
+    why = sample_id_problem(sample_id)
+    if why is not None:
+        raise InputError(f"sample id {repr(sample_id)[:80]} {why}", file=str(Path(bench) / MANIFEST), field="splits")
+    folder = Path(bench) / "tasks" / sample_id
+    if folder.is_symlink():
+        raise InputError("the sample's task folder is a symlink (refused)", file=str(folder))
+    return folder
 
 
 def read_sample_file(bench: Path, sample_id: str, name: str) -> dict:

@@ -162,6 +162,28 @@ def load_sample_task(bench: Path, sample_id: str):
     return load_task(sample_folder(bench, sample_id), root=Path(bench))
 
 
+def read_reference(bench: Path, sample_id: str, task) -> dict:
+    """A sample's reference.json, validated and replayed in the engine: a reference that is not the
+    sample's, or whose plan does not restore the target, is refused (scores against it would be false)."""
+    from ..io.contract import ContractError, parse_output
+
+    reference = read_sample_file(bench, sample_id, "reference.json")
+    path = str(sample_folder(bench, sample_id) / "reference.json")
+    if reference["annotation"]["sample_id"] != sample_id:
+        raise InputError(f"sample {sample_id}: the reference names another sample", file=path, field="annotation.sample_id")
+    try:
+        actions = parse_output(json.dumps(reference), strict=False).actions
+    except ContractError as exc:
+        raise InputError(f"sample {sample_id}: the reference breaks the output contract ({exc.reason})", file=path,
+                         field="rework_plan") from None
+    r = task.world.restoration(task.actual, actions, task.target)
+    if not r.restored:
+        why = str(r.failure) if r.failure is not None else "; ".join(task.world.differences(r.final, task.target)[:2])
+        raise InputError(f"sample {sample_id}: the reference plan does not restore the target ({why})", file=path,
+                         field="rework_plan.actions")
+    return reference
+
+
 def stats(manifest: dict) -> dict:
     """Composition tables: per split x condition, fault type, difficulty, assembly; assembly origins."""
     recs = manifest["records"]

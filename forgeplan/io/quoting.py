@@ -99,10 +99,19 @@ def lark_string(text: str) -> str:
     return '"' + _printable(text.replace("\\", "\\\\").replace('"', '\\"')) + '"'
 
 
+def _fixed_width(c: str) -> str:
+    """\\uNNNN or \\UNNNNNNNN: fixed-width escapes (xgrammar reads \\x greedily, llama.cpp two digits)."""
+    o = ord(c)
+    return f"\\u{o:04x}" if o < 0x10000 else f"\\U{o:08x}"
+
+
 def gbnf_string(text: str) -> str:
-    """A GBNF (llama.cpp) string literal matching exactly `text`: `\\"`, `\\\\`, and every
-    non-printable character as \\xNN, \\uNNNN or \\UNNNNNNNN."""
-    return '"' + _printable(text.replace("\\", "\\\\").replace('"', '\\"')) + '"'
+    """A GBNF (llama.cpp, xgrammar) string literal matching exactly `text`: `\\"`, `\\\\`, and every
+    non-printable character as \\uNNNN or \\UNNNNNNNN. NUL is refused (xgrammar ends a literal there)."""
+    if "\x00" in text:
+        raise InputError(f"{one_line(text, 80)!r} holds a NUL character, which no GBNF string can hold", field="id")
+    body = text.replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + (body if body.isprintable() else "".join(c if c.isprintable() else _fixed_width(c) for c in body)) + '"'
 
 
 _PORTABLE_ESCAPED = set('"\'#/\\')

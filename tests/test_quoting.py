@@ -245,3 +245,227 @@ def test_report_md_keeps_its_tables_whatever_the_ids(tmp_path):
         elif current:
             tables, current = tables + [current], []
     assert len(tables) >= 4 and all(len(set(t)) == 1 for t in tables), tables
+
+
+# ----------------------------------------------------------------------------- benchmark folders and references
+
+SID = "luban_lock_3_wrong_orientation_1"
+
+
+def _record() -> dict:
+    return {"sample_id": SID, "assembly_id": "luban_lock_3", "family": "luban3", "condition": "single",
+            "fault_types": ["wrong_orientation"], "difficulty": "easy", "split": "test", "hidden": True}
+
+
+def _sample_folder(base: Path, folder: Path) -> Path:
+    """The base task as a benchmark sample folder: its public files, reference, meta and minimal rework."""
+    shutil.copytree(base, folder)
+    ref = json.loads((folder / "reference.json").read_text())
+    moved = sorted({a["part_id"] for a in ref["rework_plan"]["actions"]})
+    (folder / "meta.json").write_text(json.dumps(_record()))
+    (folder / "minimal_rework.json").write_text(json.dumps(
+        {"moved_parts": moved, "moved_part_count": len(moved), "route_id": "R-x", "action_ids": ["a"]}))
+    return folder
+
+
+def _bench(base: Path, root: Path) -> Path:
+    bench = root / "bench"
+    _sample_folder(base, bench / "tasks" / SID)
+    head = {"schema_version": "1.0", "tasks": 1, "composition": {}}
+    manifest = {**head, "splits": {"train": [], "test": [SID]}, "records": [{**_record(), "reference_actions": 3}]}
+    (bench / "manifest.json").write_text(json.dumps(manifest))
+    return bench
+
+
+def _shard(base: Path, root: Path, sample_id: str = SID) -> Path:
+    shard = root / "shard1"
+    _sample_folder(base, shard / "tasks" / SID)
+    head = {"schema_version": "1.0", "tasks": 1, "composition": {}}
+    (shard / "shard.json").write_text(json.dumps({"head": head, "shard": [1, 1],
+                                                   "records": [[0, {**_record(), "sample_id": sample_id}]]}))
+    return shard
+
+
+def _snapshot(root: Path) -> set[str]:
+    return {str(p) for p in root.rglob("*")}
+
+
+def test_bench_merge_joins_a_plain_shard(base_task, tmp_path):
+    o = run_cli(["bench", "merge", _shard(base_task, tmp_path), "--out", tmp_path / "out"])
+    assert o.code == 0 and judge(o) is None, o.err
+    assert (tmp_path / "out" / "tasks" / SID / "actual_state.json").is_file()
+
+
+@pytest.mark.parametrize("sample_id", ["../../x", "../x", "/tmp/x", ".hidden", "a/b", "x\n"])
+def test_bench_merge_refuses_a_record_that_is_not_a_folder_name(base_task, tmp_path, sample_id):
+    shard = _shard(base_task, tmp_path / "in", sample_id)
+    (shard / "tasks" / SID).rename(shard / "tasks" / "x")
+    before = _snapshot(tmp_path)
+    o = run_cli(["bench", "merge", shard, "--out", tmp_path / "in" / "a" / "out"])
+    assert o.code == 2 and judge(o) is None and "records.0.1.sample_id" in o.err, o.err
+    assert _snapshot(tmp_path) == before
+
+
+def test_bench_merge_refuses_symlinks_in_or_as_a_task_folder(base_task, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.json").write_text("{}")
+    shard = _shard(base_task, tmp_path)
+    folder = shard / "tasks" / SID
+    (folder / "meta.json").unlink()
+    (folder / "meta.json").symlink_to(outside / "secret.json")
+    o = run_cli(["bench", "merge", shard, "--out", tmp_path / "out1"])
+    assert o.code == 2 and judge(o) is None and "meta.json" in o.err, o.err
+    shutil.rmtree(folder)
+    folder.symlink_to(outside, target_is_directory=True)
+    o = run_cli(["bench", "merge", shard, "--out", tmp_path / "out2"])
+    assert o.code == 2 and judge(o) is None and "symlink" in o.err, o.err
+    assert not (tmp_path / "out2" / "tasks" / SID).exists() and list(outside.iterdir()) == [outside / "secret.json"]
+
+
+def test_a_benchmark_task_folder_that_is_a_symlink_is_refused(base_task, tmp_path):
+    bench = _bench(base_task, tmp_path)
+    real = tmp_path / "elsewhere"
+    (bench / "tasks" / SID).rename(real)
+    (bench / "tasks" / SID).symlink_to(real, target_is_directory=True)
+    preds = tmp_path / "p.jsonl"
+    preds.write_text(json.dumps({"sample_id": SID, "raw_output": "{}"}) + "\n")
+    o = run_cli(["evaluate", "--bench", bench, "--predictions", preds])
+    assert o.code == 2 and judge(o) is None and "symlink" in o.err, o.err
+
+
+def test_bench_export_refuses_a_split_name_that_is_not_a_file_name(base_task, tmp_path):
+    bench = _bench(base_task, tmp_path)
+    manifest = json.loads((bench / "manifest.json").read_text())
+    manifest["splits"] = {"../../escaped": [SID]}
+    (bench / "manifest.json").write_text(json.dumps(manifest))
+    before = _snapshot(tmp_path)
+    o = run_cli(["bench", "export", bench, "--out", tmp_path / "x" / "export"])
+    assert o.code == 2 and judge(o) is None and "split name" in o.err, o.err
+    assert not (tmp_path / "escaped.jsonl").exists() and not any(p.name == "escaped.jsonl" for p in tmp_path.rglob("*"))
+    assert before <= _snapshot(tmp_path)
+
+
+def test_evaluate_replays_the_reference_it_scores_against(base_task, tmp_path):
+    bench = _bench(base_task, tmp_path)
+    ref_path = bench / "tasks" / SID / "reference.json"
+    ref = json.loads(ref_path.read_text())
+    preds = tmp_path / "p.jsonl"
+    preds.write_text(json.dumps({"sample_id": SID, "raw_output": json.dumps(
+        {"annotation": ref["annotation"], "rework_plan": {**ref["rework_plan"], "actions": []}})}) + "\n")
+    o = run_cli(["evaluate", "--bench", bench, "--predictions", preds, "--json"])
+    assert o.code == 0 and json.loads(o.out)["metrics"]["SSE"] == 0.0, o.err
+    ref["rework_plan"]["actions"] = []    # the emptied reference would give the empty prediction full credit
+    ref_path.write_text(json.dumps(ref))
+    o = run_cli(["evaluate", "--bench", bench, "--predictions", preds])
+    assert o.code == 2 and judge(o) is None, o.err
+    assert f"sample {SID}: the reference plan does not restore the target" in o.err
+    ref["rework_plan"]["actions"] = [{"action": "remove", "part_id": "LubanLock3_Part01_Beam"}]   # illegal: blocked
+    ref_path.write_text(json.dumps(ref))
+    o = run_cli(["evaluate", "--bench", bench, "--predictions", preds])
+    assert o.code == 2 and "does not restore" in o.err and SID in o.err, o.err
+
+
+# ----------------------------------------------------------------------------- the smaller drifts
+
+@pytest.fixture(scope="module")
+def assembly_json(tmp_path_factory) -> dict:
+    from forgeplan.io.catalog import assembly_to_json
+    from forgeplan.library import build
+
+    return assembly_to_json(build("luban_lock_3"))
+
+
+@pytest.mark.parametrize("field,value", [("part_id", "a\u202eb"), ("part_id", "a\x1bb"), ("family", "x\x1b[2Jy"),
+                                         ("family", "f\u2028g"), ("assembly_id", "a\u061cb"), ("kind", "k\x00")])
+def test_an_assembly_file_with_a_non_printable_name_is_refused(assembly_json, tmp_path, field, value):
+    data = json.loads(json.dumps(assembly_json))
+    if field in ("part_id", "kind"):
+        old = data["parts"][0][field]
+        data = _renamed(data, old, value) if field == "part_id" else data
+        data["parts"][0][field] = value
+    else:
+        data[field] = value
+    path = tmp_path / "asm.json"
+    path.write_text(json.dumps(data))
+    for argv in (["task", "make", path, "--out", tmp_path / "t"], ["bench", "build", "--assemblies", path, "--out",
+                                                                      tmp_path / "b", "--tasks", "20", "--quiet"]):
+        o = run_cli(argv)
+        assert o.code == 2 and judge(o) is None and "non-printable" in o.err, (argv, o.err)
+        assert not (tmp_path / "t").exists()
+
+
+def _output(base: Path) -> dict:
+    ref = json.loads((base / "reference.json").read_text())
+    return {"annotation": ref["annotation"], "rework_plan": ref["rework_plan"]}
+
+
+def test_a_bom_before_a_valid_output_is_ignored(base_task, tmp_path):
+    out = tmp_path / "o.json"
+    out.write_bytes(b"\xef\xbb\xbf" + json.dumps(_output(base_task)).encode())
+    o = run_cli(["verify", base_task, out])
+    assert o.code == 0 and o.out.startswith("valid"), (o.out, o.err)
+
+
+@pytest.mark.parametrize("where", ["action", "mistake"])
+def test_a_number_given_as_a_string_is_a_schema_failure(base_task, tmp_path, where):
+    data = _output(base_task)
+    if where == "action":
+        data["rework_plan"]["actions"][1]["angle_deg"] = "-90"
+    else:
+        data["annotation"]["mistakes"][0]["angle_deg"] = "90"
+    out = tmp_path / "o.json"
+    out.write_text(json.dumps(data))
+    o = run_cli(["verify", base_task, out, "--json"])
+    assert o.code == 1 and json.loads(o.out)["category"] == "schema_failure", o.out
+
+
+def test_a_tolerance_given_as_a_string_is_refused(base_task, tmp_path):
+    folder = tmp_path / "t"
+    shutil.copytree(base_task, folder)
+    target = json.loads((folder / "target_state.json").read_text())
+    target["tolerances"]["pos_tol"] = "0.05"
+    (folder / "target_state.json").write_text(json.dumps(target))
+    o = run_cli(["solve", folder])
+    assert o.code == 2 and judge(o) is None and "tolerances.pos_tol" in o.err, o.err
+
+
+def test_a_verdict_echoes_a_bidi_mark_escaped(base_task, tmp_path):
+    data = _output(base_task)
+    data["rework_plan"]["actions"][0]["part_id"] = "x\u061cy\u202ez"
+    out = tmp_path / "o.json"
+    out.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    o = run_cli(["verify", base_task, out])
+    assert o.code == 1 and judge(o) is None and "\\u061c" in o.out and "\u061c" not in o.out, o.out
+
+
+def _puzzle(pieces: list[tuple[str, list]]) -> str:
+    return json.dumps({"name": "p", "pieces": [{"id": n, "voxels": v} for n, v in pieces]})
+
+
+def test_a_puzzle_of_201_pieces_is_refused(tmp_path):
+    path = tmp_path / "p.json"
+    path.write_text(_puzzle([(f"S{k}", [[2 * k, 0, 0]]) for k in range(201)]))
+    o = run_cli(["import", path, "--out", tmp_path / "a.json"])
+    assert o.code == 2 and judge(o) is None and "200" in o.err, o.err
+    assert not (tmp_path / "a.json").exists()
+
+
+def test_import_prints_source_piece_names_escaped(tmp_path):
+    """A cube sealed in a hollow 3x3x3 shell: not taken apart, so the summary lists the source names."""
+    shell = [[x, y, z] for x in range(3) for y in range(3) for z in range(3) if [x, y, z] != [1, 1, 1]]
+    path = tmp_path / "p.json"
+    path.write_text(_puzzle([("shell\x1b[31m\nvalid: 0 actions", shell), ("core\u202e\u2028", [[1, 1, 1]])]))
+    for extra in ([], ["--json"]):
+        o = run_cli(["import", path, "--out", tmp_path / "a.json", *extra])
+        assert o.code == 1 and judge(o, bool(extra)) is None, o.out
+        assert "\x1b" not in o.out and "\u202e" not in o.out and "\u2028" not in o.out
+    assert "\\x1b[31m\\x0avalid: 0 actions" in run_cli(["import", path, "--out", tmp_path / "a.json"]).out
+
+
+@pytest.mark.parametrize("spec", ["1/99999999999999999999", "1/100001", "0/3", "3/2", "1/2\n", "1/2/3", "-1/2"])
+def test_a_shard_spec_out_of_range_is_refused(tmp_path, spec):
+    o = run_cli(["bench", "build", "--out", tmp_path / "b", "--tasks", "20", "--shard", spec, "--quiet",
+                 "--assemblies", "luban_lock_3"])
+    assert o.code == 2 and judge(o) is None and "--shard" in o.err, o.err
+    assert not (tmp_path / "b").exists()

@@ -153,7 +153,7 @@ def run_export(args) -> int:
     if args.format == "pddl":
         return _export_pddl(args, total)
     out = output_folder(args.out or args.bench / "export")
-    with tqdm(total=total, desc="export", unit="task", file=sys.stderr) as bar:
+    with tqdm(total=total, desc="export", unit="task", file=sys.stderr, delay=1e-6) as bar:
         counts = export_jsonl(args.bench, out, progress=bar.update, fmt=args.format, prompt=args.prompt)
     print(one_line(f"wrote {', '.join(f'{out / k}.jsonl ({v})' for k, v in counts.items())}"))
     return 0

@@ -7,6 +7,7 @@ functions below still write any string so that it cannot change the meaning of t
 |---|---|---|
 | ASP (clingo) | `asp_string`, `asp_comment` | a string term equal to the text; a comment that stays one line |
 | PDDL | unified-planning's `PDDLWriter` (planners/pddl/files.py) | illegal names renamed, mapped back by `get_item_named` |
+| PDDL written by hand (partial moves) | `pddl_names` | each id a unique name of `[a-z0-9_]` |
 | Lark | `lark_string` | a literal matching exactly the text, on one line |
 | GBNF | `gbnf_string` | the same for llama.cpp's dialect |
 | portable Lark | `portable_lark_string` | the same for vLLM's line-based Lark-to-EBNF reading |
@@ -131,3 +132,18 @@ def portable_lark_string(text: str) -> str:
             run += ch
     out += [f'"{run}"'] if run or not out else []
     return " ".join(out)
+
+
+# ----------------------------------------------------------------------------- PDDL written by hand
+
+def pddl_names(ids) -> dict[str, str]:
+    """Id -> a PDDL name (`p_`, then lower-case letters, digits and `_`), unique, recognisably the id: for
+    the PDDL forgeplan writes itself; unified-planning's PDDLWriter renames the names of the problems it writes."""
+    out, used = {}, set()
+    for pid in ids:
+        name = "p_" + re.sub(r"[^a-z0-9_]", "_", pid.lower())
+        while name in used:
+            name += "_"
+        used.add(name)
+        out[pid] = name
+    return out

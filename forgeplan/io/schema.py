@@ -10,7 +10,7 @@ from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, StrictBool, 
 
 from ..model.errors import InputError
 from ..model.limits import MAX_ANGLE, MAX_COORD, MAX_PARTS, MAX_VOXELS
-from ..model.names import MAX_NAME, name_problem, sample_id_problem
+from ..model.names import name_problem, sample_id_problem
 
 TASK_SCHEMA_VERSION = "1.0"
 Direction = Literal["+x", "-x", "+y", "-y", "+z", "-z"]
@@ -35,7 +35,7 @@ def _checked(problem):
 
 
 # ids and names from files: printable (model.names), so that they echo and quote safely
-Name = Annotated[str, Field(strict=True, min_length=1, max_length=MAX_NAME), AfterValidator(_checked(name_problem))]
+Name = Annotated[str, Field(strict=True), AfterValidator(_checked(name_problem))]
 
 
 class Strict(BaseModel):
@@ -56,7 +56,7 @@ def parse_model(model: type[BaseModel], data: Any, file: str):
         err = exc.errors()[0]
         loc = ".".join(str(x) for x in err["loc"]) or "(top level)"
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise InputError(f"{err['msg']}{more}", file=file, field=loc) from None
+        raise InputError(f"{err['msg'].removeprefix('Value error, ')}{more}", file=file, field=loc) from None
 
 
 # ----------------------------------------------------------------------------- assembly files

@@ -207,14 +207,15 @@ def test_a_printable_hostile_id_keeps_every_program_meaning(base_task, base_rend
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["asp_inline", "pddl", "lark", "gbnf", "backslash", "space"])
-def test_a_hostile_part_id_keeps_the_pddl_and_gbnf_meaning(base_task, base_renders, tmp_path, name):
+def test_a_hostile_part_id_keeps_the_pddl_and_grammar_meaning(base_task, base_renders, tmp_path, name):
     """Fast Downward reads the PDDL that unified-planning writes (illegal names renamed): the same plan;
-    xgrammar reads the GBNF export: it accepts the reference output."""
+    xgrammar reads the GBNF and (through vLLM's conversion) the portable Lark export: both accept the
+    reference output and refuse it cut short."""
     from xgrammar import Grammar
     from xgrammar.testing import _is_grammar_accept_string
 
     from forgeplan.io.task_files import load_task
-    from forgeplan.llm.exports import lark_to_gbnf
+    from forgeplan.llm.exports import lark_to_gbnf, portable_lark
     from forgeplan.llm.grammar import specialise
     from forgeplan.planners.pddl.fd import solve_fd
 
@@ -226,6 +227,10 @@ def test_a_hostile_part_id_keeps_the_pddl_and_gbnf_meaning(base_task, base_rende
     target = base_renders["target"].replace(KEY_PART, json.dumps(text, ensure_ascii=False)[1:-1])
     gbnf = Grammar.from_ebnf(lark_to_gbnf(specialise(task)), root_rule_name="root")
     assert _is_grammar_accept_string(gbnf, target) and not _is_grammar_accept_string(gbnf, target[:-1])
+    from test_exports import vllm_lark_to_ebnf   # vLLM's reading of portable Lark, as test_exports re-creates it
+
+    portable = Grammar.from_ebnf(vllm_lark_to_ebnf(portable_lark(specialise(task))))
+    assert _is_grammar_accept_string(portable, target) and not _is_grammar_accept_string(portable, target[:-1])
 
 
 def test_report_md_keeps_its_tables_whatever_the_ids(tmp_path):

@@ -39,7 +39,7 @@ SEED_XMPUZZLE = """<?xml version="1.0"?>
 <solutions><solution asmNum="1"><assembly>0 0 0 0 1 0 0 0</assembly></solution></solutions></problem></problems>
 </puzzle>
 """
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff\ud800-\udfff]")
 
 
 @dataclass(frozen=True)

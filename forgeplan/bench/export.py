@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..model.errors import InputError
+from ..model.names import sample_id_problem
 from .store import load_manifest
 
 FORMATS = ("prompt-completion", "messages")
@@ -27,9 +29,14 @@ def export_jsonl(bench: Path, out: Path, splits=None, progress=None, *, fmt: str
     if fmt not in FORMATS:
         raise ValueError(f"format {fmt!r} must be one of {FORMATS}")
     manifest = load_manifest(bench)
+    splits = list(splits or manifest["splits"])
+    for split in splits:
+        if sample_id_problem(split) is not None:   # it names the file OUT/<split>.jsonl
+            raise InputError(f"split name {repr(split)[:80]} is not a file name (letters, digits, '_', '-', '.')",
+                             file=str(Path(bench) / "manifest.json"), field="splits")
     out.mkdir(parents=True, exist_ok=True)
     counts = {}
-    for split in splits or manifest["splits"]:
+    for split in splits:
         rows = prompt_completion_rows(bench, split, prompt, with_ids=True)
         with (out / f"{split}.jsonl").open("w", encoding="utf-8") as fh:
             for row in rows:

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from ..geometry.partial import needs_partial_moves
 from ..geometry.separation import needs_group_moves
-from ..io.task_files import load_task, read_json
+from ..io.quoting import markdown_cell
 from ..model.errors import InputError
 from ..semantics.grounded import DEFAULT_WEIGHT
-from .store import load_manifest
+from .store import load_manifest, load_sample_task, read_sample_file, sample_folder
 
 # folder -> (profile, grounded): the lifted folder shares one domain, the others have one per problem
 FOLDERS = {"lifted": ("full", False), "grounded": ("full", True), "strips-costs": ("strips-costs", True),
@@ -31,7 +31,7 @@ def export_pddl_suite(bench: Path, out: Path, progress=None) -> list[dict]:
     if out.exists() and any(out.iterdir()):
         raise InputError("output folder is not empty", file=str(out))
     ids = [sid for split in ("train", "test") for sid in manifest["splits"][split]]
-    skipped = [sid for sid in ids if needs_partial_moves(load_task(bench / "tasks" / sid).assembly)]
+    skipped = [sid for sid in ids if needs_partial_moves(load_sample_task(bench, sid).assembly)]
     ids = [sid for sid in ids if sid not in skipped]   # the PDDL export does not express slides (SEMANTICS §9)
     if progress and skipped:
         progress(len(skipped))
@@ -40,7 +40,7 @@ def export_pddl_suite(bench: Path, out: Path, progress=None) -> list[dict]:
         (out / folder).mkdir(parents=True, exist_ok=True)
     rows = []
     for n, sid in enumerate(ids, start=1):
-        rows.append(_export_task(bench / "tasks" / sid, out, f"p{n:0{width}d}"))
+        rows.append(_export_task(bench, sid, out, f"p{n:0{width}d}"))
         if progress:
             progress(1)
     with (out / "costs.csv").open("w", encoding="utf-8", newline="") as fh:
@@ -51,16 +51,16 @@ def export_pddl_suite(bench: Path, out: Path, progress=None) -> list[dict]:
     return rows
 
 
-def _export_task(folder: Path, out: Path, name: str) -> dict:
+def _export_task(bench: Path, sid: str, out: Path, name: str) -> dict:
     """One task in every profile folder, and its row of costs.csv (the optima come from clingo's proofs)."""
     from ..planners.asp.solve import solve_task
     from ..planners.pddl.files import pddl_writer
     from ..planners.pddl.profiles import build_export
 
-    task = load_task(folder)
-    proof = read_json(folder / "reference.json")["proof"]
-    if not proof.get("optimal") or proof.get("objective") != "moved-parts,actions":
-        raise InputError("the reference is not a proven moved-parts,actions optimum", file=str(folder / "reference.json"),
+    task = load_sample_task(bench, sid)
+    proof = read_sample_file(bench, sid, "reference.json").get("proof")
+    if not isinstance(proof, dict) or not proof.get("optimal") or proof.get("objective") != "moved-parts,actions":
+        raise InputError("the reference is not a proven moved-parts,actions optimum", file=str(sample_folder(bench, sid) / "reference.json"),
                          field="proof")
     lifted = not needs_group_moves(task.assembly)
     for sub, (profile, grounded) in FOLDERS.items():
@@ -83,12 +83,13 @@ def _export_task(folder: Path, out: Path, name: str) -> dict:
 def suite_readme(manifest: dict, rows: list[dict], skipped: int = 0) -> str:
     """The suite's README.md: provenance, layout, the cost columns and which planner reads which folder."""
     lifted = sum(r["lifted"] for r in rows)
+    versions = manifest.get("versions") if isinstance(manifest.get("versions"), dict) else {}
     left_out = (f" The benchmark's {skipped} tasks on assemblies that need partial moves (slides) are left out:\n"
                 "the PDDL export does not express them yet.") if skipped else ""
     return f"""# forgeplan repair planning suite
 
-{len(rows)} problems from a forgeplan benchmark (seed {manifest["seed"]}, forgeplan {manifest["versions"]["forgeplan"]},
-clingo {manifest["versions"]["clingo"]}), written by `forgeplan bench export BENCH --format pddl --out DIR`.
+{len(rows)} problems from a forgeplan benchmark (seed {markdown_cell(manifest.get("seed"))}, forgeplan {markdown_cell(versions.get("forgeplan"))},
+clingo {markdown_cell(versions.get("clingo"))}), written by `forgeplan bench export BENCH --format pddl --out DIR`.
 Problem `pNN` is the same task in every folder; costs.csv maps it to its sample_id and assembly.{left_out}
 
 ## Optimal costs (costs.csv)

@@ -15,7 +15,8 @@ import re
 import shutil
 from pathlib import Path
 
-from ..io.guarded import output_folder
+from ..io.guarded import output_folder, read_bytes
+from ..io.schema import ManifestRecord, parse_model
 from ..io.task_files import read_json, write_json
 from ..model.errors import InputError
 from .composition import Slot
@@ -23,14 +24,15 @@ from .composition import Slot
 BATCH_SIZE = 100   # a worker grounds an assembly once per batch: large enough to share, small enough to balance
 PARTIAL = ".partial"
 SHARD_FILE = "shard.json"
-SHARD_SPEC = re.compile(r"^([1-9][0-9]*)/([1-9][0-9]*)$")
+SHARD_SPEC = re.compile(r"([1-9][0-9]*)/([1-9][0-9]*)")   # whole string: fullmatch
+MAX_SHARDS = 100_000   # as many as a benchmark's most tasks (bench.store.MAX_TASKS)
 
 
 def parse_shard(text: str) -> tuple[int, int]:
     """'K/N' -> (K, N) with 1 <= K <= N."""
-    m = SHARD_SPEC.match(text)
-    if not m or int(m.group(1)) > int(m.group(2)):
-        raise InputError(f"must be K/N with 1 <= K <= N (e.g. 2/4), got {text!r}", field="--shard")
+    m = SHARD_SPEC.fullmatch(text)
+    if not m or len(m.group(2)) > 6 or int(m.group(1)) > int(m.group(2)) or int(m.group(2)) > MAX_SHARDS:
+        raise InputError(f"must be K/N with 1 <= K <= N <= {MAX_SHARDS} (e.g. 2/4), got {text[:40]!r}", field="--shard")
     return int(m.group(1)), int(m.group(2))
 
 
@@ -112,15 +114,31 @@ def merge(out: Path, shard_dirs: list[Path]) -> dict:
     positions = {p: r for s in shards for p, r in s["records"]}
     if sorted(positions) != list(range(head["tasks"])):
         raise InputError(f"the shards hold {len(positions)} of {head['tasks']} tasks", field="SHARD_DIR")
+    ids = [r["sample_id"] for r in positions.values()]
+    if len(set(ids)) != len(ids):
+        raise InputError("the shards name a sample id twice", field="SHARD_DIR")
     if output_folder(out, create=False).exists() and any(out.iterdir()):
         raise InputError("output folder is not empty", file=str(out), field="--out")
     output_folder(out / "tasks")
     for d, s in zip(shard_dirs, shards):
         for _, r in s["records"]:
-            shutil.copytree(d / "tasks" / r["sample_id"], out / "tasks" / r["sample_id"])
+            copy_task_folder(Path(d), r["sample_id"], out)
     manifest = manifest_of(head, [positions[p] for p in range(head["tasks"])])
     write_json(out / "manifest.json", manifest)
     return manifest
+
+
+def copy_task_folder(shard: Path, sample_id: str, out: Path) -> None:
+    """Copy SHARD/tasks/<sample_id> to OUT/tasks/<sample_id>: the folder and each file in it regular (no
+    symlink, FIFO or subfolder), read through the guarded reader, so nothing outside the shard is read."""
+    src, dst = shard / "tasks" / sample_id, out / "tasks" / sample_id
+    if src.is_symlink() or not src.is_dir():
+        raise InputError("is not a task folder (a symlink or missing)", file=str(src))
+    dst.mkdir()
+    for entry in sorted(os.scandir(src), key=lambda e: e.name):
+        if entry.is_symlink() or not entry.is_file(follow_symlinks=False):
+            raise InputError("is not a regular file (a symlink, folder or device)", file=entry.path)
+        (dst / entry.name).write_bytes(read_bytes(Path(entry.path), "bench file", root=shard))
 
 
 def _read_shard(folder: Path) -> dict:
@@ -130,4 +148,13 @@ def _read_shard(folder: Path) -> dict:
     data = read_json(path, "bench file", root=Path(folder))
     if not isinstance(data, dict) or not {"head", "shard", "records"} <= set(data):
         raise InputError("expected an object with head, shard and records", file=str(path))
+    if not isinstance(data["records"], list):
+        raise InputError("expected a list of [position, record]", file=str(path), field="records")
+    for k, item in enumerate(data["records"]):
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], int)):
+            raise InputError("expected [position, record]", file=str(path), field=f"records.{k}")
+        try:   # the sample id is a folder name, the labels are names
+            parse_model(ManifestRecord, item[1], str(path))
+        except InputError as exc:
+            raise InputError(exc.reason, file=str(path), field=f"records.{k}.1.{exc.field}") from None
     return data

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import platform
-import re
 import time
 from collections import Counter
 from pathlib import Path
@@ -16,6 +15,7 @@ from ..io.guarded import output_folder
 from ..io.schema import BENCH_FILE_MODELS, ManifestFile, parse_model
 from ..io.task_files import load_task, read_json, write_json
 from ..model.errors import InputError
+from ..model.names import sample_id_problem
 from ..model.state import Tolerances
 from .composition import PROTOCOL, composition_counts, plan_composition
 from ..executors import run_batches
@@ -25,7 +25,6 @@ from .shards import (SHARD_FILE, batches, drop_partial, finished, heaviest_first
 from .sources import load_sources
 
 MANIFEST = "manifest.json"
-SAFE_SAMPLE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$")
 
 
 def _versions() -> dict:
@@ -139,11 +138,14 @@ def load_manifest(bench: Path) -> dict:
 
 
 def sample_folder(bench: Path, sample_id: str) -> Path:
-    """DIR/tasks/<sample_id>, refused when the id is not a single safe folder name."""
-    if not SAFE_SAMPLE_ID.match(sample_id):
-        raise InputError(f"sample id {sample_id[:80]!r} is not a folder name (letters, digits, '_', '-', '.')",
-                         file=str(Path(bench) / MANIFEST), field="splits")
-    return Path(bench) / "tasks" / sample_id
+    """DIR/tasks/<sample_id>, refused when the id is not a single safe folder name or the folder is a symlink."""
+    why = sample_id_problem(sample_id)
+    if why is not None:
+        raise InputError(f"sample id {repr(sample_id)[:80]} {why}", file=str(Path(bench) / MANIFEST), field="splits")
+    folder = Path(bench) / "tasks" / sample_id
+    if folder.is_symlink():
+        raise InputError("the sample's task folder is a symlink (refused)", file=str(folder))
+    return folder
 
 
 def read_sample_file(bench: Path, sample_id: str, name: str) -> dict:
@@ -158,6 +160,28 @@ def read_sample_file(bench: Path, sample_id: str, name: str) -> dict:
 def load_sample_task(bench: Path, sample_id: str):
     """The task of a sample; its files must lie inside the benchmark folder."""
     return load_task(sample_folder(bench, sample_id), root=Path(bench))
+
+
+def read_reference(bench: Path, sample_id: str, task) -> dict:
+    """A sample's reference.json, validated and replayed in the engine: a reference that is not the
+    sample's, or whose plan does not restore the target, is refused (scores against it would be false)."""
+    from ..io.contract import ContractError, parse_output
+
+    reference = read_sample_file(bench, sample_id, "reference.json")
+    path = str(sample_folder(bench, sample_id) / "reference.json")
+    if reference["annotation"]["sample_id"] != sample_id:
+        raise InputError(f"sample {sample_id}: the reference names another sample", file=path, field="annotation.sample_id")
+    try:
+        actions = parse_output(json.dumps(reference), strict=False).actions
+    except ContractError as exc:
+        raise InputError(f"sample {sample_id}: the reference breaks the output contract ({exc.reason})", file=path,
+                         field="rework_plan") from None
+    r = task.world.restoration(task.actual, actions, task.target)
+    if not r.restored:
+        why = str(r.failure) if r.failure is not None else "; ".join(task.world.differences(r.final, task.target)[:2])
+        raise InputError(f"sample {sample_id}: the reference plan does not restore the target ({why})", file=path,
+                         field="rework_plan.actions")
+    return reference
 
 
 def stats(manifest: dict) -> dict:

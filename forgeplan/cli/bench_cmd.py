@@ -6,6 +6,7 @@ import os
 import sys
 from pathlib import Path
 
+from ..io.quoting import one_line
 from . import emit_json
 
 
@@ -101,7 +102,7 @@ def run_build(args) -> int:
         manifest = build_bench(args.out, args.tasks, args.seed, jobs, progress=bar.update, assemblies=args.assemblies,
                                shard=shard, resume=args.resume, executor=args.executor, address=args.address)
     _print_table(stats(manifest))
-    print(f"wrote {len(manifest['records'])} tasks to {args.out}" + (f" (shard {args.shard})" if shard else ""))
+    print(f"wrote {len(manifest['records'])} tasks to {one_line(args.out)}" + (f" (shard {args.shard})" if shard else ""))
     return 0
 
 
@@ -111,7 +112,7 @@ def run_merge(args) -> int:
 
     manifest = merge(args.out, args.shards)
     _print_table(stats(manifest))
-    print(f"wrote {len(manifest['records'])} tasks to {args.out}")
+    print(f"wrote {len(manifest['records'])} tasks to {one_line(args.out)}")
     return 0
 
 
@@ -124,9 +125,9 @@ def _run_magar_build(args) -> int:
     with tqdm(total=tasks, desc="bench build (magar)", unit="task", disable=args.quiet, file=sys.stderr, delay=1e-6) as bar:
         manifest = build_magar_bench(args.out, tasks, args.seed, min(args.jobs, os.cpu_count() or 1),
                                      progress=bar.update, assemblies=args.assemblies)
-    print("composition: " + ", ".join(f"{k}={v}" for k, v in manifest["composition"].items()))
-    print(f"split: {manifest['split_rule']}; test families {', '.join(manifest['families']['test'])}")
-    print(f"wrote {tasks} tasks to {args.out}")
+    print(one_line("composition: " + ", ".join(f"{k}={v}" for k, v in manifest["composition"].items())))
+    print(one_line(f"split: {manifest['split_rule']}; test families {', '.join(manifest['families']['test'])}"))
+    print(f"wrote {tasks} tasks to {one_line(args.out)}")
     return 0
 
 
@@ -152,9 +153,9 @@ def run_export(args) -> int:
     if args.format == "pddl":
         return _export_pddl(args, total)
     out = output_folder(args.out or args.bench / "export")
-    with tqdm(total=total, desc="export", unit="task", file=sys.stderr) as bar:
+    with tqdm(total=total, desc="export", unit="task", file=sys.stderr, delay=1e-6) as bar:
         counts = export_jsonl(args.bench, out, progress=bar.update, fmt=args.format, prompt=args.prompt)
-    print(f"wrote {', '.join(f'{out / k}.jsonl ({v})' for k, v in counts.items())}")
+    print(one_line(f"wrote {', '.join(f'{out / k}.jsonl ({v})' for k, v in counts.items())}"))
     return 0
 
 
@@ -166,27 +167,27 @@ def _export_pddl(args, total: int) -> int:
     out = args.out or args.bench / "pddl"
     with tqdm(total=total, desc="export pddl", unit="task", file=sys.stderr, delay=1e-6) as bar:
         rows = export_pddl_suite(args.bench, out, progress=bar.update)
-    print(f"wrote {len(rows)} problems to {out} (folders lifted, grounded, strips-costs, strips; costs.csv, README.md)")
+    print(f"wrote {len(rows)} problems to {one_line(out)} (folders lifted, grounded, strips-costs, strips; costs.csv, README.md)")
     return 0
 
 
 def _print_table(table: dict) -> None:
     comp = table["composition"]
-    print("composition: " + ", ".join(f"{k}={v}" for k, v in comp.items()))
+    print(one_line("composition: " + ", ".join(f"{k}={v}" for k, v in comp.items())))
     _print_imported(table)
     for key in ("condition", "fault_type", "difficulty", "family"):
         rows = sorted(set(table[key]["train"]) | set(table[key]["test"]))
         print(f"\n{key:<22} {'train':>7} {'test':>7}")
         for r in rows:
-            print(f"{r:<22} {table[key]['train'].get(r, 0):>7} {table[key]['test'].get(r, 0):>7}")
+            print(f"{one_line(r):<22} {table[key]['train'].get(r, 0):>7} {table[key]['test'].get(r, 0):>7}")
     print(f"\n{'hidden faults':<22} {table['hidden']['train']:>7} {table['hidden']['test']:>7}")
 
 
 def _print_imported(table: dict) -> None:
     """Where each imported assembly came from, so that the build can be reproduced."""
-    files = {a: o for a, o in table["sources"].items() if o["origin"] == "file"}
+    files = {a: o for a, o in table["sources"].items() if isinstance(o, dict) and o.get("origin") == "file"}
     if files:
         print(f"\n{'imported assembly':<22} {'train':>7} {'test':>7}  sha256        file")
     for a, o in files.items():
         n = [table["assembly_id"][s].get(a, 0) for s in ("train", "test")]
-        print(f"{a:<22} {n[0]:>7} {n[1]:>7}  {o['sha256'][:12]}  {o['path']}")
+        print(f"{one_line(a):<22} {n[0]:>7} {n[1]:>7}  {one_line(str(o.get('sha256'))[:12])}  {one_line(o.get('path'))}")

@@ -36,6 +36,7 @@ def register(sub) -> None:
 def _list_examples(as_json: bool) -> int:
     import json
 
+    from ..io.quoting import one_line
     from ..io.resources import example_names, example_path
 
     rows = []
@@ -47,7 +48,7 @@ def _list_examples(as_json: bool) -> int:
         emit_json(rows)
     else:
         for r in rows:
-            print(f"{r['name']}  {r['pieces']} pieces, level {r['level']}, {r['license']}, from {r['source']}")
+            print(one_line(f"{r['name']}  {r['pieces']} pieces, level {r['level']}, {r['license']}, from {r['source']}"))
     return 0
 
 
@@ -71,6 +72,7 @@ def run(args) -> int:
     from . import STARTED
     from ..geometry.separation import disassembly_verdict
     from ..io.guarded import output_folder
+    from ..io.quoting import one_line
     from ..io.importers import read_puzzle
 
     if args.list_examples:
@@ -94,11 +96,11 @@ def run(args) -> int:
                    "mode": verdict["mode"], "verdict": verdict["verdict"],
                    "partial_moves": None if partial is None else {k: partial[k] for k in ("mode", "level", "verdict")}})
     else:
-        print(f"wrote {args.out} ({asm.assembly_id}, {len(asm.parts)} parts); {verdict['verdict']}")
+        print(f"wrote {one_line(args.out)} ({asm.assembly_id}, {len(asm.parts)} parts); {verdict['verdict']}")
         if partial is not None:
             print(partial["verdict"])
-        if not verdict["disassemblable"]:
-            print("the source names these parts: " + ", ".join(f"{p} = {n}" for p, n in imported.piece_names.items()))
-        if partial is not None and not partial["disassemblable"]:
+        if not verdict["disassemblable"]:   # the source's names are free text: quoted for the terminal
+            print("the source names these parts: " + ", ".join(f"{p} = {one_line(n, 200)}" for p, n in imported.piece_names.items()))
+        if partial is not None and partial["disassemblable"] is False:
             print("forgeplan cannot use this assembly: tasks and benchmarks need one that comes apart")
     return 0 if (partial or verdict)["disassemblable"] else EXIT_NEGATIVE

@@ -231,7 +231,6 @@ def _grammar_verdict(bench, rows: list, summary: dict) -> int:
 
 
 def run_grammar(args) -> int:
-    import json
     import sys
 
     from ..llm import exports
@@ -243,7 +242,7 @@ def run_grammar(args) -> int:
     lark_parser(text)  # loads LALR + strict, or InputError
     if args.format == "json-schema":
         schema = exports.json_schema(task) if task is not None else exports.generic_json_schema()
-        print(json.dumps(schema, indent=1, ensure_ascii=False))
+        emit_json(schema)   # JSON's quoting: every non-printable character a \u escape
         print(f"forgeplan: {exports.SCHEMA_CANNOT}", file=sys.stderr)
         return 0
     out = {"lark": lambda t: t, "lark-portable": exports.portable_lark, "gbnf": exports.lark_to_gbnf}[args.format](text)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..bench.store import load_manifest, load_sample_task, read_sample_file
+from ..bench.store import load_manifest, load_sample_task, read_reference, read_sample_file
 from ..io.guarded import LIMITS, read_jsonl
 from ..model.errors import ForgeplanError, InputError
 from ..semantics.task import Task
@@ -81,7 +81,8 @@ def score_samples(bench: Path, predictions: dict[str, str | None], reference_cos
     """One batch of `score_split`: the score of each sample (in the dict's order)."""
     out = []
     for sid, prediction in predictions.items():
-        task, reference = load_sample_task(bench, sid), read_sample_file(bench, sid, "reference.json")
+        task = load_sample_task(bench, sid)
+        reference = read_reference(bench, sid, task)   # replayed: it must restore the target
         if reference_cost == "paper" and reference["rework_plan"]["actions"]:
             reference = paper_reference(task, reference)
         out.append(score_sample(task, prediction, reference, read_sample_file(bench, sid, "meta.json"),

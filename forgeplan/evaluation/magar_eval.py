@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..bench.store import load_manifest, load_sample_task, read_sample_file, sample_folder
+from ..bench.store import load_manifest, load_sample_task, read_reference, read_sample_file, sample_folder
 from ..io.guarded import markdown_cell
 from ..io.task_files import read_json
 from ..model.errors import InputError
@@ -47,8 +47,8 @@ def score_one(bench: Path, sid: str, raw: str | None) -> DecisionScore | SampleS
     if meta.get("task_family") == "assembly_decision":
         d = read_decision(bench, sid)
         return score_decision(sid, meta["assembly_id"], raw, d["reference"], d["valid"])
-    return score_sample(load_sample_task(bench, sid), raw, read_sample_file(bench, sid, "reference.json"), meta,
-                        read_sample_file(bench, sid, "minimal_rework.json"))
+    task = load_sample_task(bench, sid)
+    return score_sample(task, raw, read_reference(bench, sid, task), meta, read_sample_file(bench, sid, "minimal_rework.json"))
 
 
 def score_magar_split(bench: Path, predictions: dict[str, str], split: str = "test", progress=None) -> list:

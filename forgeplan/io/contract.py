@@ -91,7 +91,7 @@ def parse_output(raw: str | bytes, *, strict: bool = True) -> Output:
             raise ContractError(f"output is not UTF-8: {exc.reason} at byte {exc.start}") from None
     if len(raw.encode("utf-8", "surrogatepass")) > MAX_OUTPUT_BYTES:
         raise ContractError(f"output is over the {MAX_OUTPUT_BYTES}-byte limit")
-    text = raw.strip()
+    text = raw.strip().removeprefix("\ufeff").strip()   # a leading BOM is ignored, as in every JSON file read
     if not text:
         raise ContractError("output is empty")
     try:

@@ -10,8 +10,8 @@ plans, predictions JSONL) comes through here, so that the same guarantees hold a
   MAX_INT_DIGITS digits, no nesting deeper than MAX_DEPTH and no lone surrogate in a string;
 * every refusal is an `InputError` naming the file, the field and what was expected (exit 2).
 
-`one_line` and `markdown_cell` make untrusted text safe to echo: one record per line, no control or
-bidirectional-override characters, no markdown structure.
+`one_line`, `markdown_cell` and `json_text` (from forgeplan.io.quoting) make untrusted text safe to
+echo: one record per line, no control, separator or bidirectional characters, no markdown structure.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 
 from ..model.errors import InputError
+from .quoting import json_text, markdown_cell, one_line  # noqa: F401 - the escapes of untrusted text on its way out
 
 # bytes per kind of file; docs/limits.md lists the same numbers
 LIMITS = {
@@ -312,37 +313,3 @@ def new_file(path: Path, flag: str = "--out"):
     except OSError as exc:
         raise InputError(f"cannot write: {exc.strerror or exc}", file=str(path), field=flag) from None
 
-
-# ----------------------------------------------------------------------------- escaping
-
-# C0/C1 controls, DEL, line/paragraph separators, bidirectional overrides/isolates, BOM
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
-
-
-def _escape(m: re.Match) -> str:
-    c = ord(m.group())
-    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
-
-
-def one_line(text, limit: int | None = None) -> str:
-    """Untrusted text as one printable line: controls, separators, bidi marks and lone surrogates
-    become backslash escapes; cut to `limit` characters."""
-    s = _UNSAFE.sub(_escape, str(text))
-    return s if limit is None or len(s) <= limit else s[:limit] + "..."
-
-
-_JSON_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]")
-# what can change a one-line table cell or heading: column bars, code, emphasis, links, inline HTML
-_MARKDOWN = re.compile(r"([\\`*_\[\]<>|~])")
-
-
-def markdown_cell(text, limit: int | None = None) -> str:
-    """Untrusted text inside a markdown table cell or heading: one line, its markdown characters escaped."""
-    return _MARKDOWN.sub(r"\\\1", one_line(text, limit))
-
-
-def json_text(data, indent: int | None = 1) -> str:
-    """JSON for stdout that stays valid and printable for any string: non-ASCII kept, but controls,
-    separators, bidi marks and lone surrogates written as \\u escapes."""
-    s = json.dumps(data, indent=indent, ensure_ascii=False)  # escapes C0 controls itself
-    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", s)

@@ -166,7 +166,7 @@ class _JsonPuzzle(Open):
     source: str = ""
     designer: str = ""
     license: str = ""
-    pieces: list[_JsonPiece] = Field(min_length=1)
+    pieces: list[_JsonPiece] = Field(min_length=1, max_length=MAX_PARTS)
 
 
 def read_burr_json(path: str | Path, *, data: bytes | None = None) -> ImportedPuzzle:

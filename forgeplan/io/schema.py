@@ -5,23 +5,37 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator,
+                      model_validator)
 
 from ..model.errors import InputError
 from ..model.limits import MAX_ANGLE, MAX_COORD, MAX_PARTS, MAX_VOXELS
+from ..model.names import name_problem, sample_id_problem
 
 TASK_SCHEMA_VERSION = "1.0"
 Direction = Literal["+x", "-x", "+y", "-y", "+z", "-z"]
 Axis = Literal["x", "y", "z"]
 # every number is bounded, so that nothing downstream overflows (distances, angle sums, voxel sets)
-Coord = Annotated[float, Field(allow_inf_nan=False, ge=-MAX_COORD, le=MAX_COORD)]
-Angle = Annotated[float, Field(allow_inf_nan=False, ge=-MAX_ANGLE, le=MAX_ANGLE)]
+# strict: a number is a JSON number ("30" is not 30), as the grammar and the JSON Schema say
+Coord = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=-MAX_COORD, le=MAX_COORD)]
+Angle = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=-MAX_ANGLE, le=MAX_ANGLE)]
 Vec3 = Annotated[list[Coord], Field(min_length=3, max_length=3)]
 AngleVec3 = Annotated[list[Angle], Field(min_length=3, max_length=3)]
 IntVec3 = Annotated[list[Annotated[int, Field(strict=True, ge=-MAX_COORD, le=MAX_COORD)]], Field(min_length=3, max_length=3)]
 Voxels = Annotated[list[IntVec3], Field(min_length=1, max_length=MAX_VOXELS)]
-# ids and names from files: printable (no control characters), so that they echo and quote safely
-Name = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f-\x9f]+$")]
+
+
+def _checked(problem):
+    def check(text: str) -> str:
+        why = problem(text)
+        if why is not None:
+            raise ValueError(why)
+        return text
+    return check
+
+
+# ids and names from files: printable (model.names), so that they echo and quote safely
+Name = Annotated[str, Field(strict=True), AfterValidator(_checked(name_problem))]
 
 
 class Strict(BaseModel):
@@ -42,7 +56,7 @@ def parse_model(model: type[BaseModel], data: Any, file: str):
         err = exc.errors()[0]
         loc = ".".join(str(x) for x in err["loc"]) or "(top level)"
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise InputError(f"{err['msg']}{more}", file=file, field=loc) from None
+        raise InputError(f"{err['msg'].removeprefix('Value error, ')}{more}", file=file, field=loc) from None
 
 
 # ----------------------------------------------------------------------------- assembly files
@@ -95,7 +109,7 @@ class Versioned(Open):
 
 class AssemblyFileModel(Versioned):
     assembly_id: Name
-    family: str
+    family: Name
     description: str = ""
     source: str = "imported"
     parts: list[AssemblyPartModel] = Field(min_length=1, max_length=MAX_PARTS)
@@ -124,7 +138,7 @@ class CatalogSpare(Strict):
 
 
 class PartCatalog(TaskFile):
-    family: str
+    family: Name
     description: str = ""
     source: str = "task"
     parts: list[CatalogPart] = Field(min_length=1, max_length=MAX_PARTS)
@@ -240,7 +254,7 @@ def finite(x: float) -> bool:
 # ----------------------------------------------------------------------------- benchmark files
 
 # a sample id names a folder under tasks/: one path component, never '.', '..' or hidden
-SampleId = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=200)]
+SampleId = Annotated[str, Field(strict=True), AfterValidator(_checked(sample_id_problem))]
 FaultConditions = ("single", "multi")
 
 

@@ -14,6 +14,7 @@ from ..geometry.partial import LOAD_POSITIONS, Budget
 from ..geometry.relations import blocking_relation, contact_relation, symmetry_group
 from ..model.assembly import DIRECTIONS, Assembly, LockMechanism, Part, Pose, SparePart, unlocked_pose, validate_assembly
 from ..model.errors import InputError
+from ..model.names import name_problem
 from ..model.state import NO_OFFSET, Slot, State, Tolerances
 from ..semantics.engine import World
 from ..semantics.grounded import action_space
@@ -166,8 +167,9 @@ def load_task(folder: Path, root: Path | None = None) -> Task:
     world = world_for(asm, tol)
     states = {n: _state_from_file(world, m[n], str(folder / n)) for n in ("initial_state.json", "actual_state.json", "target_state.json")}
     sid = raw["actual_state.json"].get("sample_id") or folder.name
-    if not isinstance(sid, str):
-        raise InputError("sample_id must be a string", file=str(folder / "actual_state.json"), field="sample_id")
+    why = name_problem(sid)
+    if why is not None:   # the id reaches programs (ASP comments, grammars) and terminals
+        raise InputError(f"{repr(sid)[:80]} {why}", file=str(folder / "actual_state.json"), field="sample_id")
     return Task(sid, asm, tol, states["initial_state.json"], states["actual_state.json"], states["target_state.json"])
 
 

@@ -15,9 +15,8 @@ All writers share one reading of the Lark grammar (Lark's own loader), so they s
 
 from __future__ import annotations
 
+from ..io.quoting import gbnf_string, portable_lark_string
 from ..model.errors import InputError
-
-_PORTABLE_ESCAPED = set('"\'#/\\')
 
 
 def _gbnf_name(name: str, terminal: bool) -> str:
@@ -28,33 +27,6 @@ def _gbnf_name(name: str, terminal: bool) -> str:
 def _portable_name(name: str, terminal: bool) -> str:
     base = name.lower().strip("_") or "anon"
     return f"t_{base}" if terminal else base
-
-
-def _gbnf_string(text: str) -> str:
-    out = []
-    for ch in text:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\x{ord(ch):02x}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
-
-
-def _portable_string(text: str) -> str:
-    """Runs of plain characters as literals; each other character a literal of its own, `"\\xNN"` (alone,
-    so that no reader takes the hex digits of the next character into the escape)."""
-    out, run = [], ""
-    for ch in text:
-        if ch in _PORTABLE_ESCAPED or ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out += [f'"{run}"'] if run else []
-            out.append(f'"\\x{ord(ch):02x}"')
-            run = ""
-        else:
-            run += ch
-    out += [f'"{run}"'] if run or not out else []
-    return " ".join(out)
 
 
 def _class_char(c: int) -> str:
@@ -68,7 +40,7 @@ class _Writer:
     def __init__(self, dialect: str):
         self.portable = dialect == "portable"
         self.name = _portable_name if self.portable else _gbnf_name
-        self.string = _portable_string if self.portable else _gbnf_string
+        self.string = portable_lark_string if self.portable else gbnf_string
 
     def repeat(self, body: str, lo: int, hi: int | None) -> str:
         if not self.portable:

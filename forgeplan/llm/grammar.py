@@ -17,6 +17,7 @@ import json
 import re
 from functools import lru_cache
 
+from ..io.quoting import lark_string
 from ..io.resources import grammars_dir
 from ..model.actions import PoseMove, Turn, lock_move, lock_turn
 from ..model.errors import InputError
@@ -47,9 +48,7 @@ def base_grammar() -> str:
         raise InputError(f"cannot read the grammar: {exc.strerror}", file=str(GRAMMAR_PATH)) from None
 
 
-def lark_literal(text: str) -> str:
-    """A Lark string literal matching exactly `text`."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+lark_literal = lark_string   # the one Lark quoting function (forgeplan.io.quoting), by its old name
 
 
 def _fields(*pairs) -> str:

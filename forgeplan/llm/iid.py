@@ -16,7 +16,7 @@ import random
 import shutil
 from pathlib import Path
 
-from ..bench.store import MANIFEST, load_manifest
+from ..bench.store import MANIFEST, load_manifest, sample_folder
 from ..model.errors import InputError
 
 
@@ -50,7 +50,9 @@ def iid_split(source: Path, out: Path, test_fraction: float = 0.2, seed: int = 0
     (out / MANIFEST).write_text(json.dumps(derived, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     for sid in which:
         if not (out / "tasks" / sid).is_dir():
-            shutil.copytree(Path(source) / "tasks" / sid, out / "tasks" / sid, copy_function=_link_or_copy)
+            # a symlinked sample folder is refused, a symlink inside one stays a symlink (never followed)
+            shutil.copytree(sample_folder(Path(source), sid), out / "tasks" / sid, symlinks=True,
+                            copy_function=_link_or_copy)
     return {name: len(members) for name, members in splits.items()}
 
 

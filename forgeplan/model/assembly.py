@@ -10,7 +10,8 @@ import math
 from dataclasses import dataclass
 
 from .errors import AssemblyError
-from .limits import MAX_VOXELS
+from .limits import MAX_PARTS, MAX_VOXELS
+from .names import name_problem
 from .rotations import triple
 
 Voxel = tuple[int, int, int]
@@ -106,9 +107,12 @@ def unlocked_pose(part: Part) -> Pose:
 def validate_assembly(asm: Assembly) -> None:
     """Static checks that need no geometry: ids, references, lock and spare consistency."""
     ids = [p.part_id for p in asm.parts]
+    _check_names(asm)
     where = f"assembly {asm.assembly_id}"
     if not ids:
         raise AssemblyError("has no parts", file=where)
+    if len(ids) > MAX_PARTS:
+        raise AssemblyError(f"has {len(ids)} parts (at most {MAX_PARTS})", file=where)
     dup = sorted({i for i in ids if ids.count(i) > 1})
     if dup:
         raise AssemblyError(f"duplicate part ids {dup}", file=where)
@@ -148,3 +152,14 @@ def validate_assembly(asm: Assembly) -> None:
         if w.variant_of in lock_ids:
             raise AssemblyError(f"spare {w.part_id} replaces a lock part; lock spares are not supported", file=where)
         spare_ids.add(w.part_id)
+
+
+def _check_names(asm: Assembly) -> None:
+    """Every id and name of the assembly is printable text (model.names): ids reach programs and terminals."""
+    named = [("assembly_id", asm.assembly_id), ("family", asm.family)]
+    named += [(f"parts.{k}.{f}", getattr(p, f)) for k, p in enumerate(asm.parts) for f in ("part_id", "kind")]
+    named += [(f"spares.{k}.{f}", getattr(w, f)) for k, w in enumerate(asm.spares) for f in ("part_id", "kind", "variant_of")]
+    for field, text in named:
+        why = name_problem(text)
+        if why is not None:
+            raise AssemblyError(f"{repr(text)[:80]} {why}", file=f"assembly {repr(asm.assembly_id)[:80]}", field=field)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import weakref
 from dataclasses import dataclass
 
+from ...io.quoting import asp_comment, asp_string
 from ...model.actions import Action, GroupMove, OnePart, Replace, Turn
 from ...model.state import State
 from ...semantics.engine import ZERO3, World
@@ -42,24 +43,19 @@ def rotation_name(rotation: Rotation) -> str:
     return ",".join(repr(float(v)) for v in rotation)
 
 
-def quote(text: str) -> str:
-    """An ASP string literal, escaped exactly as clingo prints string symbols."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
-
-
 def action_term(action: Action) -> str:
     """The ASP term of a grounded action, as clingo prints it; parameters implied by the part are left out."""
     a = action
     if isinstance(a, GroupMove):  # separate / join: the members as a tuple, then the direction
-        members = ",".join(quote(x) for x in a.part_ids) + ("," if len(a.part_ids) == 1 else "")
-        return f"{a.name}(({members}),{quote(a.direction)})"
+        members = ",".join(asp_string(x) for x in a.part_ids) + ("," if len(a.part_ids) == 1 else "")
+        return f"{a.name}(({members}),{asp_string(a.direction)})"
     assert isinstance(a, OnePart)
     args = [a.part_id]
     if isinstance(a, Turn):
         args += [a.axis, repr(float(a.angle_deg))]
     elif isinstance(a, Replace):
         args.append(a.target_part_id)
-    return f"{a.name}({','.join(quote(x) for x in args)})"
+    return f"{a.name}({','.join(asp_string(x) for x in args)})"
 
 
 def task_facts(task: Task) -> Facts:
@@ -121,7 +117,7 @@ def init_atoms(world: World, actual: State) -> list[str]:
 
 def _init_by_slot(world: World, actual: State) -> list[list[str]]:
     """The actual state, abstracted to the fluents the encoding reasons with: init atoms per slot."""
-    q, out = quote, []
+    q, out = asp_string, []
     for i, pid in enumerate(world.ids):
         s = actual.slots[i]
         if not s.present:
@@ -138,7 +134,7 @@ def _init_by_slot(world: World, actual: State) -> list[list[str]]:
 
 def init_domain(world: World, universe: Universe) -> list[str]:
     """Every `init(F)` atom some actual state over `universe` can have (sorted)."""
-    q = quote
+    q = asp_string
     atoms = {f"init(in({q(x)}))" for x in list(world.ids) + [w.part_id for w in world.assembly.spares]}
     atoms |= {f"init(pose_off({q(pid)}))" for pid in world.ids}
     atoms |= {f"init(locked({q(p.part_id)}))" for p in world.assembly.locks}
@@ -152,9 +148,9 @@ def assembly_facts(world: World, universe: Universe) -> tuple[Facts, list[str]]:
     ranks = part_ranks(world)
     actions = sorted(universe.actions, key=lambda a: canonical_key(a, ranks))
     terms = {a: action_term(a) for a in actions}
-    lines = [f"% forgeplan facts: assembly {world.assembly.assembly_id}, shared by its tasks"]
-    lines += [f"slot({quote(pid)}). part_rank({quote(pid)},{ranks[pid]})." for pid in world.ids]
-    lines += [f"spare({quote(w.part_id)},{quote(w.variant_of)}). part_rank({quote(w.part_id)},{ranks[w.part_id]})."
+    lines = [asp_comment(f"forgeplan facts: assembly {world.assembly.assembly_id}, shared by its tasks")]
+    lines += [f"slot({asp_string(pid)}). part_rank({asp_string(pid)},{ranks[pid]})." for pid in world.ids]
+    lines += [f"spare({asp_string(w.part_id)},{asp_string(w.variant_of)}). part_rank({asp_string(w.part_id)},{ranks[w.part_id]})."
               for w in world.assembly.spares]
     lines += _static_lines(world) + sorted(universe.rotation_facts)
     lines += [f"action({terms[a]}). rank({terms[a]},{k})." for k, a in enumerate(actions)]
@@ -165,8 +161,8 @@ def assembly_facts(world: World, universe: Universe) -> tuple[Facts, list[str]]:
 
 
 def _header_lines(task: Task, ranks: dict[str, int]) -> list[str]:
-    world, q = task.world, quote
-    lines = [f"% forgeplan facts: task {task.sample_id}, assembly {world.assembly.assembly_id}",
+    world, q = task.world, asp_string
+    lines = [asp_comment(f"forgeplan facts: task {task.sample_id}, assembly {world.assembly.assembly_id}"),
              f"% tolerances: pos_tol={task.tolerances.pos_tol!r}, rot_tol_deg={task.tolerances.rot_tol!r}",
              "", "% --- parts (rank = catalog order, spares after target parts)"]
     lines += [f"slot({q(pid)}). part_rank({q(pid)},{ranks[pid]})." for pid in world.ids]
@@ -177,7 +173,7 @@ def _header_lines(task: Task, ranks: dict[str, int]) -> list[str]:
 
 def _static_lines(world: World) -> list[str]:
     """Removal directions, blocking, supports and locks: the assembly's static relations."""
-    q, asm = quote, world.assembly
+    q, asm = asp_string, world.assembly
     lines = ["", "% --- removal directions; blocks(B,P,D) along them, at target geometry (forgeplan/geometry/relations.py)"]
     for p, dirs in zip(asm.parts, world.dir_masks):
         lines.append(" ".join(f"removal_dir({q(p.part_id)},{q(d)})." for d, _ in dirs))
@@ -203,7 +199,7 @@ def _rotation_lines(world: World, actual: State) -> list[str]:
 
 
 def _slot_rotation_lines(world: World, i: int, vals: SlotRotations, unlocked) -> list[str]:
-    q, pid = quote, world.ids[i]
+    q, pid = asp_string, world.ids[i]
     lines = [" ".join(f"rot_value({q(pid)},{q(rotation_name(r))})." for r in vals.values),
              f"target_rot({q(pid)},{q(rotation_name(ZERO3))})."]
     for r in vals.values:
@@ -221,7 +217,7 @@ def _slot_rotation_lines(world: World, i: int, vals: SlotRotations, unlocked) ->
 
 def _slot_rotation_facts(world: World, i: int, vals: SlotRotations, unlocked) -> list[str]:
     """`_slot_rotation_lines` as single facts without comments (their union over tasks is a set)."""
-    q, pid = quote, world.ids[i]
+    q, pid = asp_string, world.ids[i]
     out = [f"rot_value({q(pid)},{q(rotation_name(r))})." for r in vals.values]
     out.append(f"target_rot({q(pid)},{q(rotation_name(ZERO3))}).")
     out += [f"rot_off({q(pid)},{q(rotation_name(r))})." for r in vals.values
@@ -243,8 +239,8 @@ def _group_member_lines(actions: list[Action], ranks: dict[str, int]) -> list[st
              " G is free-space separable", f"%     ({len(groups)} member tuples, "
              f"{sum(1 for a in actions if isinstance(a, GroupMove))} group actions)"]
     for g in groups:
-        term = "(" + ",".join(quote(x) for x in g) + ")"
-        lines.append(" ".join(f"gmember({term},{quote(x)})." for x in g))
+        term = "(" + ",".join(asp_string(x) for x in g) + ")"
+        lines.append(" ".join(f"gmember({term},{asp_string(x)})." for x in g))
     return lines
 
 

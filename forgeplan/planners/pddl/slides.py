@@ -32,6 +32,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Sequence
 
+from ...io.quoting import pddl_names
 from ...model.actions import Action, Insert, Join, Remove, Replace, Separate, Slide
 from ...model.assembly import DIRECTIONS
 from ...model.errors import InputError
@@ -95,19 +96,6 @@ def pos_name(o) -> str:
     return "o_" + "_".join(f"m{-c}" if c < 0 else str(c) for c in o)
 
 
-def _object_names(ids: Sequence[str]) -> dict[str, str]:
-    """Part id -> a PDDL name (lower case, letters/digits/_), unique, recognisably the id."""
-    out, used = {}, set()
-    for pid in ids:
-        base = "p_" + re.sub(r"[^a-z0-9_]", "_", pid.lower())
-        name = base
-        while name in used:
-            name += "_"
-        used.add(name)
-        out[pid] = name
-    return out
-
-
 def build_slide_problem(task: Task, tables: PositionTables, objective: str = "moved-parts,actions",
                         weight: int = DEFAULT_WEIGHT, transactions=None) -> SlideProblem:
     """The grounded problem of a partial-move task over the position domains of `tables`; `transactions`
@@ -129,7 +117,7 @@ def build_slide_problem(task: Task, tables: PositionTables, objective: str = "mo
                              file="actual_state.json", field="slots")
     ab = slot_abstraction(task)
     sp = SlideProblem(task, tables, objective, weight,
-                      _object_names([*world.ids, *(w.part_id for w in task.assembly.spares)]))
+                      pddl_names([*world.ids, *(w.part_id for w in task.assembly.spares)]))
     costs = touch_costs(objective, weight)
     sp.step_cost, sp.touch_cost, sp.spare_in, sp.turn_fix = costs[0], costs[1] - costs[0], ab.spare_in, ab.turn_fix
     _initial(sp, ab)

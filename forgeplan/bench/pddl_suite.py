@@ -83,7 +83,8 @@ def _export_task(bench: Path, sid: str, out: Path, name: str) -> dict:
 def suite_readme(manifest: dict, rows: list[dict], skipped: int = 0) -> str:
     """The suite's README.md: provenance, layout, the cost columns and which planner reads which folder."""
     lifted = sum(r["lifted"] for r in rows)
-    versions = manifest.get("versions") if isinstance(manifest.get("versions"), dict) else {}
+    stated = manifest.get("versions")
+    versions: dict = stated if isinstance(stated, dict) else {}
     left_out = (f" The benchmark's {skipped} tasks on assemblies that need partial moves (slides) are left out:\n"
                 "the PDDL export does not express them yet.") if skipped else ""
     return f"""# forgeplan repair planning suite

@@ -2,11 +2,14 @@
 
 import json
 
+import pytest
+
 from forgeplan.bench.store import load_manifest
 from forgeplan.evaluation.baselines import BASELINES
 from forgeplan.evaluation.evaluate import score_split, summarise
 from forgeplan.evaluation.report import write_report
 from forgeplan.io.task_files import load_task, read_json
+from forgeplan.model.errors import InputError
 
 
 def predictions(bench, name, split="test"):
@@ -97,3 +100,26 @@ def test_report_explains_itself(small_bench, tmp_path):
     assert "arXiv:2611.02536v2" in text and "arXiv:2611.02472v2" in text and "FORGE [1]" in text
     assert '"–" marks a metric no sample was eligible for' in text
     assert all(f"`{f}`: {c}" in text and (tmp_path / "r" / f).stat().st_size > 10_000 for f, c in PLOT_CAPTIONS.items())
+
+
+def test_large_outputs_are_read_back_per_sample_with_the_same_scores(small_bench, tmp_path):
+    """Outputs of STORED_BYTES or more stay in the predictions file while it is read (a StoredOutput) and
+    are read back when their sample is scored: the scores equal those of holding every output."""
+    from dataclasses import asdict
+
+    from forgeplan.evaluation.evaluate import STORED_BYTES, StoredOutput, read_predictions
+
+    preds = predictions(small_bench, "oracle")
+    ids = list(preds)
+    preds[ids[0]] = preds[ids[0]] + " " * STORED_BYTES                 # still the oracle's answer
+    preds[ids[1]] = preds[ids[1]][:-1] + ', "x": "' + "\U0001F600" * STORED_BYTES + '"}'  # non-ASCII, not the contract
+    path = tmp_path / "p.jsonl"
+    path.write_text("".join(json.dumps({"sample_id": s, "raw_output": r}) + "\n" for s, r in preds.items()))
+    held = read_predictions(path, compact=True)
+    stored = read_predictions(path, compact=True, stored=True)
+    assert {s for s, r in stored.items() if isinstance(r, StoredOutput)} == set(ids[:2])
+    assert not any(isinstance(r, StoredOutput) for r in held.values())
+    assert [asdict(s) for s in score_split(small_bench, stored)] == [asdict(s) for s in score_split(small_bench, held)]
+    path.write_text(path.read_text().replace(ids[0], ids[2], 1))   # the file changed under the scorer
+    with pytest.raises(InputError, match="changed while it was being scored"):
+        stored[ids[0]].load()

@@ -57,7 +57,8 @@ def run_evaluate(args) -> int:
     if args.out:
         output_folder(args.out)
     magar = load_manifest(args.bench).get("profile") == "magar"
-    preds = read_predictions(args.predictions, compact=not magar)   # compact: only the contract reads them
+    # compact: only the contract reads them; large ones are read back per sample, except on a Ray cluster
+    preds = read_predictions(args.predictions, compact=not magar, stored=args.executor != "ray")
     if magar:
         return _evaluate_magar(args, preds)
     n = len(load_manifest(args.bench)["splits"].get(args.split, []))

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..bench.store import load_manifest, load_sample_task, read_reference, read_sample_file
-from ..io.guarded import LIMITS, read_jsonl
+from ..io.guarded import LIMITS, read_jsonl, read_jsonl_line
 from ..model.errors import ForgeplanError, InputError
 from ..semantics.task import Task
 from .metrics import breakdown, core_metrics, failure_breakdown
@@ -21,6 +22,28 @@ PAPER_SOLVE_SECONDS = 120.0
 OVERSIZED = "x" * (LIMITS["output"] + 1)
 
 
+# Outputs of at least this many bytes are not held while the file is read: a StoredOutput names where they
+# are, and scoring reads each one back when it scores its sample, so memory holds one such output at a time.
+STORED_BYTES = 65_536
+
+
+@dataclass(frozen=True)
+class StoredOutput:
+    """A prediction's raw output left in the predictions file: line `line` at byte `offset`."""
+
+    path: str
+    offset: int
+    line: int
+    sample_id: str
+
+    def load(self) -> str | bytes:
+        """The output, compacted as `read_predictions` would; the line must still hold the same sample."""
+        row = read_jsonl_line(self.path, self.offset, self.line, lone_surrogates=True)
+        if not isinstance(row, dict) or row.get("sample_id") != self.sample_id or not isinstance(row.get("raw_output"), str):
+            raise InputError("changed while it was being scored", file=self.path, field=f"line {self.line}")
+        return _compact(row["raw_output"])
+
+
 def _compact(raw: str) -> str | bytes:
     if len(raw) > LIMITS["output"]:
         return OVERSIZED
@@ -33,18 +56,22 @@ def _compact(raw: str) -> str | bytes:
     return OVERSIZED if len(data) > LIMITS["output"] else data
 
 
-def read_predictions(path: Path, compact: bool = False) -> dict[str, str]:
+def read_predictions(path: Path, compact: bool = False, stored: bool = False) -> dict[str, str]:
     """sample_id -> raw output; later lines for the same id are an error (one prediction each). With
     `compact`, outputs are stored for scoring (see OVERSIZED): the text of an output over the byte limit
-    is not kept, and a non-ASCII one is kept as UTF-8 bytes."""
+    is not kept, and a non-ASCII one is kept as UTF-8 bytes. With `stored` too, an output of STORED_BYTES
+    or more stays in the file as a StoredOutput (for scoring on this machine: a Ray cluster's nodes may
+    not see the file)."""
     preds: dict = {}
     keep = _compact if compact else (lambda raw: raw)
-    for n, row in read_jsonl(path, "predictions", lone_surrogates=True):  # raw outputs: the contract judges them
+    for n, offset, row in read_jsonl(path, "predictions", lone_surrogates=True, offsets=True):  # the contract judges raw outputs
         if not isinstance(row, dict) or not isinstance(row.get("sample_id"), str) or not isinstance(row.get("raw_output"), str):
             raise InputError('expected {"sample_id": str, "raw_output": str}', file=str(path), field=f"line {n}")
         if row["sample_id"] in preds:
             raise InputError(f"duplicate sample_id {row['sample_id'][:80]!r}", file=str(path), field=f"line {n}")
-        preds[row["sample_id"]] = keep(row["raw_output"])
+        kept = keep(row["raw_output"])
+        big = compact and stored and kept is not OVERSIZED and len(kept) >= STORED_BYTES
+        preds[row["sample_id"]] = StoredOutput(str(path), offset, n, row["sample_id"]) if big else kept
     return preds
 
 
@@ -81,6 +108,8 @@ def score_samples(bench: Path, predictions: dict[str, str | None], reference_cos
     """One batch of `score_split`: the score of each sample (in the dict's order)."""
     out = []
     for sid, prediction in predictions.items():
+        if isinstance(prediction, StoredOutput):
+            prediction = prediction.load()
         task = load_sample_task(bench, sid)
         reference = read_reference(bench, sid, task)   # replayed: it must restore the target
         if reference_cost == "paper" and reference["rework_plan"]["actions"]:

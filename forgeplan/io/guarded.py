@@ -232,13 +232,15 @@ def read_json(path: Path | str, kind: str, *, root: Path | None = None):
     return loads(read_text(path, kind, root=root), str(path), kind=kind)
 
 
-def read_jsonl(path: Path | str, kind: str = "predictions", lone_surrogates: bool = False):
+def read_jsonl(path: Path | str, kind: str = "predictions", lone_surrogates: bool = False, offsets: bool = False):
     """(line number, parsed JSON) per non-blank line of a regular file, streamed: each line under
-    MAX_LINE_BYTES, the file under LIMITS[kind]."""
+    MAX_LINE_BYTES, the file under LIMITS[kind]. With `offsets`, (line number, byte offset, parsed JSON),
+    so that a caller can read one line again (`read_jsonl_line`) instead of holding it."""
     path = Path(path)
     total = 0
     with open_regular(path, kind) as fh:
         for n, line in enumerate(iter(lambda: fh.readline(MAX_LINE_BYTES + 1), b""), 1):
+            start = total
             total += len(line)
             if total > LIMITS[kind]:
                 raise InputError(f"{kind} is over the {LIMITS[kind]}-byte limit", file=str(path))
@@ -247,9 +249,25 @@ def read_jsonl(path: Path | str, kind: str = "predictions", lone_surrogates: boo
             if not line.strip():
                 continue
             try:
-                yield n, loads(decode(line, str(path), kind), str(path), lone_surrogates)
+                value = loads(decode(line, str(path), kind), str(path), lone_surrogates)
             except InputError as exc:
                 raise InputError(exc.reason, file=str(path), field=f"line {n}" + (f".{exc.field}" if exc.field else "")) from None
+            yield (n, start, value) if offsets else (n, value)
+
+
+def read_jsonl_line(path: Path | str, offset: int, n: int, kind: str = "predictions", lone_surrogates: bool = False):
+    """The parsed JSON of line `n`, which starts at byte `offset` (as `read_jsonl(offsets=True)` gave it),
+    read again under the same checks."""
+    path = Path(path)
+    with open_regular(path, kind) as fh:
+        fh.seek(offset)
+        line = fh.readline(MAX_LINE_BYTES + 1)
+    if len(line) > MAX_LINE_BYTES:
+        raise InputError(f"line is over {MAX_LINE_BYTES} bytes", file=str(path), field=f"line {n}")
+    try:
+        return loads(decode(line, str(path), kind), str(path), lone_surrogates)
+    except InputError as exc:
+        raise InputError(exc.reason, file=str(path), field=f"line {n}" + (f".{exc.field}" if exc.field else "")) from None
 
 
 # ----------------------------------------------------------------------------- output places

@@ -7,6 +7,9 @@ Where partial moves are in play every planner grounds the same finite universe, 
   along the axis; §9 ("Position bound") says why farther positions are never needed;
 * the **slide universe** (`slide_universe`): `slide(G, d, k)` for every non-empty set `G` of slots,
   direction `d` and distance `1 <= k <= 2·bound` (the farthest any offset in the domain can travel);
+* the **vocabulary of a plan** (`slide_members`, `slide_steps`, `offset_ranges`): the part ids, the
+  (direction, distance) pairs and the offset coordinates a slide, an insertion or a join of the
+  universe names; the task grammar and the decoding masks take theirs from here;
 * the **offer of a configuration** (`offered_moves`): the moves of the universe that the engine allows
   in a configuration, restricted to a set of movable slots (the others stay where they are). A
   configuration is the tuple of the slots' offsets in catalog order, `None` for an absent slot.
@@ -56,6 +59,31 @@ def slide_universe(asm: Assembly) -> tuple[Slide, ...]:
         for d in DIRECTIONS:
             out += [Slide(g, d, k) for k in range(1, 2 * bound["xyz".index(d[1])] + 1)]
     return tuple(out)
+
+
+def slide_steps(world: World) -> tuple[tuple[str, int], ...]:
+    """Every (direction, distance) a slide of the universe takes, direction-major: up to twice the bound
+    along the direction's axis. Empty where partial moves are not in play (no slide exists there)."""
+    if not world.partial:
+        return ()
+    bound = position_bound(world.assembly)
+    return tuple((d, k) for d in DIRECTIONS for k in range(1, 2 * bound["xyz".index(d[1])] + 1))
+
+
+def offset_ranges(world: World) -> tuple[range, range, range] | None:
+    """Per axis, the coordinates an offset of the universe takes (`position_domain`'s axes); None where
+    partial moves are not in play (every offset is 0 there)."""
+    if not world.partial:
+        return None
+    return tuple(range(-b, b + 1) for b in position_bound(world.assembly))  # type: ignore[return-value]
+
+
+def slide_members(world: World) -> tuple[str, ...]:
+    """The part ids a slide may name: every target part and every spare (a spare in its slot moves as the
+    slot's part does, §1). Empty where partial moves are not in play."""
+    if not world.partial:
+        return ()
+    return tuple(world.ids) + tuple(w.part_id for w in world.assembly.spares)
 
 
 def _gap(sh: Shapes, i: int, oi: Vec, j: int, oj: Vec, d: int) -> int:

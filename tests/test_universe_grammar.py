@@ -149,9 +149,11 @@ def legal_walk(mask: LegalMask, rng: random.Random, actions: int, head: str) -> 
         if mask.dfa.accepting[q] and not mask.dfa.live[q]:
             return out.decode("utf-8")
         options = [b for b in mask.live(st) if mask.step(st, b) is not None]
-        if out.count(b'{"action"') >= actions and st[2] is None:
-            options = [b for b in options if b != 0x7B or not mask.dfa.marked[q]] or options
-            options = [min(options, key=lambda b: mask.bound(mask.step(st, b)))]
+        if st[2] is None:   # between actions: spell `actions` of them, then finish along the shortest way
+            if out.count(b'{"action"') < actions:
+                options = [b for b in options if b != 0x5D] or options          # no "]" yet
+            else:
+                options = [min(options, key=lambda b: (b == 0x7B, mask.bound(mask.step(st, b))))]
         b = rng.choice(options)
         out.append(b)
         st = mask.step(st, b)

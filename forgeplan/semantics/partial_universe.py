@@ -3,8 +3,8 @@
 Where partial moves are in play every planner grounds the same finite universe, computed here:
 
 * the **position domain** (`position_bound`, `position_domain`): per axis, offsets of at most the
-  assembly's bounding-box extent. At that distance a part's box lies wholly outside the target box
-  along the axis; §9 ("Position bound") says why farther positions are never needed;
+  assembly's bounding-box extent, the bound the engine keeps (§9 "Position bound"): there a part's box
+  lies wholly outside the target box along the axis;
 * the **slide universe** (`slide_universe`): `slide(G, d, k)` for every non-empty set `G` of slots,
   direction `d` and distance `1 <= k <= 2·bound` (the farthest any offset in the domain can travel);
 * the **vocabulary of a plan** (`slide_members`, `slide_steps`, `offset_ranges`): the part ids, the
@@ -20,8 +20,8 @@ Moves are plain tuples so that the searches stay fast; `to_action` turns one int
 * `("out", G, d)`: the members leave along `d` through clear rays (`remove` for one, `separate` for more);
 * `("in", G, d, offsets)`: the members arrive along `-d` at `offsets` (`insert` / `join`);
 
-Which insertion and join positions are offered, and why the others are never needed, is §9's
-"Grounded moves".
+Which insertion and join positions are offered is §9's "Grounded moves"; how far it is proved that the
+others are never needed, §9's "One universe".
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The task grammar and the masks take their vocabulary from the grounded universe (SEMANTICS.md §9):
 every proven reference is in the task's language in every export format (lark, lark-portable, gbnf,
-json-schema; in llguidance and xgrammar) and passes the in-process grammar mask, spares that slide in
-their slot included; plans the grammar generates at random replay in the engine or fail on the state
+json-schema; in llguidance and xgrammar) and passes the in-process grammar mask and legal mask, spares
+that slide in their slot included; plans the grammar generates at random replay in the engine or fail on the state
 only, and plans the legal mask generates never fail."""
 
 from __future__ import annotations
@@ -15,13 +15,14 @@ import pytest
 
 from forgeplan.io.contract import parse_output
 from forgeplan.io.task_files import load_task
-from forgeplan.library import build
-from forgeplan.llm.grammar import lark_parser, specialise
+from forgeplan.library import PARTIAL_MOVES, build
+from forgeplan.llm.grammar import compact, lark_parser, specialise
 from forgeplan.llm.masking import LegalMask, task_dfa
 from forgeplan.llm.prompt import target_text
 from forgeplan.llm.vocab import Vocab
 from forgeplan.planners.reference import proven_reference
 from forgeplan.semantics.faults import FaultSpec, make_task
+from forgeplan.semantics.legal import legal_actions
 from forgeplan.semantics.partial_universe import offset_ranges, position_bound, slide_members, slide_steps
 
 SPARE = "Burr6Level5_Part01_Stick_Miscut"
@@ -201,6 +202,32 @@ def test_every_reference_of_a_400_task_build_passes_the_grammar_and_the_mask(ben
         task, texts = _references(folders)
         dfa = task_dfa(task).dfa
         assert [t for t in texts if not dfa.accepts(t.encode())] == [], aid
+
+
+def legal_refusal(task, text: str) -> str | None:
+    """The first action of `text` the legal mask does not offer in the state reached (None: all offered).
+    The legal mask spells exactly the grammar's strings that are legal actions of `legal_actions` in
+    the state reached, so stepping the plan through `legal_actions` is stepping it through the mask."""
+    w, state = task.world, task.actual
+    for k, a in enumerate(parse_output(text).actions):
+        if compact(a.to_json()) not in {compact(b.to_json()) for b in legal_actions(w, state)}:
+            return f"step {k + 1}: {compact(a.to_json())}"
+        state = w.apply(state, a)
+    return None
+
+
+def test_the_legal_mask_offers_every_step_of_a_proven_optimum_that_slides_a_spare(spare_task):
+    task, text = spare_task
+    assert legal_refusal(task, text) is None
+
+
+@pytest.mark.slow
+def test_the_legal_mask_offers_every_step_of_every_expert_reference_of_a_400_task_build(bench_400):
+    tier = [f for aid, folders in _by_assembly(bench_400).items() if aid in PARTIAL_MOVES for f in folders]
+    assert len(tier) >= 20
+    for folder in tier:
+        task, ref = load_task(folder), json.loads((folder / "reference.json").read_text())
+        assert legal_refusal(task, target_text(ref)) is None, folder.name
 
 
 @pytest.mark.slow

@@ -10,6 +10,7 @@ Where partial moves are in play every planner grounds the same finite universe, 
 * the **vocabulary of a plan** (`slide_members`, `slide_steps`, `offset_ranges`): the part ids, the
   (direction, distance) pairs and the offset coordinates a slide, an insertion or a join of the
   universe names; the task grammar and the decoding masks take theirs from here;
+* the **arrivals a decoding mask offers** (`landing_arrivals`): the landing index's, every slot movable;
 * the **offer of a configuration** (`offered_moves`): the moves of the universe that the engine allows
   in a configuration, restricted to a set of movable slots (the others stay where they are). A
   configuration is the tuple of the slots' offsets in catalog order, `None` for an absent slot.
@@ -84,6 +85,22 @@ def slide_members(world: World) -> tuple[str, ...]:
     if not world.partial:
         return ()
     return tuple(world.ids) + tuple(w.part_id for w in world.assembly.spares)
+
+
+def landing_arrivals(world: World, config: Config) -> list[Action]:
+    """The universe's arrivals into `config` with every slot movable (`landing_index` from the target),
+    the index cut at LANDING_DEPTH moves: what a decoding mask offers without knowing which parts a plan
+    will move (the searches index the arrivals of each moved set to the depth of the plan they seek)."""
+    n = len(world.ids)
+    try:
+        index = landing_index(world, (1 << n) - 1, (ZERO,) * n, LANDING_CAP, LANDING_DEPTH)
+    except OverflowError as err:
+        index = err.partial  # type: ignore[attr-defined]
+    return [to_action(world, config, move) for move, _ in index.get(config, ())]
+
+
+LANDING_DEPTH = 7       # slides and departures from the target whose reverses a mask offers as arrivals
+LANDING_CAP = 50_000    # and the configurations it indexes at most
 
 
 def _gap(sh: Shapes, i: int, oi: Vec, j: int, oj: Vec, d: int) -> int:

@@ -201,8 +201,10 @@ def test_every_reference_of_a_400_task_build_passes_the_grammar_and_the_mask(ben
     assert any(t.startswith("burr_6_level") for t in groups)
     for aid, folders in groups.items():
         task, texts = _references(folders)
-        dfa = task_dfa(task).dfa
+        dfa, parser = task_dfa(task).dfa, lark_parser(specialise(task))
         assert [t for t in texts if not dfa.accepts(t.encode())] == [], aid
+        for text in texts:
+            parser.parse(text)   # Lark itself (LALR, strict) on the task grammar
 
 
 def legal_refusal(task, text: str) -> str | None:

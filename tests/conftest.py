@@ -94,6 +94,17 @@ def small_bench(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def bench_400(tmp_path_factory) -> Path:
+    """`bench build --tasks 400 --seed 11` (every built-in assembly, the expert tier included), built once
+    per test session for the slow tests that check every reference."""
+    from forgeplan.bench.store import build_bench
+
+    out = tmp_path_factory.mktemp("bench400") / "b"
+    build_bench(out, tasks=400, seed=11, jobs=2)
+    return out
+
+
+@pytest.fixture(scope="session")
 def tiny_dir(tmp_path_factory) -> Path:
     """The default tiny model and tokenizer (forgeplan.llm.tiny.make_tiny), saved once per test session;
     tests load it read-only."""

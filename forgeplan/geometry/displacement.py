@@ -92,6 +92,21 @@ class Shapes:
 
 
 @lru_cache(maxsize=64)
+def position_bound(asm: Assembly) -> Vec:
+    """Per axis, the largest |offset| a slot may take (SEMANTICS §9 "Position bound"): the extent of the
+    assembly's target voxel box. There a part's box lies wholly outside the target box along the axis."""
+    cells = [v for p in asm.parts for v in p.voxels]
+    return tuple(max(c[a] for c in cells) - min(c[a] for c in cells) + 1 for a in range(3))  # type: ignore[return-value]
+
+
+def out_of_bound(asm: Assembly, offsets: Iterable[Sequence[int]]) -> str | None:
+    """Why an offset is past the position bound (the first such), or None when all are within it."""
+    bound = position_bound(asm)
+    far = next((o for o in offsets if any(abs(c) > b for c, b in zip(o, bound))), None)
+    return None if far is None else f"offset {list(far)} is past the position bound {list(bound)} (SEMANTICS §9)"
+
+
+@lru_cache(maxsize=64)
 def shapes(asm: Assembly) -> Shapes:
     """The compiled shapes of an assembly's parts, in catalog order."""
     return Shapes(asm.part_ids, tuple(frozenset(p.voxels) for p in asm.parts),

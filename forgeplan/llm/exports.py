@@ -218,7 +218,7 @@ def generic_json_schema() -> dict:
 
 def json_schema(task) -> dict:
     """The output model's JSON Schema specialised to the task: its ids as constants and enumerations."""
-    from .grammar import group_limit  # noqa: PLC0415
+    from .grammar import group_limit, partial_limit  # noqa: PLC0415
 
     asm = task.assembly
     slots, spares = list(asm.part_ids), [w.part_id for w in asm.spares]
@@ -239,8 +239,8 @@ def json_schema(task) -> dict:
             for key in ("observed_part_id", "wrong_part_id", "target_part_id"):
                 props.pop(key, None)
         kinds.remove("replace")
-    limit = group_limit(task)
-    if limit >= 2:
+    limit = max(group_limit(task), partial_limit(task))   # a slide may name one part, a spare too
+    if limit >= 2 or partial_limit(task):
         action["part_ids"].update(items=_enum(slots + spares), maxItems=limit)
     else:
         action.pop("part_ids", None)

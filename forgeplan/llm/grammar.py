@@ -9,6 +9,11 @@ Group lists (`separate` / `join`, SEMANTICS §5): a task grammar bounds them to 
 slot of the assembly (the engine refuses two members in one slot, and a spare stands in its variant's
 slot), written out as nested optionals; when the assembly needs no group move (World.needs_groups)
 they are empty, which drops separate / join and leaves the nine FORGE actions.
+
+Partial moves (SEMANTICS §9): the slide members, the (direction, distance) pairs of a slide and each
+axis's offset coordinates are the grounded universe's (`semantics.partial_universe`: `slide_members`,
+`slide_steps`, `offset_ranges`), so every plan of that universe, a proven reference among them, is in
+the task's language; they are empty where partial moves are not in play.
 """
 
 from __future__ import annotations
@@ -21,16 +26,17 @@ from ..io.quoting import lark_string
 from ..io.resources import grammars_dir
 from ..model.actions import PoseMove, Turn, lock_move, lock_turn
 from ..model.errors import InputError
+from ..semantics.partial_universe import offset_ranges, slide_members, slide_steps
 from ..semantics.task import Task
 
 GRAMMAR_PATH = grammars_dir() / "rework_plan.lark"
 VOCABULARY_RULES = ("sample_id", "assembly_id", "slot", "present_part", "spare_slot", "spare", "lock_slot",
                     "rotate_unlock", "rotate_lock", "coupled_unlock", "coupled_lock", "replace_pair",
-                    "distance", "coordinate")
-# group list rule -> (its member rule, fewest members); a slide may move one part, join names an offset per member
-GROUP_RULES = {"separate_group": ("present_part", 2), "join_group": ("slot", 2), "slide_group": ("slot", 1),
-               "offset_list": ("offset", 1)}
-PARTIAL_RULES = ("slide_group", "offset_list")   # listed only where partial moves are in play (SEMANTICS §9)
+                    "slide_step", "x_coordinate", "y_coordinate", "z_coordinate")
+# group list rule -> (its member rule, fewest members); a slide may move one part (a spare too), join names an
+# offset per member
+GROUP_RULES = {"separate_group": ("present_part", 2), "slide_group": ("present_part", 1)}
+PARTIAL_RULES = ("slide_group",)   # listed only where partial moves are in play (SEMANTICS §9)
 ACTION_RULE = "action"  # marked in the automaton: the legal-action mask starts each action there
 _RULE_LINE = re.compile(r"^(\??[a-z_][a-z0-9_]*)\s*:(.*)$")
 
@@ -85,23 +91,21 @@ def vocabulary(task: Task) -> dict[str, list[str]]:
         "coupled_unlock": [_pose(lock_move(p, locking=False)) for p in coupled],
         "coupled_lock": [_pose(lock_move(p, locking=True)) for p in coupled],
         "replace_pair": [_fields(("wrong_part_id", w.part_id), ("target_part_id", w.variant_of)) for w in asm.spares],
-        "distance": [str(k) for k in range(1, reach(task) + 1)],
-        "coordinate": [str(k) for k in range(-reach(task), reach(task) + 1)] if reach(task) else [],
+        "slide_step": [f'{compact(d)},"distance":{k}' for d, k in slide_steps(task.world)],
+        **_coordinates(task),
     }
 
 
+def _coordinates(task: Task) -> dict[str, list[str]]:
+    """Per axis, the offset coordinates of the grounded universe (none where partial moves are not in play)."""
+    ranges = offset_ranges(task.world) or ((), (), ())
+    return {f"{axis}_coordinate": [str(k) for k in r] for axis, r in zip("xyz", ranges)}
+
+
 def partial_limit(task: Task) -> int:
-    """Most members a slide (or offsets a join) of this task can name; 0 when partial moves are not in play."""
-    return len(task.assembly.part_ids) if task.world.partial else 0
-
-
-def reach(task: Task) -> int:
-    """How far (voxels) a slide or an offset of this task's grammar reaches: the assembly's largest extent,
-    beyond which a displaced part is clear of the others (a bound on the language, the engine judges)."""
-    if not task.world.partial:
-        return 0
-    voxels = [v for p in task.assembly.parts for v in p.voxels]
-    return max(max(v[a] for v in voxels) - min(v[a] for v in voxels) + 1 for a in range(3))
+    """Most members a slide (or offsets a join) of this task can name: one per slot; 0 when the grounded
+    universe has no slide (partial moves are not in play)."""
+    return len(task.assembly.part_ids) if slide_members(task.world) else 0
 
 
 def group_limit(task: Task) -> int:
@@ -118,6 +122,18 @@ def bounded_list(item: str, lo: int, hi: int) -> str:
     for _ in range(hi - lo):
         tail = f'["," {item}{" " + tail if tail else ""}]'
     return " \",\" ".join([item] * lo) + (" " + tail if tail else "")
+
+
+def join_alternatives(most: int, offsets: bool) -> list[str]:
+    """join_group's alternatives: per number k of members (2..most) the k slots, the direction and, with
+    `offsets`, optionally k offsets, so that a join names as many offsets as members."""
+    out = []
+    for k in range(2, most + 1):
+        alt = ' "," '.join(["slot"] * k) + ' "],\\"direction\\":" DIRECTION'
+        if offsets:
+            alt += ' [",\\"offsets\\":[" ' + ' "," '.join(["offset"] * k) + ' "]"]'
+        out.append(alt)
+    return out
 
 
 def _rules(text: str) -> tuple[list[str], dict[str, list[str]]]:
@@ -152,11 +168,11 @@ def specialise(task: Task) -> str:
         limit = partial_limit(task) if name in PARTIAL_RULES else group_limit(task)
         if name not in alts:
             raise InputError(f"group rule {name} is missing", file=str(GRAMMAR_PATH))
-        if limit < least or member in empty:
-            alts[name] = []
-            empty.add(name)
-        else:
-            alts[name] = [bounded_list(member, least, limit)]
+        alts[name] = [] if limit < least or member in empty else [bounded_list(member, least, limit)]
+    if "join_group" not in alts:
+        raise InputError("group rule join_group is missing", file=str(GRAMMAR_PATH))
+    alts["join_group"] = join_alternatives(group_limit(task), partial_limit(task) > 0)
+    empty |= {name for name in (*GROUP_RULES, "join_group") if not alts[name]}
     # drop alternatives that use an empty vocabulary, to the fixed point (a rule may become empty too)
     changed = bool(empty)
     while changed:

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple, Sequence
 
-from ..geometry.displacement import FREE, shapes, shifted
+from ..geometry.displacement import FREE, out_of_bound, shapes, shifted
 from ..geometry.relations import blocking_relation, symmetry_group
 from ..model.actions import Action, GroupMove, Insert, PoseMove, Replace, Slide, Turn, lock_action
 from ..model.assembly import DIRECTIONS, Assembly, Pose, unlocked_pose
@@ -243,6 +243,8 @@ class World:
         if any(tuple(o) != NO_OFFSET for o in given) and not self.partial:
             return Illegal("not_applicable", f"{self.assembly.assembly_id} comes apart with straight moves: parts are "
                                              "joined at their target position only")
+        if out_of_bound(self.assembly, given):
+            return Illegal("bad_offset", f"join {out_of_bound(self.assembly, given)}")
         return [tuple(o) for o in given]
 
     def _separate_member(self, state: State, x: str, i: int, d: str, group: int, at: Offset) -> Illegal | None:
@@ -392,6 +394,8 @@ def _check_insert(w: World, state: State, a: Insert, i: int) -> Illegal | None:
     if at != NO_OFFSET and not w.partial:
         return Illegal("not_applicable", f"{w.assembly.assembly_id} comes apart with straight moves: parts are "
                                          "inserted at their target position only")
+    if out_of_bound(w.assembly, (at,)):
+        return Illegal("bad_offset", f"insert {out_of_bound(w.assembly, (at,))}")
     if w.free_direction(state, i, at) is None:
         return Illegal("blocked", f"no free insertion path for {a.part_id}: {w.blocker_names(state, i, at)}")
     return None
@@ -512,6 +516,9 @@ def _check_slide(w: World, state: State, a: Slide) -> Illegal | None:
     idx, reason = _slide_members(w, state, a)
     if reason is not None:
         return reason
+    far = out_of_bound(w.assembly, [shifted(state.slots[i].offset, a.direction, a.distance) for i in idx])
+    if far:
+        return Illegal("bad_distance", f"slide to {far}")
     group = sum(1 << i for i in idx)
     gaps, k = shapes(w.assembly).gaps, DIRECTIONS.index(a.direction)
     others = [j for j in range(len(w.ids)) if state.mask >> j & 1 and not group >> j & 1]

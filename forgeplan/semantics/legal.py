@@ -93,24 +93,27 @@ def partial_actions(world: World, state: State) -> list[Action]:
     """Slides and insertions at an offset (SEMANTICS §9), only where partial moves are in play.
 
     Every group of present parts that can move along a direction (`geometry.partial.movable_groups`),
-    by every distance it has room for up to the assembly's extent, and all present parts together (a
-    translation of the whole, which only changes the offsets); every absent target part at every
-    non-zero offset within that extent from which it has a clear ray. Joins at offsets other than the
-    main chain's (`_chain_joins`) are left out (one offset per member would multiply the list); the
-    engine judges them when a plan names one.
+    by every distance it has room for up to twice the position bound along the direction's axis (the
+    universe's `slide_steps`; the engine keeps every member within the bound), and all present parts
+    together (a translation of the whole, which only changes the offsets); every absent target part at
+    every non-zero offset within the assembly's extent from which it has a clear ray; and the
+    universe's arrivals into this configuration (`landing_arrivals`: inserts and joins at the offsets a
+    departure from it left, within LANDING_DEPTH moves of the target), so that every plan of the
+    universe within that depth, every proven reference among them, is on offer step by step.
     """
     if not world.partial:
         return []
-    from ..geometry.displacement import arrival_offsets, shapes
+    from ..geometry.displacement import arrival_offsets, position_bound, shapes
     from ..geometry.partial import movable_groups
+    from .partial_universe import landing_arrivals
 
-    reach = extent(world)
+    reach, bound = extent(world), position_bound(world.assembly)
     here = tuple(j for j in range(len(world.ids)) if state.mask >> j & 1)
     out: list[Action] = []
     moves = movable_groups(world.assembly, here, tuple(state.slots[j].offset for j in here))
     for g, d, room in sorted(moves, key=lambda m: (bin(m[0]).count("1"), m[0], DIRECTIONS.index(m[1]))):
         names = tuple(state.slots[here[a]].occupant for a in range(len(here)) if g >> a & 1)
-        out += [Slide(names, d, k) for k in range(1, min(room, reach) + 1)]
+        out += [Slide(names, d, k) for k in range(1, min(room, 2 * bound["xyz".index(d[1])]) + 1)]
     if here:
         everything = tuple(state.slots[j].occupant for j in here)
         out += [Slide(everything, d, k) for d in DIRECTIONS for k in range(1, reach + 1)]
@@ -119,7 +122,7 @@ def partial_actions(world: World, state: State) -> list[Action]:
         if not state.mask >> i & 1:
             at = arrival_offsets(sh, i, here, offsets, world.parts[i].removal_dirs, reach)
             out += [Insert(world.ids[i], o) for o in at if o != NO_OFFSET]
-    return out
+    return out + landing_arrivals(world, tuple(s.offset if s.present else None for s in state.slots))
 
 
 def extent(world: World) -> int:

@@ -10,11 +10,10 @@ are bounded; dropping them changes no answer, only the time.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Iterator, NamedTuple, Optional, Sequence
 
-from ..geometry.displacement import FREE, Vec, shapes
-from ..model.assembly import DIRECTION_VECTORS, DIRECTIONS, Assembly
+from ..geometry.displacement import FREE, Vec, position_bound, shapes  # noqa: F401 (position_bound: part of this API)
+from ..model.assembly import DIRECTION_VECTORS, DIRECTIONS
 from .engine import World
 
 Config = tuple[Optional[Vec], ...]
@@ -42,13 +41,6 @@ class _Pairs(NamedTuple):
     present: int
     rows: list
     touch: list
-
-
-@lru_cache(maxsize=64)
-def position_bound(asm: Assembly) -> Vec:
-    """Per axis, the largest |offset| a slot may take: the extent of the assembly's target voxel box."""
-    cells = [v for p in asm.parts for v in p.voxels]
-    return tuple(max(c[a] for c in cells) - min(c[a] for c in cells) + 1 for a in range(3))  # type: ignore[return-value]  # a tuple over range(3) is a Vec
 
 
 def separable_at(world: World, group: int, offsets: Sequence[Vec]) -> bool:

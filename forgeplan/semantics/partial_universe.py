@@ -3,10 +3,14 @@
 Where partial moves are in play every planner grounds the same finite universe, computed here:
 
 * the **position domain** (`position_bound`, `position_domain`): per axis, offsets of at most the
-  assembly's bounding-box extent. At that distance a part's box lies wholly outside the target box
-  along the axis; §9 ("Position bound") says why farther positions are never needed;
+  assembly's bounding-box extent, the bound the engine keeps (§9 "Position bound"): there a part's box
+  lies wholly outside the target box along the axis;
 * the **slide universe** (`slide_universe`): `slide(G, d, k)` for every non-empty set `G` of slots,
   direction `d` and distance `1 <= k <= 2·bound` (the farthest any offset in the domain can travel);
+* the **vocabulary of a plan** (`slide_members`, `slide_steps`, `offset_ranges`): the part ids, the
+  (direction, distance) pairs and the offset coordinates a slide, an insertion or a join of the
+  universe names; the task grammar and the decoding masks take theirs from here;
+* the **arrivals a decoding mask offers** (`landing_arrivals`): the landing index's, every slot movable;
 * the **offer of a configuration** (`offered_moves`): the moves of the universe that the engine allows
   in a configuration, restricted to a set of movable slots (the others stay where they are). A
   configuration is the tuple of the slots' offsets in catalog order, `None` for an absent slot.
@@ -17,8 +21,8 @@ Moves are plain tuples so that the searches stay fast; `to_action` turns one int
 * `("out", G, d)`: the members leave along `d` through clear rays (`remove` for one, `separate` for more);
 * `("in", G, d, offsets)`: the members arrive along `-d` at `offsets` (`insert` / `join`);
 
-Which insertion and join positions are offered, and why the others are never needed, is §9's
-"Grounded moves".
+Which insertion and join positions are offered is §9's "Grounded moves"; how far it is proved that the
+others are never needed, §9's "One universe".
 """
 
 from __future__ import annotations
@@ -56,6 +60,47 @@ def slide_universe(asm: Assembly) -> tuple[Slide, ...]:
         for d in DIRECTIONS:
             out += [Slide(g, d, k) for k in range(1, 2 * bound["xyz".index(d[1])] + 1)]
     return tuple(out)
+
+
+def slide_steps(world: World) -> tuple[tuple[str, int], ...]:
+    """Every (direction, distance) a slide of the universe takes, direction-major: up to twice the bound
+    along the direction's axis. Empty where partial moves are not in play (no slide exists there)."""
+    if not world.partial:
+        return ()
+    bound = position_bound(world.assembly)
+    return tuple((d, k) for d in DIRECTIONS for k in range(1, 2 * bound["xyz".index(d[1])] + 1))
+
+
+def offset_ranges(world: World) -> tuple[range, range, range] | None:
+    """Per axis, the coordinates an offset of the universe takes (`position_domain`'s axes); None where
+    partial moves are not in play (every offset is 0 there)."""
+    if not world.partial:
+        return None
+    return tuple(range(-b, b + 1) for b in position_bound(world.assembly))  # type: ignore[return-value]
+
+
+def slide_members(world: World) -> tuple[str, ...]:
+    """The part ids a slide may name: every target part and every spare (a spare in its slot moves as the
+    slot's part does, §1). Empty where partial moves are not in play."""
+    if not world.partial:
+        return ()
+    return tuple(world.ids) + tuple(w.part_id for w in world.assembly.spares)
+
+
+def landing_arrivals(world: World, config: Config) -> list[Action]:
+    """The universe's arrivals into `config` with every slot movable (`landing_index` from the target),
+    the index cut at LANDING_DEPTH moves: what a decoding mask offers without knowing which parts a plan
+    will move (the searches index the arrivals of each moved set to the depth of the plan they seek)."""
+    n = len(world.ids)
+    try:
+        index = landing_index(world, (1 << n) - 1, (ZERO,) * n, LANDING_CAP, LANDING_DEPTH)
+    except OverflowError as err:
+        index = err.partial  # type: ignore[attr-defined]
+    return [to_action(world, config, move) for move, _ in index.get(config, ())]
+
+
+LANDING_DEPTH = 7       # slides and departures from the target whose reverses a mask offers as arrivals
+LANDING_CAP = 50_000    # and the configurations it indexes at most
 
 
 def _gap(sh: Shapes, i: int, oi: Vec, j: int, oj: Vec, d: int) -> int:

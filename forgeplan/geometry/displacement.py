@@ -96,7 +96,7 @@ def position_bound(asm: Assembly) -> Vec:
     """Per axis, the largest |offset| a slot may take (SEMANTICS §9 "Position bound"): the extent of the
     assembly's target voxel box. There a part's box lies wholly outside the target box along the axis."""
     cells = [v for p in asm.parts for v in p.voxels]
-    return tuple(max(c[a] for c in cells) - min(c[a] for c in cells) + 1 for a in range(3))  # type: ignore[return-value]
+    return tuple(max(c[a] for c in cells) - min(c[a] for c in cells) + 1 for a in range(3))  # type: ignore[return-value]  # a tuple over range(3) is a Vec
 
 
 def out_of_bound(asm: Assembly, offsets: Iterable[Sequence[int]]) -> str | None:

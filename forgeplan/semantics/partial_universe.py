@@ -76,7 +76,7 @@ def offset_ranges(world: World) -> tuple[range, range, range] | None:
     partial moves are not in play (every offset is 0 there)."""
     if not world.partial:
         return None
-    return tuple(range(-b, b + 1) for b in position_bound(world.assembly))  # type: ignore[return-value]
+    return tuple(range(-b, b + 1) for b in position_bound(world.assembly))  # type: ignore[return-value]  # one range per axis of a Vec
 
 
 def slide_members(world: World) -> tuple[str, ...]:
@@ -95,7 +95,7 @@ def landing_arrivals(world: World, config: Config) -> list[Action]:
     try:
         index = landing_index(world, (1 << n) - 1, (ZERO,) * n, LANDING_CAP, LANDING_DEPTH)
     except OverflowError as err:
-        index = err.partial  # type: ignore[attr-defined]
+        index = err.partial  # type: ignore[attr-defined]  # landing_index attaches the index built before the cap
     return [to_action(world, config, move) for move, _ in index.get(config, ())]
 
 

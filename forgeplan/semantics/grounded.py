@@ -359,6 +359,14 @@ def positions(asm: Assembly, radius: int | None = None, field: str = "radius") -
     return Positions(tuple(bound), tuple(offsets), 2 * max(bound), radius is None)  # type: ignore[arg-type]
 
 
+def task_positions(task: Task, radius: int | None = None, field: str = "radius") -> Positions:
+    """`positions` of a task's assembly; refuses a task without partial moves (it has no position domain)."""
+    if kind_of(task) is not MoveKind.PARTIAL:
+        raise InputError(f"{task.assembly.assembly_id} needs no partial moves: it has no position domain "
+                         "(SEMANTICS §9)", field="assembly")
+    return positions(task.assembly, radius, field)
+
+
 def slide_groups(world: World) -> tuple[int, ...]:
     """Bitmasks of the sets of slots a slide may move (§9: every non-empty set), by size then catalog
     order, under the cap of every group enumeration (`MAX_GROUP_SETS`)."""

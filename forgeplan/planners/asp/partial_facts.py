@@ -17,7 +17,7 @@ from ...geometry.displacement import FREE, ZERO, shapes
 from ...io.resources import encodings_dir
 from ...model.assembly import DIRECTION_VECTORS, DIRECTIONS
 from ...model.errors import InputError
-from ...semantics.grounded import MoveKind, Positions, kind_of, positions, separable_groups, slide_groups
+from ...semantics.grounded import Positions, separable_groups, slide_groups, task_positions
 from ...semantics.task import Task
 from ..slide_search import start_node
 
@@ -29,7 +29,7 @@ def encoding():
 
 def domain(task: Task, radius: int | None = None) -> Positions:
     """The grounded position domain, cut to `radius` per axis when given; slides reach across it."""
-    return positions(task.world.assembly, radius, field="--asp-radius")
+    return task_positions(task, radius, field="--asp-radius")
 
 
 def _term(o) -> str:
@@ -40,11 +40,8 @@ def partial_facts(task: Task, radius: int | None = None) -> str:
     """The facts of `encodings/partial.lp` for a task (header of that file); refuses what §9's minimal
     rework does not model (spares, locks, a slot needing two repairs) and a state outside the domain."""
     world = task.world
-    if kind_of(task) is not MoveKind.PARTIAL:
-        raise InputError(f"{world.assembly.assembly_id} needs no partial moves: encodings/partial.lp is for "
-                         "assemblies that do (SEMANTICS §9)", field="assembly")
-    config, bad = start_node(world, task.actual)
     dom = domain(task, radius)
+    config, bad = start_node(world, task.actual)
     for i, o in enumerate(config):
         if o is not None and any(abs(c) > b for c, b in zip(o, dom.bound)):
             raise InputError(f"slot {world.ids[i]} is displaced by {list(o)}, outside the position domain "

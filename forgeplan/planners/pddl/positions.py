@@ -95,8 +95,8 @@ def position_tables(task, radius: int | None = None) -> PositionTables:
     """The grounded task's position domain and slide distances (`semantics.grounded.positions`), the same
     for every slot; with `radius`, only the offsets within `radius` per axis and distances up to `2·radius`
     (a sub-domain: its optimum is an upper bound, proved for the sub-domain only)."""
-    from ...semantics.grounded import positions
+    from ...semantics.grounded import task_positions
 
-    dom = positions(task.world.assembly, radius, field="--radius")
+    dom = task_positions(task, radius, field="--radius")
     return PositionTables(task.world, {i: dom.offsets for i in range(len(task.world.ids))},
                           tuple(range(1, dom.longest + 1)), full=dom.full)

@@ -126,9 +126,7 @@ def test_random_sequences_are_legal_in_the_problem_exactly_when_the_engine_allow
 def _final_atoms(sp, names) -> set:
     state = set(sp.init)
     for n in names:
-        step = sp.by_name[n]
-        state -= {a for a, v in step.eff if not v}
-        state |= {a for a, v in step.eff if v}
+        state = slides.apply(sp, state, sp.by_name[n])   # conditional effects included
     return state
 
 

@@ -75,7 +75,7 @@ def diagnosed_task(task: Task, part_ids) -> Task | None:
 def plan_candidate(task: Task, raw: str, mode: str) -> str | None:
     """The rework residual: the anchor with its plan replaced, or None (unparseable, or nothing to do)."""
     from ..planners.asp.min_edit import closest_valid_plan
-    from ..planners.asp.solve import solve_task
+    from ..planners.registry import solve as solve_task
 
     try:
         out = parse_output(raw)

@@ -59,7 +59,7 @@ def _rework(asm) -> dict:
     """Every single fault of every part that can carry it: does the repair search's plan replay to the
     target, and how long is it (actions, moved parts)? Not minimal: `--proof` adds the proved ones."""
     from ..model.actions import moved_parts
-    from ..planners.repair import repair_plan
+    from ..planners.registry import feasible_plan
     from ..semantics.faults import FaultSpec, candidates, make_task
 
     world = make_task(asm, []).world
@@ -68,7 +68,7 @@ def _rework(asm) -> dict:
         for i in candidates(world, ftype):
             task = make_task(asm, [FaultSpec(ftype, world.ids[i])])
             t0 = time.perf_counter()
-            plan = repair_plan(task.world, task.actual, task.target)
+            plan = feasible_plan(task)
             seconds = time.perf_counter() - t0
             ok = plan is not None and task.world.restoration(task.actual, plan, task.target).restored
             rows.append({"fault": ftype, "part_id": world.ids[i], "valid": ok, "seconds": round(seconds, 4),
@@ -83,7 +83,7 @@ def _rework(asm) -> dict:
 def _proofs(asm, limit: float) -> dict:
     """Per fault type: every single fault's minimal rework from the moved-set search, with its status
     (optimal = every smaller moved set exhausted; feasible = best plan found; timeout = none)."""
-    from ..planners.asp.solve import solve_task
+    from ..planners.registry import solve as solve_task
     from ..semantics.faults import FaultSpec, candidates, make_task
 
     world = make_task(asm, []).world

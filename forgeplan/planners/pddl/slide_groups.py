@@ -4,7 +4,7 @@ The grounded partial-move problem of `slides` (positions as objects, its single-
 with its group moves, rendered so that a state has no intermediate phases for slides and departures
 (with a transaction of zero-cost steps per member, A* would store every partial transaction of every
 configuration: on a six-piece burr two orders of magnitude more states than configurations). The groups
-are the grounded task's (`semantics.grounded`): `slide_groups` slide, `separable_groups` leave. Here:
+are the grounded task's (`semantics.grounded`): `slide_groups` slide, `separable_groups` leave and join. Here:
 
 - `blk g h d k` (derived, `k` a distance or `out`): slot `g` at its position would meet slot `h` at
   its position when `g` slides `k` unit steps along `d` (or leaves along `d`). Meeting depends on the
@@ -19,9 +19,9 @@ are the grounded task's (`semantics.grounded`): `slide_groups` slide, `separable
 - `out G d` (`remove` for one member, else `separate` of a group of `separable_groups`, one action per
   choice of occupants when a member's slot may hold a spare): `¬blk g h d out` likewise; every member's `at` atoms are deleted.
 - `insert p o d`: `p` absent and touched, its ray along `d` from `o` clear of every present slot.
-- `join` of two or more members at offsets stays a transaction (`begin_join d p q` when two slots are
-  absent and touched; `place` per member in member order with a clear ray and no overlap with a member
-  placed before; `finish_join d p q` once both are placed; `settle` per member), so the offsets need
+- `join` of a separable group at offsets stays a transaction (`begin_join d G` when its members are
+  absent and touched; `place` per member of G in member order with a clear ray and no overlap with a
+  member placed before; `finish_join d G` once all are placed; `settle` per member), so the offsets need
   not be multiplied out.
 
 The groups that leave are separable at their target arrangement; at the arrangement they have when they
@@ -32,7 +32,7 @@ Downward needs a configuration that supports axioms and conditional effects (`as
 
 from __future__ import annotations
 
-from itertools import combinations, product
+from itertools import product
 
 from ...model.actions import Insert, Remove, Separate, Slide
 from ...model.assembly import DIRECTIONS
@@ -77,7 +77,7 @@ def _group_moves(sp: SlideProblem, ab: Abstraction) -> None:
         for g in leaving:
             _out(sp, ab, g, d)
     _inserts(sp)
-    _joins(sp, ab)
+    _joins(sp, ab, [g for g in leaving if len(g) > 1])
 
 
 def _coordinate_axioms(sp: SlideProblem) -> None:
@@ -208,24 +208,27 @@ def _inserts(sp: SlideProblem) -> None:
                        ("action", Insert(pid, o)), o)
 
 
-def _joins(sp: SlideProblem, ab: Abstraction) -> None:
-    """join of two or more members at offsets: `begin_join d p q` (two absent touched slots: a join is
-    possible), `place` per member in member order, `finish_join d p q` once p and q (two members at least)
-    are placed, `settle` per member, `end_settle`."""
+def _joins(sp: SlideProblem, ab: Abstraction, groups: list[tuple[int, ...]]) -> None:
+    """join of a separable group G at offsets: `begin_join d G` (every member absent and touched; each
+    becomes `allowed`), `place` per allowed member in member order, `finish_join d G` once every member
+    is placed, `settle` per member, `end_settle`."""
     world, tables = sp.task.world, sp.tables
     order = member_order(world)
     ids = world.ids
     for d in DIRECTIONS:
         dn = DIRECTION_NAMES[d]
-        for a, b in combinations(order, 2):
-            absent = [(_flu(sp, "present", ids[x]), False) for x in (a, b)]
-            sp.add(f"begin_join_{dn}_{sp.names[ids[a]]}_{sp.names[ids[b]]}",
-                   [("(idle)", True), *absent, *_touched(sp, [ids[a], ids[b]])],
-                   [("(idle)", False), ("(placing)", True), (f"(mode {dn} in)", True)], sp.step_cost,
-                   ("begin", "in", d, None))
-            sp.add(f"finish_join_{dn}_{sp.names[ids[a]]}_{sp.names[ids[b]]}",
-                   [("(placing)", True), (f"(mode {dn} in)", True), *((_flu(sp, "pending", ids[x]), True) for x in (a, b))],
-                   [("(placing)", False), (f"(mode {dn} in)", False), ("(settling)", True)], 0, ("finish", "in", d, None))
+        for g in groups:
+            names = "_".join(sp.names[ids[x]] for x in g)
+            allowed = [(_flu(sp, "allowed", ids[x]), True) for x in g]
+            sp.add(f"begin_join_{dn}_{names}",
+                   [("(idle)", True), *((_flu(sp, "present", ids[x]), False) for x in g), *_touched(sp, [ids[x] for x in g])],
+                   [("(idle)", False), ("(placing)", True), (f"(mode {dn} in)", True), *allowed], sp.step_cost,
+                   ("begin", "in", d, frozenset(ids[x] for x in g)))
+            sp.add(f"finish_join_{dn}_{names}",
+                   [("(placing)", True), (f"(mode {dn} in)", True), *allowed,
+                    *((_flu(sp, "pending", ids[x]), True) for x in g)],
+                   [("(placing)", False), (f"(mode {dn} in)", False), ("(settling)", True),
+                    *((a, False) for a, _ in allowed)], 0, ("finish", "in", d, None))
         for r, i in enumerate(order):
             _place(sp, ab, i, d, [ids[j] for j in order[r + 1:]])
     sp.add("end_settle", [("(settling)", True), *((_flu(sp, "pending", p), False) for p in ids)],
@@ -254,8 +257,8 @@ def _place(sp: SlideProblem, ab: Abstraction, i: int, d: str, after: list[str]) 
         ray = [(_at(sp, world.ids[j], oj), False) for j, oj in tables.ray(i, o, d)]
         apart = [(f"(carried {sp.names[world.ids[j]]} {pos_name(oj)})", False)
                  for j in range(len(world.ids)) if j != i for oj in tables.overlap(i, o, j)]
-        pre = [("(placing)", True), (f"(mode {dn} in)", True), (_flu(sp, "present", pid), False), *supports, *ray,
-               *apart, *_touched(sp, [pid]), *none_later]
+        pre = [("(placing)", True), (f"(mode {dn} in)", True), (_flu(sp, "allowed", pid), True),
+               (_flu(sp, "present", pid), False), *supports, *ray, *apart, *_touched(sp, [pid]), *none_later]
         eff = [(_flu(sp, "present", pid), True), (f"(carried {n} {pos_name(o)})", True), (_flu(sp, "pending", pid), True),
                *reset]
         sp.add(f"place_{n}_{pos_name(o)}_{dn}", pre, eff, 0, ("place", pid, o, d), o)

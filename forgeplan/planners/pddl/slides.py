@@ -358,7 +358,8 @@ def _transaction(run: _Runner, a: Action) -> bool:
     k = getattr(a, "distance", None)
     for d in [a.direction] if hasattr(a, "direction") else DIRECTIONS:  # type: ignore[attr-defined]
         saved = (set(run.state), list(run.names))
-        good = run.do(lambda st: st.role == ("begin", kind, d, k))
+        key = frozenset(slots) if kind == "in" else k   # a join's begin names its members
+        good = run.do(lambda st: st.role == ("begin", kind, d, key))
         if kind == "in":
             for p, o in members:
                 good = good and run.do(lambda st, p=p, o=o: st.role == ("place", p, o, d))

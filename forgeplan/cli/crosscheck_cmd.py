@@ -1,4 +1,4 @@
-"""`forgeplan crosscheck PATH`: clingo and Fast Downward must reach the same proved optimum on every task."""
+"""`forgeplan crosscheck PATH`: the proving planner and Fast Downward must reach the same optimum on every task."""
 
 from __future__ import annotations
 

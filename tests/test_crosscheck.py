@@ -1,4 +1,4 @@
-"""clingo vs Fast Downward on real planners: agreement on every built-in assembly and fault type, the
+"""The proving planner vs Fast Downward on real planners: agreement on every built-in assembly and fault type, the
 verdict rules (a time limit is never agreement), and the crosscheck command's exit codes."""
 
 from __future__ import annotations
@@ -154,3 +154,28 @@ def test_symlinked_task_folders_are_found_once_and_verdicts_name_their_numbers(t
     assert main(["crosscheck", str(top)]) == 0
     out = capsys.readouterr().out
     assert re.search(r"^agree +bayonet_structure_missing_part_0: same optimum \(\d+ moved parts, \d+ actions\)", out), out
+
+
+# ----------------------------------------------------------------------------- partial moves
+
+def test_a_partial_move_task_is_checked_by_the_moved_set_search_against_fast_downward():
+    """The registry picks both sides by the task's kind; Fast Downward's sub-domain holds the search's plan."""
+    from cases import zigzag_puzzle
+    from forgeplan.semantics.faults import FaultSpec, make_task
+
+    c = cc.compare_task(make_task(zigzag_puzzle(), [FaultSpec("missing_part", "Cap")]), time_limit=60)
+    assert (c.prover.planner, c.checker.planner) == ("moved-set-search", "fast-downward")
+    assert c.verdict == "agree" and c.checker.radius == 1, c.reason
+    assert c.prover.optimal and c.checker.valid and (c.checker.moved_parts, c.checker.actions) == (1, 1)
+
+
+@pytest.mark.slow
+def test_the_crosscheck_command_reports_partial_move_tasks(tmp_path, capsys):
+    from cases import zigzag_puzzle
+    from forgeplan.semantics.faults import FaultSpec, make_task
+
+    write_task(make_task(zigzag_puzzle(), [FaultSpec("misplacement", "Core")]), tmp_path / "zigzag")
+    assert main(["crosscheck", str(tmp_path / "zigzag"), "--json", "--time-limit", "60"]) == 0
+    c = json.loads(capsys.readouterr().out)["comparisons"][0]
+    assert c["verdict"] == "agree" and c["prover"]["planner"] == "moved-set-search", c["reason"]
+    assert c["checker"]["radius"] == 1 and c["checker"]["valid"]

@@ -20,11 +20,10 @@ from typing import Sequence
 from ...model.actions import Action, Insert, Join, Remove, Replace, Separate, Slide
 from ...model.assembly import DIRECTIONS
 from ...model.errors import InputError
-from ...semantics.grounded import DEFAULT_WEIGHT, touch_costs
+from ...semantics.grounded import touch_costs
 from ...semantics.task import Task
-from .abstraction import Abstraction, GroundStep, slot_abstraction
+from .abstraction import Abstraction, slot_abstraction
 from .positions import PositionTables
-from .vocabulary import DIRECTION_NAMES
 
 ZERO = (0, 0, 0)
 MAX_STEPS = 200_000   # move steps (pick, settle, shift, out, place) beyond which the problem is not built

@@ -1,4 +1,4 @@
-"""clingo vs Fast Downward on real planners: agreement on every built-in assembly and fault type, the
+"""The proving planner vs Fast Downward on real planners: agreement on every built-in assembly and fault type, the
 verdict rules (a time limit is never agreement), and the crosscheck command's exit codes."""
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def test_scaling_chain_agrees_with_the_closed_form():
 
     c = cc.compare_task(chain_task(14, 4), time_limit=120)
     assert c.verdict == "agree", c.reason
-    assert (c.fd.moved_parts, c.fd.actions) == (5, 9)  # missing bottom bar under 4: J = depth + 1, c = 2 depth + 1
+    assert (c.checker.moved_parts, c.checker.actions) == (5, 9)  # missing bottom bar under 4: J = depth + 1, c = 2 depth + 1
 
 
 @pytest.mark.slow
@@ -67,7 +67,8 @@ def test_an_imported_burr_that_needs_group_moves_agrees(tmp_path, capsys):
     assert main(["crosscheck", str(tmp_path / "burr"), "--json", "--time-limit", "60"]) == 0
     c = json.loads(capsys.readouterr().out)["comparisons"][0]
     assert c["verdict"] == "agree", c["reason"]
-    for planner in ("clingo", "fast_downward"):
+    assert (c["prover"]["planner"], c["checker"]["planner"]) == ("clingo", "fast-downward")
+    for planner in ("prover", "checker"):
         assert c[planner]["optimal"] and c[planner]["valid"] and any("part_ids" in a for a in c[planner]["plan"])
 
 
@@ -101,7 +102,7 @@ def test_verdict_rules(clingo, fd, verdict):
 
 def test_a_time_limited_planner_is_unknown_never_agreement():
     c = cc.compare_task(dict(all_cases())["shaft_stack/multi/0"], time_limit=0.001)
-    assert c.verdict == "unknown", (c.reason, c.clingo.status, c.fd.status)
+    assert c.verdict == "unknown", (c.reason, c.prover.status, c.checker.status)
 
 
 # ----------------------------------------------------------------------------- the command
@@ -133,7 +134,7 @@ def test_crosscheck_command_exits_1_and_shows_both_plans_on_disagreement(bench, 
         return cc._replayed(task, cc.Side(s.planner, s.status, s.optimal, s.unsolvable, s.plan[:-1],
                                           s.moved_parts, s.actions - 1, s.seconds))
 
-    monkeypatch.setattr(cc, "fd_side", fd_side_dropping_the_last_action)
+    monkeypatch.setitem(cc.SIDES, "fast-downward", fd_side_dropping_the_last_action)
     assert main(["crosscheck", str(bench / "a")]) == 1
     out = capsys.readouterr().out
     assert "disagree" in out and "clingo [optimal" in out and "fast-downward [" in out
@@ -153,3 +154,28 @@ def test_symlinked_task_folders_are_found_once_and_verdicts_name_their_numbers(t
     assert main(["crosscheck", str(top)]) == 0
     out = capsys.readouterr().out
     assert re.search(r"^agree +bayonet_structure_missing_part_0: same optimum \(\d+ moved parts, \d+ actions\)", out), out
+
+
+# ----------------------------------------------------------------------------- partial moves
+
+def test_a_partial_move_task_is_checked_by_the_moved_set_search_against_fast_downward():
+    """The registry picks both sides by the task's kind; Fast Downward's sub-domain holds the search's plan."""
+    from cases import zigzag_puzzle
+    from forgeplan.semantics.faults import FaultSpec, make_task
+
+    c = cc.compare_task(make_task(zigzag_puzzle(), [FaultSpec("missing_part", "Cap")]), time_limit=60)
+    assert (c.prover.planner, c.checker.planner) == ("moved-set-search", "fast-downward")
+    assert c.verdict == "agree" and c.checker.radius == 1, c.reason
+    assert c.prover.optimal and c.checker.valid and (c.checker.moved_parts, c.checker.actions) == (1, 1)
+
+
+@pytest.mark.slow
+def test_the_crosscheck_command_reports_partial_move_tasks(tmp_path, capsys):
+    from cases import zigzag_puzzle
+    from forgeplan.semantics.faults import FaultSpec, make_task
+
+    write_task(make_task(zigzag_puzzle(), [FaultSpec("misplacement", "Core")]), tmp_path / "zigzag")
+    assert main(["crosscheck", str(tmp_path / "zigzag"), "--json", "--time-limit", "60"]) == 0
+    c = json.loads(capsys.readouterr().out)["comparisons"][0]
+    assert c["verdict"] == "agree" and c["prover"]["planner"] == "moved-set-search", c["reason"]
+    assert c["checker"]["radius"] == 1 and c["checker"]["valid"]

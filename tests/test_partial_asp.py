@@ -255,10 +255,10 @@ def _accepted(task, terms: list[str]) -> bool:
     """Does the encoding accept these moves as its first steps (no goal asked)?"""
     import clingo
 
-    from forgeplan.planners.asp.partial_facts import ENCODING
+    from forgeplan.planners.asp.partial_facts import encoding
 
     ctl = clingo.Control(["--opt-mode=ignore", "--warn=none"])
-    ctl.load(str(ENCODING))
+    ctl.load(str(encoding()))
     given = "".join(f":- not occurs({a},{t}).\n" for t, a in enumerate(terms, 1))
     ctl.add("base", [], partial_facts(task, RADIUS) + given)
     parts = [("base", [])] + [(p, [clingo.Number(t)]) for t in range(1, len(terms) + 1) for p in ("step", "check")]

@@ -16,7 +16,8 @@ from forgeplan.model.actions import moved_parts
 from forgeplan.model.assembly import DIRECTIONS
 from forgeplan.model.state import Tolerances
 from forgeplan.planners import partial_solve, slide_search
-from forgeplan.planners.asp.solve import Status, solve_task
+from forgeplan.planners.asp.solve import Status
+from forgeplan.planners.registry import solve as solve_task
 from forgeplan.planners.partial_repair import partial_repair_plan
 from forgeplan.semantics import partial_offers, partial_universe
 from forgeplan.semantics.faults import FaultSpec, make_task

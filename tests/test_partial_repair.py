@@ -7,7 +7,7 @@ import pytest
 
 from forgeplan.io.importers import read_puzzle
 from forgeplan.model.actions import moved_parts
-from forgeplan.planners.repair import repair_plan
+from forgeplan.planners.registry import feasible_plan
 from forgeplan.semantics.faults import FaultSpec, candidates, make_task
 
 from burrdata import burr, param
@@ -25,7 +25,7 @@ def test_every_single_fault_gets_a_valid_plan_with_slides(name):
         world = make_task(asm, []).world
         for i in candidates(world, ftype):
             task = make_task(asm, [FaultSpec(ftype, world.ids[i])])
-            plan = repair_plan(task.world, task.actual, task.target)
+            plan = feasible_plan(task)
             assert plan is not None, (ftype, world.ids[i])
             r = task.world.restoration(task.actual, plan, task.target)
             assert r.restored, (ftype, world.ids[i], r.failure)
@@ -37,7 +37,7 @@ def test_every_single_fault_gets_a_valid_plan_with_slides(name):
 def test_two_faults_at_once():
     asm = read_puzzle(burr("mj_burr6_puzzle3")).assembly
     task = make_task(asm, [FaultSpec("missing_part", asm.part_ids[2]), FaultSpec("wrong_orientation", asm.part_ids[4])])
-    plan = repair_plan(task.world, task.actual, task.target)
+    plan = feasible_plan(task)
     assert task.world.restoration(task.actual, plan, task.target).restored
 
 
@@ -59,7 +59,7 @@ def test_the_verifier_reads_slides_offsets_and_judges_them():
 
     asm = read_puzzle(burr("mj_burr6_puzzle3")).assembly
     task = make_task(asm, [FaultSpec("missing_part", asm.part_ids[2])])
-    plan = [a.to_json() for a in repair_plan(task.world, task.actual, task.target)]
+    plan = [a.to_json() for a in feasible_plan(task)]
     assert any(a["action"] == "slide" for a in plan) and any("offset" in a for a in plan)
     assert verify(task, _contract(task, plan)).valid
     first = plan[0]
@@ -115,7 +115,7 @@ def test_scoring_a_prediction_with_slides():
 
     asm = read_puzzle(burr("mj_burr6_puzzle3")).assembly
     task = make_task(asm, [FaultSpec("missing_part", asm.part_ids[2])])
-    plan = repair_plan(task.world, task.actual, task.target)
+    plan = feasible_plan(task)
     ids = identity(plan)
     assert ("slide", "+".join(plan[0].part_ids)) == ids[0]
     cost = (len(moved(plan)), len(plan))

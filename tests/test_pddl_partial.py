@@ -16,6 +16,7 @@ from forgeplan.model.assembly import DIRECTIONS
 from forgeplan.planners.pddl import slides
 from forgeplan.planners.pddl.fd import solve_fd_partial
 from forgeplan.planners.pddl.positions import PositionTables
+from forgeplan.planners.pddl.slide_groups import build_group_problem
 from forgeplan.semantics.faults import FaultSpec, make_task
 from forgeplan.semantics.legal import legal_actions
 
@@ -104,7 +105,7 @@ def value(plan) -> tuple[int, int]:
 @pytest.fixture(scope="module")
 def zigzag():
     task = make_task(zigzag_puzzle(), [FaultSpec("misplacement", "Core")])
-    return task, slides.build_slide_problem(task, tables(task))
+    return task, build_group_problem(task, tables(task))
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -125,22 +126,8 @@ def test_random_sequences_are_legal_in_the_problem_exactly_when_the_engine_allow
 def _final_atoms(sp, names) -> set:
     state = set(sp.init)
     for n in names:
-        step = sp.by_name[n]
-        state -= {a for a, v in step.eff if not v}
-        state |= {a for a, v in step.eff if v}
+        state = slides.apply(sp, state, sp.by_name[n])   # conditional effects included
     return state
-
-
-def test_group_moves_at_offsets_are_transactions(zigzag):
-    """A separation and a join at offsets go through the problem as in the engine, and decode back."""
-    task, sp = zigzag
-    plan = [Remove("Cap"), Slide(("Core",), "+y", 1), Separate(("Shell", "Core"), "-x"),
-            Join(("Shell", "Core"), "+x", [(0, 0, 0), (0, 1, 0)]), Slide(("Core",), "-y", 1), Insert("Cap")]
-    r = task.world.replay(task.actual, plan)
-    assert r.failure is None
-    names = slides.encode(sp, plan)
-    assert names is not None and slides.decode(sp, names) == tuple(plan)
-    assert slides.encode(sp, [Remove("Cap"), Slide(("Core",), "+y", 2)]) is None      # runs into the shell
 
 
 # ----------------------------------------------------------------------------- Fast Downward vs brute force
@@ -160,95 +147,28 @@ def test_fast_downward_optimum_equals_brute_force_over_the_engine(base, fault):
     assert task.world.restoration(task.actual, r.plan, task.target).restored
     assert r.cost == r.reported_cost == W * len(moved_parts(r.plan)) + len(r.plan)
     assert value(r.plan) == brute_optimum(task)
-    sp = slides.build_slide_problem(task, tab)
+    sp = build_group_problem(task, tab)
     assert slides.validate(sp, r.plan)
     if base:
         assert any(isinstance(a, Slide) for a in r.plan)
-
-
-# ----------------------------------------------------------------------------- the lifted domain
-
-def test_committed_lifted_domain_is_the_generated_one():
-    from pathlib import Path
-
-    from forgeplan.planners.pddl.slides_lifted import partial_domain_text
-
-    committed = Path(__file__).resolve().parents[1] / "domains" / "partial.pddl"
-    assert committed.read_text(encoding="utf-8") == partial_domain_text()
-
-
-@pytest.fixture(scope="module")
-def lifted(zigzag):
-    from forgeplan.planners.pddl.slides_lifted import LiftedPartial
-
-    return LiftedPartial(zigzag[1])
-
-
-@pytest.mark.slow
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(choices=st.lists(st.integers(min_value=0, max_value=10 ** 6), min_size=1, max_size=6))
-def test_engine_legal_sequences_step_through_the_lifted_domain(zigzag, lifted, choices):
-    """unified-planning's simulator on the lifted problem applies every schema instance of a random
-    engine-legal sequence (slides, removals, insertions at offsets) and ends with the engine's offsets."""
-    from unified_planning.shortcuts import SequentialSimulator
-
-    task, sp = zigzag
-    world, state, plan = task.world, task.actual, []
-    for c in choices:
-        legal = [a for a in engine_moves(world, state) if not isinstance(a, (Separate, Join))
-                 and inside(world.apply(state, a))]
-        a = legal[c % len(legal)]
-        plan.append(a)
-        state = world.apply(state, a)
-    names = slides.encode(sp, plan)
-    sim = SequentialSimulator(lifted.problem)
-    s = sim.get_initial_state()
-    for inst in lifted.instances(names):
-        assert sim.is_applicable(s, inst.action, inst.actual_parameters), inst
-        s = sim.apply(s, inst.action, inst.actual_parameters)
-    for i, pid in enumerate(world.ids):
-        slot = state.slots[i]
-        for o in BOX:
-            at = lifted.v.fluent["at"](lifted.objects[pid], lifted.objects[("pos", o)])
-            assert s.get_value(at).bool_constant_value() == (slot.present and slot.offset == o)
-
-
-@pytest.mark.slow
-def test_the_lifted_validator_judges_plans_like_the_engine(zigzag, lifted):
-    task, _ = zigzag
-    good = [Remove("Cap"), Slide(("Core",), "+y", 1), Slide(("Core",), "+x", 1)]
-    from forgeplan.model.actions import ResetPose
-
-    plan = [*good, ResetPose("Core"), Slide(("Core",), "-x", 1), Slide(("Core",), "-y", 1), Insert("Cap")]
-    assert task.world.restoration(task.actual, plan, task.target).restored
-    assert lifted.validate(plan)
-    for bad in ([*good[:2], ResetPose("Core"), *plan[4:]],          # not clear yet: blocked along every ray
-                plan[:-1],                                         # the cap never comes back
-                [good[0], Slide(("Core",), "+x", 1), *plan[2:]]):  # runs into the shell
-        assert not lifted.validate(bad)
-        assert not task.world.restoration(task.actual, bad, task.target).restored
 
 
 # ----------------------------------------------------------------------------- files, command line, crosscheck
 
 @pytest.mark.slow
 def test_export_and_import_a_partial_move_task(tmp_path, capsys):
-    """export-pddl (grounded and lifted, a radius-1 sub-domain) -> Fast Downward -> import-plan -> the engine."""
+    """export-pddl (grounded, a radius-1 sub-domain) -> Fast Downward -> import-plan -> the engine."""
     from forgeplan.cli import main
     from forgeplan.io.task_files import write_task
     from forgeplan.planners.pddl.external import solve_files
 
     task = make_task(zigzag_puzzle(), [FaultSpec("misplacement", "Cap")])
     write_task(task, tmp_path / "task")
-    lifted = tmp_path / "lifted"
-    assert main(["export-pddl", str(tmp_path / "task"), "--out", str(lifted), "--radius", "1"]) == 0
-    from pathlib import Path
-
-    committed = Path(__file__).resolve().parents[1] / "domains" / "partial.pddl"
-    assert (lifted / "domain.pddl").read_text(encoding="utf-8") == committed.read_text(encoding="utf-8")
+    assert main(["export-pddl", str(tmp_path / "task"), "--out", str(tmp_path / "lifted"), "--radius", "1"]) == 2
+    assert "--grounded" in capsys.readouterr().err
     out = tmp_path / "grounded"
     assert main(["export-pddl", str(tmp_path / "task"), "--out", str(out), "--grounded", "--radius", "1"]) == 0
-    code, text = solve_files("fd", out / "domain.pddl", out / "problem.pddl", "astar(lmcut())", 120)
+    code, text = solve_files("fd", out / "domain.pddl", out / "problem.pddl", "astar(blind())", 120)
     assert code == 0 and text
     (tmp_path / "sas_plan").write_text(text, encoding="utf-8")
     capsys.readouterr()
@@ -261,27 +181,28 @@ def test_export_and_import_a_partial_move_task(tmp_path, capsys):
 
 def test_the_whole_position_domain_of_a_small_puzzle_is_refused_as_too_large_not_misjudged():
     """The grounded task's domain (every offset up to the assembly's extent) makes the zigzag problem too
-    large to write; crosscheck then says unknown, whatever the other side proves."""
-    from forgeplan.planners.crosscheck import compare_task
+    large to write: Fast Downward's side declines it, which can only make a comparison unknown."""
+    from forgeplan.planners import crosscheck as cc
 
     task = make_task(zigzag_puzzle(), [FaultSpec("misplacement", "Core")])
-    c = compare_task(task, time_limit=60)
-    assert c.verdict == "unknown" and c.fd.status.startswith("unsupported") and "too large" in c.fd.status
-    other = c.bound or c.clingo
-    assert other.valid and value(other.plan) == (2, 2)
+    side = cc.fd_partial_side(task, "moved-parts,actions", 60, None)
+    assert side.status.startswith("unsupported") and "too large" in side.status and side.plan is None
+    prover = cc.prover_side(task, "moved-parts,actions", 60)
+    assert cc.judge_sub_domain("moved-parts,actions", prover, side, True)[0] == "unknown"
 
 
 @pytest.mark.slow
-def test_crosscheck_on_a_sub_domain_is_a_plan_never_a_proof():
-    """Over a radius-1 sub-domain Fast Downward's optimum is a plan: it replays, and the verdict stays
-    unknown unless it beats the other side's optimum."""
-    from forgeplan.planners.crosscheck import compare_task
+def test_crosscheck_on_a_sub_domain_agrees_only_where_it_holds_the_search_plan():
+    """Over a radius-1 sub-domain Fast Downward's optimum is a plan, not a proof: the comparison agrees
+    when that sub-domain holds the moved-set search's proven plan and the values are equal."""
+    from forgeplan.planners.crosscheck import compare_task, plan_radius
 
     task = make_task(zigzag_puzzle(True), [FaultSpec("misplacement", "Core")])
     c = compare_task(task, time_limit=120, radius=1)
-    assert c.fd.valid and value(c.fd.plan) == (2, 6) and not c.fd.optimal
-    other = c.bound or c.clingo
-    assert c.verdict == "unknown" and other.valid and value(other.plan) >= (2, 6)
+    assert c.checker.valid and value(c.checker.plan) == (2, 6) and not c.checker.optimal
+    assert c.prover.planner == "moved-set-search" and c.prover.valid
+    held = c.prover.optimal and plan_radius(task, c.prover.plan) <= 1 and value(c.prover.plan) == (2, 6)
+    assert c.verdict == ("agree" if held else "unknown"), c.reason
 
 
 def test_the_zigzag_data_files_are_the_fixtures():
@@ -297,15 +218,17 @@ def test_the_zigzag_data_files_are_the_fixtures():
                [sorted(p.voxels) for p in theirs.parts]
 
 
-def test_judge_bound_never_agrees_and_catches_an_optimum_the_repair_search_beats():
-    from forgeplan.planners.crosscheck import Side, judge_bound
+def test_a_sub_domain_optimum_agrees_only_with_equal_values_inside_it_and_disagrees_below_a_proof():
+    from forgeplan.planners.crosscheck import Side, judge_sub_domain
 
     def side(name, optimal, value, valid=True):
-        return Side(name, "x", optimal, False, (), value[0], value[1], 0.0, valid=valid)
+        return Side(name, "x", optimal, False, (), value[0], value[1], 0.0, valid=valid, radius=1)
 
-    v, why = judge_bound("moved-parts,actions", side("fast-downward", True, (2, 6)), side("repair-search", False, (3, 9)))
-    assert v == "unknown" and "no worse than the repair search" in why
-    v, why = judge_bound("moved-parts,actions", side("fast-downward", True, (3, 9)), side("repair-search", False, (2, 6)))
+    search, objective = side("moved-set-search", True, (3, 8)), "moved-parts,actions"
+    v, why = judge_sub_domain(objective, search, side("fast-downward", False, (3, 8)), True)
+    assert v == "agree" and "within 1" in why
+    assert judge_sub_domain(objective, search, side("fast-downward", False, (3, 8)), False)[0] == "unknown"
+    assert judge_sub_domain(objective, search, side("fast-downward", False, (4, 2)), True)[0] == "unknown"
+    v, why = judge_sub_domain(objective, search, side("fast-downward", False, (2, 9)), True)
     assert v == "disagree" and "beats" in why
-    v, _ = judge_bound("moved-parts,actions", side("fast-downward", True, (2, 6), valid=False), side("repair-search", False, (3, 9)))
-    assert v == "disagree"
+    assert judge_sub_domain(objective, search, side("fast-downward", False, (3, 8), valid=False), True)[0] == "disagree"

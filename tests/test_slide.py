@@ -11,7 +11,7 @@ from forgeplan.geometry.partial import disassemble_partial
 from forgeplan.io.importers import read_puzzle
 from forgeplan.library.voxels import box, part
 from forgeplan.model.actions import Insert, Remove, Separate, Slide
-from forgeplan.planners.repair import repair_plan
+from forgeplan.planners.registry import feasible_plan
 from forgeplan.model.assembly import DIRECTION_VECTORS, DIRECTIONS, Assembly
 from forgeplan.semantics.engine import World
 from forgeplan.verify import illegal_step_category
@@ -157,7 +157,7 @@ def test_legal_actions_offer_every_step_of_a_partial_repair_and_the_grammar_pars
     task = make_task(asm, [FaultSpec("missing_part", asm.part_ids[2])])
     ref = simple_reference(task)
     state = task.actual
-    for a in repair_plan(task.world, task.actual, task.target):
+    for a in feasible_plan(task):
         assert a in legal_actions(task.world, state), a
         state = task.world.apply(state, a)
     text = json.dumps({k: ref[k] for k in ("annotation", "rework_plan")}, separators=(",", ":"))

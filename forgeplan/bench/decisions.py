@@ -52,7 +52,7 @@ def assembly_state(world, k: int) -> State:
 
 def _recovery_start(asm: Assembly, tolerances: Tolerances, rng: random.Random) -> tuple[State, tuple]:
     """A faulty state (one to three faults) and its proven reference plan."""
-    from ..planners.asp.solve import solve_task
+    from ..planners.registry import solve as solve_task
 
     world = world_for(asm, tolerances)
     types = [t for t in MISTAKE_TYPES if candidates(world, t)]

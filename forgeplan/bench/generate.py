@@ -131,20 +131,22 @@ def build_task(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances,
                attempts=None) -> tuple[Task, dict, tuple[Action, ...], int]:
     """The task of a slot, its reference (reference.json) and plan; tries attempt seeds (`attempts`: the
     slot's `_attempts`, some maybe drawn already) until the closed loop holds."""
-    from ..planners.asp.solve import reference_output, solve_task
+    from ..planners.asp.solve import reference_output
+    from ..planners.registry import planner_for
 
     last_error = "no attempt"
     for attempt, task, skipped in _attempts(slot, asm, seed, tolerances) if attempts is None else attempts:
         if task is None:
             last_error = skipped
             continue
-        if task.world.partial:
-            found = partial_move_reference(task)
+        planner = planner_for(task)
+        if planner.deterministic:   # an unproved answer is the same on every run: it is the reference
+            found = budgeted_reference(task)
             if found is None:
                 last_error = "no plan restores the target"
                 continue
             return task, *found, attempt
-        result = solve_task(task, time_limit=SOLVE_TIME_LIMIT)
+        result = planner.run(task, time_limit=SOLVE_TIME_LIMIT)   # type: ignore[misc]
         if not result.optimal:
             last_error = f"reference not proved optimal ({result.status.name})"
             continue
@@ -154,11 +156,11 @@ def build_task(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances,
     raise ForgeplanError(f"could not generate task {sample_id(slot)}: {last_error}")
 
 
-def partial_move_reference(task: Task) -> tuple[dict, tuple[Action, ...]] | None:
-    """The reference of a task that needs partial moves (SEMANTICS §9) and its plan: what
-    `planners.reference` gives (the moved-set search, proved or not), else, for a task the search
-    refuses, the repair search's valid plan, marked `optimal: false` (the proof object says which;
-    `generate`'s closed loop verifies either). None when no plan restores the target."""
+def budgeted_reference(task: Task) -> tuple[dict, tuple[Action, ...]] | None:
+    """The reference of a task whose proving planner stops on a state budget (the moved-set search of
+    SEMANTICS §9) and its plan: what `planners.reference` gives (proved or not), else, for a task the
+    planner refuses, the feasible planner's valid plan, marked `optimal: false` (the proof object says
+    which; `generate`'s closed loop verifies either). None when no plan restores the target."""
     from ..io.contract import parse_output
     from ..planners.reference import proven_reference, simple_reference
 
@@ -178,6 +180,7 @@ def generate_batch(slots: list[Slot], asm: Assembly, seed: int, tolerances: Tole
     made up front for the union of the batch's first attempts (a later attempt may widen it) and
     dropped afterwards, with the memory it held."""
     from ..planners.asp.grounding import GROUNDINGS
+    from ..planners.registry import accepted
 
     pending, firsts = [], []
     for slot in slots:
@@ -188,7 +191,7 @@ def generate_batch(slots: list[Slot], asm: Assembly, seed: int, tolerances: Tole
                 firsts.append(item[1])
                 break
         pending.append(itertools.chain(drawn, attempts))
-    GROUNDINGS.prepare([t for t in firsts if not t.world.partial])   # no grounding where slides are in play
+    GROUNDINGS.prepare(accepted("clingo", firsts))   # a grounding serves the tasks clingo proves only
     try:
         return [render(generate(slot, asm, seed, tolerances, attempts), asm) for slot, attempts in zip(slots, pending)]
     finally:

@@ -1,4 +1,4 @@
-"""`forgeplan crosscheck PATH`: clingo and Fast Downward must reach the same proved optimum on every task."""
+"""`forgeplan crosscheck PATH`: the proving planner and Fast Downward must reach the same optimum on every task."""
 
 from __future__ import annotations
 
@@ -14,11 +14,12 @@ def register(sub) -> None:
     objectives = list(OBJECTIVES)
 
     p = sub.add_parser(
-        "crosscheck", help="compare clingo's and Fast Downward's optimal plans on tasks",
-        description="Solve each task twice, with clingo (ASP) and with Fast Downward's optimal search on the PDDL "
-                    "export, and compare the proved optima (distinct moved parts, actions). Both plans are "
-                    "replayed in the engine. Exit 0 when every task agrees (or is unknown after a time limit), "
-                    "1 on a disagreement, 2 on bad input.")
+        "crosscheck", help="compare the proving planner's optimal plans with Fast Downward's on tasks",
+        description="Solve each task twice, with the planner that proves references (clingo; the moved-set search "
+                    "where partial moves are in play) and with Fast Downward's optimal search on the PDDL export "
+                    "(for partial moves over the offsets within a radius that holds the first plan), and compare the "
+                    "optima (distinct moved parts, actions). Both plans are replayed in the engine. Exit 0 when "
+                    "every task agrees (or is unknown after a time limit), 1 on a disagreement, 2 on bad input.")
     p.add_argument("path", type=Path, metavar="PATH", help="a task folder, or a folder with task folders at any depth")
     p.add_argument("--limit", type=int, metavar="N", help="check only the first N tasks (path order)")
     p.add_argument("--time-limit", type=float, metavar="S", help="seconds per planner per task (then: unknown)")
@@ -52,14 +53,14 @@ def run(args) -> int:
         done.append(c)
         if not args.json:
             ratio = "-" if c.ratio is None else f"{c.ratio:.1f}x"
-            print(f"{c.verdict:8s} {c.task_id}: {c.reason} (clingo {c.clingo.seconds:.2f}s, "
-                  f"Fast Downward {c.fd.seconds:.2f}s, ratio {ratio})", flush=True)
+            print(f"{c.verdict:8s} {c.task_id}: {c.reason} ({c.prover.planner} {c.prover.seconds:.2f}s, "
+                  f"{c.checker.planner} {c.checker.seconds:.2f}s, ratio {ratio})", flush=True)
             if c.verdict == "disagree":
-                print(f"         {c.path}\n         {_plan(c.clingo)}\n         {_plan(c.fd)}", flush=True)
+                print(f"         {c.path}\n         {_plan(c.prover)}\n         {_plan(c.checker)}", flush=True)
     total = summary(done)
     if args.json:
         emit_json({"comparisons": [c.to_json() for c in done], "summary": total})
     else:
         print(f"{total['agree']} agree, {total['disagree']} disagree, {total['unknown']} unknown of {total['tasks']} tasks; "
-              f"median time ratio Fast Downward / clingo: {total['median_ratio_fd_over_clingo']}")
+              f"median time ratio checker / prover: {total['median_ratio_checker_over_prover']}")
     return EXIT_NEGATIVE if total["disagree"] else 0

@@ -67,6 +67,13 @@ def register(sub) -> None:
     r.set_defaults(func=run_external)
 
 
+def _partial_rendering(task) -> bool:
+    """Does the registry give this task to Fast Downward on the partial-move problem (SEMANTICS §9)?"""
+    from ..planners.registry import Guarantee, planner_for
+
+    return planner_for(task, Guarantee.CROSS_CHECK).name == "fast-downward-partial"
+
+
 def run_export(args) -> int:
     from ..io.guarded import output_folder
     from ..planners.pddl.files import write_pddl
@@ -75,7 +82,7 @@ def run_export(args) -> int:
 
     output_folder(args.out)
     task = load_task(args.task_dir)
-    if task.world.partial:   # SEMANTICS §9: positions as objects (domains/partial.pddl)
+    if _partial_rendering(task):
         from ..planners.pddl.partial_files import export_partial
         from ..planners.pddl.profiles import profile_objective
 
@@ -106,7 +113,7 @@ def run_import(args) -> int:
 
     task = load_task(args.task_dir)
     text = read_text(args.plan_file, "plan file")
-    if task.world.partial:
+    if _partial_rendering(task):
         from ..planners.pddl.partial_files import read_partial_plan
         from ..planners.pddl.profiles import profile_objective
 

@@ -51,7 +51,8 @@ def register(sub) -> None:
 
 
 def run_solve(args) -> int:
-    from ..planners.asp.solve import Status, reference_output, solve_task
+    from ..planners.asp.solve import Status, reference_output
+    from ..planners.registry import solve
     from ..model.errors import InputError
     from ..io.task_files import load_task
 
@@ -59,7 +60,7 @@ def run_solve(args) -> int:
         raise InputError("must be at least 1", field="--max-plans")
     task = load_task(args.task_dir)
     limit = ALL_OPTIMAL_TIME_LIMIT if args.all_optimal and args.time_limit is None else args.time_limit
-    result = solve_task(task, args.objective, limit, args.all_optimal, args.max_plans)
+    result = solve(task, args.objective, limit, args.all_optimal, args.max_plans)
     if args.json:
         emit_json(reference_output(task, result))
     else:

@@ -96,7 +96,7 @@ def plan_candidate(task: Task, raw: str, mode: str, reference_cost: str = "forge
     """The rework residual: the anchor with its plan replaced (None: unparseable, nothing to do, or no
     plan proved within `time_limit` seconds, then `undecided`)."""
     from ..planners.asp.min_edit import closest_valid_plan
-    from ..planners.asp.solve import solve_task
+    from ..planners.registry import solve as solve_task
 
     try:
         out = parse_output(raw)

@@ -1,4 +1,7 @@
-"""clingo vs Fast Downward solve time per task at the same proved optimum (built-in and scaling assemblies)."""
+"""The prover vs Fast Downward: solve time per task at the same proved optimum (built-in and scaling
+assemblies), or (`--tier N`) what the cross-check reaches on the expert tier of an N-task build: the
+tasks whose references the moved-set search proves (SEMANTICS §9), each checked by Fast Downward over
+the offsets that hold the search's plan."""
 
 from __future__ import annotations
 
@@ -15,18 +18,21 @@ def add_arguments(p) -> None:
     p.add_argument("--fault", default="missing_part", help="fault type of the one task per built-in assembly")
     p.add_argument("--sizes", default="10,20,40", help="parts of the synthetic chain assemblies")
     p.add_argument("--depth", type=int, default=4, help="blocking-chain depth of the synthetic assemblies")
+    p.add_argument("--tier", type=int, default=None, metavar="N",
+                   help="instead: the expert tier of an N-task build (`--seed`), one comparison per task")
+    p.add_argument("--seed", type=int, default=42, help="seed of the build whose tier --tier checks (default 42)")
 
 
 def _row(group: str, task, runs: int, time_limit: float) -> dict:
     from ..planners.crosscheck import compare_task
 
     comps = [compare_task(task, time_limit=time_limit) for _ in range(runs)]
-    cl = statistics.median(c.clingo.seconds for c in comps)
-    fd = statistics.median(c.fd.seconds for c in comps)
-    own = [c.fd.own_seconds for c in comps if c.fd.own_seconds is not None]
+    cl = statistics.median(c.prover.seconds for c in comps)
+    fd = statistics.median(c.checker.seconds for c in comps)
+    own = [c.checker.own_seconds for c in comps if c.checker.own_seconds is not None]
     last = comps[-1]
     return {"group": group, "task": task.sample_id, "parts": len(task.world.ids),
-            "verdicts": sorted({c.verdict for c in comps}), "moved_parts": last.fd.moved_parts, "actions": last.fd.actions,
+            "verdicts": sorted({c.verdict for c in comps}), "moved_parts": last.checker.moved_parts, "actions": last.checker.actions,
             "clingo_seconds": round(cl, 4), "fd_seconds": round(fd, 4),
             "fd_planner_seconds": round(statistics.median(own), 4) if own else None,
             "ratio_fd_over_clingo": round(fd / cl, 2) if cl else None}
@@ -40,7 +46,39 @@ def _summary(rows: list[dict]) -> dict:
             "median_ratio_fd_over_clingo": med("ratio_fd_over_clingo")}
 
 
+def _tier_row(task, time_limit: float) -> dict:
+    from ..planners.crosscheck import compare_task
+
+    c = compare_task(task, time_limit=time_limit)
+    p, k = c.prover, c.checker
+    return {"task": task.sample_id, "verdict": c.verdict, "reason": c.reason, "prover": p.planner,
+            "prover_status": p.status, "prover_value": [p.moved_parts, p.actions], "checker_status": k.status,
+            "checker_value": [k.moved_parts, k.actions], "checker_valid": k.valid, "radius": k.radius,
+            "finished": k.plan is not None, "prover_seconds": round(p.seconds, 3), "checker_seconds": round(k.seconds, 3)}
+
+
+def run_tier(args) -> dict:
+    """Every expert-tier task of the build's plan, made as the build makes it, then cross-checked."""
+    import os
+
+    from ..bench.generate import build_task
+    from ..model.state import Tolerances
+    from .tier import tier_slots
+
+    rows = [_tier_row(build_task(slot, asm, args.seed, Tolerances())[0], args.time_limit)
+            for slot, asm in tier_slots(args.tier, args.seed)]
+    done = [r for r in rows if r["finished"]]
+    return {"benchmark": "crosscheck", "tier_of": args.tier, "seed": args.seed, "time_limit": args.time_limit,
+            "tasks": len(rows), "finished": len(done), "finished_share": round(len(done) / len(rows), 3) if rows else None,
+            "verdicts": {v: sum(r["verdict"] == v for r in rows) for v in ("agree", "disagree", "unknown")},
+            "median_checker_seconds_finished": round(statistics.median(r["checker_seconds"] for r in done), 3) if done else None,
+            "finished_means": "Fast Downward returned a plan within the time limit (its optimum over the sub-domain)",
+            "rows": rows, "load_average": [round(x, 2) for x in os.getloadavg()], **machine()}
+
+
 def run(args) -> dict:
+    if args.tier is not None:
+        return run_tier(args)
     from ..io.catalog import load_assembly
     from ..semantics.faults import FaultSpec, candidates, make_task
     from ..library import BUILTIN, PARTIAL_MOVES

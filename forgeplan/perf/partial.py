@@ -59,7 +59,7 @@ def _rework(asm) -> dict:
     """Every single fault of every part that can carry it: does the repair search's plan replay to the
     target, and how long is it (actions, moved parts)? Not minimal: `--proof` adds the proved ones."""
     from ..model.actions import moved_parts
-    from ..planners.repair import repair_plan
+    from ..planners.registry import feasible_plan
     from ..semantics.faults import FaultSpec, candidates, make_task
 
     world = make_task(asm, []).world
@@ -68,7 +68,7 @@ def _rework(asm) -> dict:
         for i in candidates(world, ftype):
             task = make_task(asm, [FaultSpec(ftype, world.ids[i])])
             t0 = time.perf_counter()
-            plan = repair_plan(task.world, task.actual, task.target)
+            plan = feasible_plan(task)
             seconds = time.perf_counter() - t0
             ok = plan is not None and task.world.restoration(task.actual, plan, task.target).restored
             rows.append({"fault": ftype, "part_id": world.ids[i], "valid": ok, "seconds": round(seconds, 4),
@@ -83,7 +83,7 @@ def _rework(asm) -> dict:
 def _proofs(asm, limit: float) -> dict:
     """Per fault type: every single fault's minimal rework from the moved-set search, with its status
     (optimal = every smaller moved set exhausted; feasible = best plan found; timeout = none)."""
-    from ..planners.asp.solve import solve_task
+    from ..planners.registry import solve as solve_task
     from ..semantics.faults import FaultSpec, candidates, make_task
 
     world = make_task(asm, []).world
@@ -105,8 +105,7 @@ def _proofs(asm, limit: float) -> dict:
 
 def _fast_downward(asm, time_limit: float, radius: int | None, first: int | None, runs: int) -> dict:
     """Fast Downward on every single-fault rework task of a puzzle (`planners.crosscheck.compare_task`:
-    its optimum replayed in the engine, against clingo's proof where clingo grounds the task, else
-    against the repair search's plan as an upper bound). A task whose grounded problem would exceed
+    its optimum replayed in the engine, against the registry's proving planner, the moved-set search). A task whose grounded problem would exceed
     `slides.MAX_STEPS` move steps is not attempted (`skipped`, with its size). Each task runs `runs` times;
     its Fast Downward seconds are the median (plans and verdicts of the first run)."""
     from ..planners.crosscheck import compare_task
@@ -125,8 +124,8 @@ def _fast_downward(asm, time_limit: float, radius: int | None, first: int | None
             rows.append({**row, "skipped": True})
             continue
         c = compare_task(task, time_limit=time_limit, radius=radius)
-        fd, other = c.fd, c.clingo if c.bound is None else c.bound
-        seconds = [fd.seconds] + [compare_task(task, time_limit=time_limit, radius=radius).fd.seconds
+        fd, other = c.checker, c.prover
+        seconds = [fd.seconds] + [compare_task(task, time_limit=time_limit, radius=radius).checker.seconds
                                   for _ in range(max(1, runs) - 1)]
         rows.append({**row, "skipped": False, "verdict": c.verdict, "reason": c.reason, "fd_status": fd.status,
                      "fd_seconds": round(statistics.median(seconds), 3), "fd_value": [fd.moved_parts, fd.actions], "fd_valid": fd.valid,

@@ -46,8 +46,8 @@ def _fault_row(asm, ftype: str, runs: int, time_limit: float, clingo: bool) -> d
            "build_seconds": round(statistics.median(r.build_seconds for r in results), 4)}
     if clingo:
         c = compare_task(task, time_limit=time_limit)
-        row["crosscheck"] = {"verdict": c.verdict, "reason": c.reason, "clingo_status": c.clingo.status,
-                             "clingo_seconds": round(c.clingo.seconds, 4)}
+        row["crosscheck"] = {"verdict": c.verdict, "reason": c.reason, "clingo_status": c.prover.status,
+                             "clingo_seconds": round(c.prover.seconds, 4)}
     return row
 
 

@@ -1,9 +1,18 @@
-"""clingo vs Fast Downward: the same task, two independent optimality proofs, one verdict.
+"""The proving planner vs the cross-checking one: the same task, two independent optima, one verdict.
 
-A reference is "provably minimal" only when clingo's proof and Fast Downward's optimal A*
-search (lmcut, an admissible heuristic) reach the same optimum. Both plans are replayed in the engine,
-so a planner cannot agree by returning a plan the semantics rejects. A planner that stops at its time
-limit, or returns a plan without an optimality proof, makes the task *unknown*, never an agreement.
+Both are chosen through the planner registry (`planners.registry`) by the task's kind: clingo against
+Fast Downward's optimal A* (lmcut, an admissible heuristic) on the grounded PDDL export for straight and
+group moves; for partial moves (SEMANTICS §9) the moved-set search against Fast Downward's A* on the
+grounded partial-move problem (`pddl.slide_groups`) over the offsets within a radius of the target (by
+default the smallest radius that holds the search's plan). Both plans are replayed in the engine, so a
+planner cannot agree by returning a plan the semantics rejects. A planner that stops at its time limit,
+or returns a plan without an optimality proof, makes the task *unknown*, never an agreement.
+
+On partial moves Fast Downward's optimum is one over a sub-domain (and over a relaxation of it: the
+separable condition of group moves is left out, so its moves include the search's there): when the
+search's plan lies inside the sub-domain, Fast Downward's optimum is at most the search's, and equal
+values are an agreement over that sub-domain; a valid plan below the search's optimum is a disagreement
+wherever it lies.
 """
 
 from __future__ import annotations
@@ -19,6 +28,7 @@ from ..model.actions import Action, moved_parts
 from ..model.errors import InputError
 from ..semantics.grounded import objective_value
 from ..semantics.task import Task
+from .registry import Guarantee, planner_for
 
 VERDICTS = ("agree", "disagree", "unknown")
 
@@ -38,6 +48,7 @@ class Side:
     valid: bool | None = None        # the engine's verdict on the plan (None without a plan)
     problem: str = ""                # an internal inconsistency of this side, if any
     own_seconds: float | None = None  # the planner's own timing (Fast Downward: translate + search)
+    radius: int | None = None        # partial moves: the sub-domain's radius (None: the whole domain)
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -52,21 +63,19 @@ class Comparison:
     objective: str
     verdict: str                     # one of VERDICTS
     reason: str
-    clingo: Side
-    fd: Side
+    prover: Side                     # the registry's proving planner (clingo, or the moved-set search)
+    checker: Side                    # its cross-check (Fast Downward)
     path: str | None = None
-    bound: Side | None = None        # partial-move tasks clingo declines: the repair search's plan (an upper bound)
 
     @property
     def ratio(self) -> float | None:
-        """Fast Downward's time over clingo's (translate + search vs. clingo's whole solve)."""
-        return self.fd.seconds / self.clingo.seconds if self.clingo.seconds > 0 else None
+        """The checker's time over the prover's (Fast Downward's translate + search vs. the whole solve)."""
+        return self.checker.seconds / self.prover.seconds if self.prover.seconds > 0 else None
 
     def to_json(self) -> dict:
         return {"task_id": self.task_id, "path": self.path, "objective": self.objective, "verdict": self.verdict,
                 "reason": self.reason, "ratio": None if self.ratio is None else round(self.ratio, 2),
-                "clingo": self.clingo.to_json(), "fast_downward": self.fd.to_json(),
-                **({"repair_search": self.bound.to_json()} if self.bound is not None else {})}
+                "prover": self.prover.to_json(), "checker": self.checker.to_json()}
 
 
 def value(objective: str, side: Side) -> tuple[int, ...]:
@@ -89,38 +98,56 @@ def _replayed(task: Task, side: Side) -> Side:
     return side
 
 
-def clingo_side(task: Task, objective: str, time_limit: float | None) -> Side:
-    from .asp.solve import Status, solve_task
+def prover_side(task: Task, objective: str, time_limit: float | None) -> Side:
+    """The registry's proving planner for the task's kind (clingo, or the moved-set search)."""
+    from .asp.solve import Status
 
+    planner = planner_for(task, Guarantee.PROVED_MINIMAL)
     try:
-        r = solve_task(task, objective, time_limit=time_limit)
-    except RuntimeError as exc:  # asp.py's own replay check of its plan
-        return Side("clingo", "error", False, False, None, None, None, 0.0, problem=str(exc))
-    except InputError as exc:  # a task the ASP side declines (e.g. too many separable groups to ground)
-        return _unsupported("clingo", exc.reason)
+        r = planner.run(task, objective, time_limit)  # type: ignore[misc]
+    except RuntimeError as exc:  # the planner's own replay check of its plan
+        return Side(planner.name, "error", False, False, None, None, None, 0.0, problem=str(exc))
+    except InputError as exc:  # a task the planner declines (e.g. too many separable groups to ground)
+        return _unsupported(planner.name, exc.reason)
     has_plan = r.status in (Status.OPTIMAL, Status.FEASIBLE)
-    return _replayed(task, Side("clingo", r.status.value, r.optimal, r.status is Status.UNSOLVABLE,
+    return _replayed(task, Side(planner.name, r.status.value, r.optimal, r.status is Status.UNSOLVABLE,
                                 r.plan if has_plan else None, r.moved_parts if has_plan else None,
                                 r.actions if has_plan else None, r.seconds))
 
 
 def fd_side(task: Task, objective: str, time_limit: float | None, radius: int | None = None) -> Side:
-    """Fast Downward's answer; on a partial-move task over the grounded position domain, or over the
-    offsets within `radius` per axis (a sub-domain: a plan, not an optimality proof)."""
-    from unified_planning.engines import PlanGenerationResultStatus as S
-
+    """Fast Downward's answer on the grounded PDDL export (straight and group moves)."""
     from .pddl.fd import solve_fd
 
     try:
-        if task.world.partial:   # SEMANTICS §9: positions as objects, over the grounded position domains
-            from .pddl.fd import solve_fd_partial
-            from .pddl.positions import position_tables
-
-            r = solve_fd_partial(task, position_tables(task, radius), objective, time_limit=time_limit)
-        else:
-            r = solve_fd(task, objective, time_limit=time_limit)
+        r = solve_fd(task, objective, time_limit=time_limit)
     except InputError as exc:  # a task outside what the PDDL export encodes (e.g. a non-canonical target)
         return _unsupported("fast-downward", exc.reason)
+    return _fd_answer(task, r)
+
+
+def fd_partial_side(task: Task, objective: str, time_limit: float | None, radius: int | None = None) -> Side:
+    """Fast Downward's answer on a partial-move task (SEMANTICS §9) over the offsets within `radius` per
+    axis (a sub-domain: its optimum is one over the sub-domain), or the grounded task's whole domain."""
+    from .pddl.fd import solve_fd_partial
+    from .pddl.positions import position_tables
+
+    try:
+        r = solve_fd_partial(task, position_tables(task, radius), objective, time_limit=time_limit)
+    except InputError as exc:  # e.g. a domain too large to write
+        return _unsupported("fast-downward", exc.reason)
+    side = _fd_answer(task, r)
+    side.radius = radius
+    return side
+
+
+# the cross-checking planners of the registry, by name: how each one's answer is read
+SIDES = {"fast-downward": fd_side, "fast-downward-partial": fd_partial_side}
+
+
+def _fd_answer(task: Task, r) -> Side:
+    from unified_planning.engines import PlanGenerationResultStatus as S
+
     plan = r.plan
     side = Side("fast-downward", r.status.name.lower(), r.optimal, r.status == S.UNSOLVABLE_PROVEN, plan,
                 None if plan is None else len(moved_parts(plan)), None if plan is None else len(plan), r.seconds,
@@ -160,43 +187,44 @@ def judge(objective: str, a: Side, b: Side) -> tuple[str, str]:
     return "unknown", f"no optimality proof from {' and '.join(missing)} ({', '.join(f'{s.planner}: {s.status}' for s in (a, b))})"
 
 
-def repair_side(task: Task) -> Side:
-    """The repair search's plan for a partial-move task (valid, not minimal): an upper bound."""
-    import time
+def judge_sub_domain(objective: str, prover: Side, checker: Side, holds_prover: bool) -> tuple[str, str]:
+    """(verdict, reason) when the checker's optimum is one over a sub-domain of partial moves: an agreement
+    when it holds the prover's plan and both values are equal (the checker's optimum is then at most the
+    prover's), a disagreement as `judge` finds one, else unknown."""
+    verdict, reason = judge(objective, prover, checker)
+    if verdict != "unknown" or not (prover.optimal and checker.plan is not None and checker.valid):
+        return verdict, reason
+    if holds_prover and value(objective, checker) == value(objective, prover):
+        return "agree", (f"same optimum ({labelled(objective, value(objective, prover))}); Fast Downward's over the "
+                         f"offsets within {checker.radius} of the target, which hold the search's plan")
+    return "unknown", (f"Fast Downward's optimum over the offsets within {checker.radius} "
+                       f"({labelled(objective, value(objective, checker))}) is no proof beyond them")
 
-    from .partial_repair import partial_repair_plan
 
-    t0 = time.perf_counter()
-    plan = partial_repair_plan(task.world, task.actual, task.target)
-    seconds = time.perf_counter() - t0
-    if plan is None:
-        return Side("repair-search", "no plan", False, False, None, None, None, seconds)
-    return _replayed(task, Side("repair-search", "feasible", False, False, tuple(plan), len(moved_parts(plan)),
-                                len(plan), seconds))
-
-
-def judge_bound(objective: str, fd: Side, bound: Side) -> tuple[str, str]:
-    """Fast Downward against the repair search's plan when no second optimality proof exists: a
-    disagreement when either plan fails in the engine or the repair plan beats the optimum, else unknown."""
-    verdict, reason = judge(objective, bound, fd)
-    if verdict == "unknown" and fd.optimal and fd.valid and bound.plan is not None:
-        reason = (f"no second optimality proof: Fast Downward's optimum ({labelled(objective, value(objective, fd))}) "
-                  f"replays in the engine and is no worse than the repair search's plan "
-                  f"({labelled(objective, value(objective, bound))})")
-    return verdict, reason
+def plan_radius(task: Task, plan) -> int:
+    """The largest |offset| along any axis that any state of `plan` visits."""
+    state, far = task.actual, max([0] + [max(map(abs, s.offset)) for s in task.actual.slots if s.present])
+    for a in plan:
+        state = task.world.apply(state, a)
+        far = max([far] + [max(map(abs, s.offset)) for s in state.slots if s.present])
+    return far
 
 
 def compare_task(task: Task, objective: str = "moved-parts,actions", time_limit: float | None = None,
                  path: str | None = None, radius: int | None = None) -> Comparison:
-    """clingo against Fast Downward (`radius`: Fast Downward's position sub-domain on a partial-move task)."""
-    cl = clingo_side(task, objective, time_limit)
-    fd = fd_side(task, objective, time_limit, radius)
-    if task.world.partial and cl.status.startswith("unsupported"):
-        bound = repair_side(task)
-        verdict, reason = judge_bound(objective, fd, bound)
-        return Comparison(task.sample_id, objective, verdict, reason, cl, fd, path, bound)
-    verdict, reason = judge(objective, cl, fd)
-    return Comparison(task.sample_id, objective, verdict, reason, cl, fd, path)
+    """The registry's proving planner against its cross-check (`radius`: the checker's sub-domain on a
+    partial-move task; by default the smallest that holds the prover's plan, at least 1)."""
+    prover = prover_side(task, objective, time_limit)
+    name = planner_for(task, Guarantee.CROSS_CHECK).name
+    if name == "fast-downward":
+        checker = SIDES[name](task, objective, time_limit)
+        verdict, reason = judge(objective, prover, checker)
+        return Comparison(task.sample_id, objective, verdict, reason, prover, checker, path)
+    reach = plan_radius(task, prover.plan) if prover.plan else None
+    radius = radius if radius is not None else max(1, reach or 1)
+    checker = SIDES[name](task, objective, time_limit, radius)
+    verdict, reason = judge_sub_domain(objective, prover, checker, reach is not None and reach <= radius)
+    return Comparison(task.sample_id, objective, verdict, reason, prover, checker, path)
 
 
 def find_tasks(path: Path) -> list[Path]:
@@ -243,18 +271,19 @@ def compare_folders(folders: list[str], objective: str, time_limit: float | None
     """One batch of `crosscheck`: the comparison of each task folder (clingo grounds each assembly of
     the batch once)."""
     from .asp.grounding import GROUNDINGS
+    from .registry import accepted
 
     tasks = [load_task(Path(f)) for f in folders]
-    GROUNDINGS.prepare(tasks)
+    GROUNDINGS.prepare(accepted("clingo", tasks))
     return [compare_task(task, objective, time_limit, f) for task, f in zip(tasks, folders)]
 
 
 def summary(comparisons: list[Comparison]) -> dict:
     ratios = [c.ratio for c in comparisons if c.verdict == "agree" and c.ratio is not None]
     return {**{v: sum(c.verdict == v for c in comparisons) for v in VERDICTS}, "tasks": len(comparisons),
-            "median_ratio_fd_over_clingo": round(statistics.median(ratios), 2) if ratios else None,
-            "median_clingo_seconds": _median(c.clingo.seconds for c in comparisons),
-            "median_fd_seconds": _median(c.fd.seconds for c in comparisons)}
+            "median_ratio_checker_over_prover": round(statistics.median(ratios), 2) if ratios else None,
+            "median_prover_seconds": _median(c.prover.seconds for c in comparisons),
+            "median_checker_seconds": _median(c.checker.seconds for c in comparisons)}
 
 
 def _median(xs) -> float | None:

@@ -1,5 +1,5 @@
-"""`solve` for tasks on assemblies that need partial moves (SEMANTICS.md §9); `asp.solve.solve_task`
-turns the outcome into its `SolveResult`.
+"""The proving planner of tasks with partial moves (SEMANTICS.md §9), registered as `moved-set-search`
+(`planners.registry`); `solve_result` gives its outcome as the `SolveResult` every proving planner returns.
 
 The moved-set search (`slide_search.minimal_rework`) proves the lexicographic optimum (`J_move`, then
 `c`) over the grounded universe of §9 and picks the tie-break plan; when it cannot finish (time limit,
@@ -79,3 +79,19 @@ def _minimal_rework(world, actual, time_limit: float | None):
             _FOUND.clear()
         found = _FOUND[key] = minimal_rework(world, actual, None)
     return found
+
+
+def solve_result(task: Task, objective: str = "moved-parts,actions", time_limit: float | None = None,
+                 all_optimal: bool = False):
+    """`solve_partial` as a `SolveResult`; the plan replays or it is a bug."""
+    from .asp.solve import SolveResult, Status, check_arguments
+
+    check_arguments(objective, all_optimal, time_limit)
+    out = solve_partial(task, objective, time_limit, all_optimal)
+    replay = task.world.restoration(task.actual, out.plan, task.target)
+    if out.plan and not replay.restored:
+        raise RuntimeError(f"internal: partial-move plan does not replay in the engine: {replay.failure}")
+    status, moved = Status(out.status), len(moved_parts(out.plan))
+    optimal = status is Status.OPTIMAL
+    return SolveResult(status, optimal, out.plan, moved, len(out.plan), out.closure, out.seconds, None, (),
+                       len(out.plan), objective, moved if optimal else None, out.proof, optimal)

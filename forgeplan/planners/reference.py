@@ -6,13 +6,13 @@ from ..io.contract import output_json
 from ..model.actions import moved_parts
 from ..semantics.diagnosis import diagnose
 from ..semantics.task import Task
-from .repair import repair_plan
+from .registry import feasible_plan, planner_for
 
 
 def simple_reference(task: Task) -> dict | None:
-    """Expected output with a valid (not necessarily minimal) plan from the repair search."""
+    """Expected output with a valid (not necessarily minimal) plan from the feasible planner of its kind."""
     world = task.world
-    plan = repair_plan(world, task.actual, task.target)
+    plan = feasible_plan(task)
     if plan is None:
         return None
     out = output_json(task.sample_id, task.assembly.assembly_id, diagnose(world, task.actual, task.target), plan)
@@ -22,17 +22,18 @@ def simple_reference(task: Task) -> dict | None:
 
 
 def proven_reference(task: Task, time_limit: float | None = None) -> dict | None:
-    """Expected output with a plan clingo proved minimal (distinct moved parts, then actions).
+    """Expected output with a plan the registry's proving planner proved minimal (distinct moved parts,
+    then actions).
 
-    None when no plan restores the target. When clingo stops at the time limit, its best plan (or else
-    the repair search's) is returned with `proof.optimal: false`. The solve time is left out so that the
-    file is the same on every run.
+    None when no plan restores the target. When the planner stops at the time limit, its best plan (or
+    else the repair search's) is returned with `proof.optimal: false`. The solve time is left out so that
+    the file is the same on every run: a planner that stops on a state budget, not on the clock, runs
+    without the time limit.
     """
-    from .asp.solve import Status, reference_output, solve_task
+    from .asp.solve import Status, reference_output
 
-    # partial-move tasks: the moved-set search's deterministic state budget, not the clock, decides
-    # when it stops, so a reference is the same on every run (SEMANTICS §9)
-    result = solve_task(task, time_limit=None if task.world.partial else time_limit)
+    planner = planner_for(task)
+    result = planner.run(task, time_limit=None if planner.deterministic else time_limit)  # type: ignore[misc]
     if result.status is Status.UNSOLVABLE:
         return None
     if result.status is Status.TIMEOUT:

@@ -95,11 +95,8 @@ class _RepairSearch:
 
 
 def repair_plan(world: World, actual: State, target: State, node_limit: int = 20000) -> list[Action] | None:
-    """A valid plan from `actual` to a target-equivalent state, or None if none was found."""
-    if world.partial:   # partial moves (SEMANTICS §9): out and back along the level search's chain
-        from .partial_repair import partial_repair_plan
-
-        return partial_repair_plan(world, actual, target)
+    """A valid plan from `actual` to a target-equivalent state, or None if none was found (straight and
+    group moves; `planners.registry.feasible_plan` gives partial-move tasks to `partial_repair`)."""
     try:
         plan = _structured(world, actual, target)
         if plan is not None:

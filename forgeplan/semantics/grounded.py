@@ -17,9 +17,14 @@ plan, and they take those parameters from here instead of deriving them again:
   order (`canonical_key`, SEMANTICS.md §4);
 * the canonical target every planner restores (`check_canonical_target`);
 * the objectives and the action costs that encode them (`OBJECTIVES`, `touch_costs`, `plan_value`);
-* where partial moves are in play (SEMANTICS.md §9), the position domain and the slide universe
-  (`position_bound`, `position_domain`, `slide_universe`) and the moves a configuration offers
-  (`offered_moves`, `apply_move`, `to_action`), computed in `semantics.partial_universe`.
+* the kind of a task's moves (`MoveKind`, `move_kind`, `GroundedTask.kind`): straight moves (§3),
+  group moves (§5) or partial moves (§9). It is asked here and in the planner registry
+  (`planners.registry`), nowhere else;
+* where partial moves are in play (SEMANTICS.md §9), the position domain with its radius cut
+  (`positions`), the sets of slots a slide may move (`slide_groups`; `separate`/`join` take
+  `separable_groups`, capped like every group enumeration), the slide universe (`slide_universe`) and
+  the moves a configuration offers (`offered_moves`, `apply_move`, `to_action`), computed in
+  `semantics.partial_universe`.
 
 encodings/SEMANTICS.md states the rules; the ASP encoding and the lifted PDDL domain implement them
 independently, and the differential tests compare the three.
@@ -28,6 +33,10 @@ independently, and the differential tests compare the three.
 from __future__ import annotations
 
 import weakref
+from dataclasses import dataclass
+from enum import Enum
+from functools import cached_property
+from itertools import product
 from typing import Sequence
 
 from ..model.actions import (KINDS, Action, Insert, Join, PoseMove, Remove, Replace, ResetPose, Rotate, Separate, Slide, Turn,
@@ -42,6 +51,42 @@ from .partial_universe import (apply_move, offered_moves, position_bound, positi
                                slide_universe, to_action)
 from .task import Task
 
+
+# ----------------------------------------------------------------------------- the kind of a task
+
+class MoveKind(Enum):
+    """Which moves a task's universe holds: it decides which planners accept the task."""
+
+    STRAIGHT = "straight"   # single parts along straight rays (SEMANTICS §3)
+    GROUPS = "groups"       # and separable groups (§5): straight moves do not take every part out alone
+    PARTIAL = "partial"     # and slides to offsets (§9): straight moves do not take the assembly apart
+
+
+def move_kind(world: World) -> MoveKind:
+    """The kind of every task on `world`'s assembly (a property of the assembly and its tolerances)."""
+    if world.partial:
+        return MoveKind.PARTIAL
+    return MoveKind.GROUPS if world.needs_groups else MoveKind.STRAIGHT
+
+
+@dataclass(frozen=True)
+class GroundedTask:
+    """A task with its kind: what planners, the registry and the renderings ask instead of the engine."""
+
+    task: Task
+
+    @cached_property
+    def kind(self) -> MoveKind:
+        return move_kind(self.task.world)
+
+    def actions(self) -> list[Action]:
+        """The finite action universe of §3-§5 (`action_universe`); a partial-move task's moves depend on
+        the configuration and are offered by `offered_moves`."""
+        return action_universe(self.task)
+
+
+def kind_of(task: Task) -> MoveKind:
+    return GroundedTask(task).kind
 DEFAULT_WEIGHT = 1000
 # separable sets enumerated before grounding gives up (their number can grow exponentially with the parts)
 MAX_GROUP_SETS = 50_000
@@ -78,11 +123,10 @@ def check_canonical_target(task: Task) -> None:
     """Planners restore the canonical target: every slot present with its own part, seated, every lock engaged.
     They ground the actions of SEMANTICS §1-§7 only: an assembly that needs partial moves (§9) is refused."""
     world = task.world
-    if world.partial:
-        raise InputError(f"assembly {task.assembly.assembly_id} needs partial moves (slides, SEMANTICS §9), which the "
-                         "ASP encoding and the PDDL domain do not ground yet; `forgeplan task make --no-proof` gives a "
-                         "valid plan from the repair search and `forgeplan verify` checks any plan",
-                         field="assembly")
+    if move_kind(world) is MoveKind.PARTIAL:
+        raise InputError(f"assembly {task.assembly.assembly_id} needs partial moves (slides, SEMANTICS §9), which "
+                         "encodings/plan.lp and domains/rework.pddl do not ground: the planner registry gives such "
+                         "tasks to the moved-set search (`forgeplan solve`)", field="assembly")
     diffs = world.differences(task.target, world.target_state())
     if diffs:
         raise InputError("the target state must be the assembly's target configuration (every slot present, "
@@ -97,7 +141,7 @@ def action_space(asm: Assembly) -> dict:
     `slide` and the optional offsets are listed only where partial moves are in play (SEMANTICS §9)."""
     from ..geometry.partial import needs_partial_moves
 
-    partial = needs_partial_moves(asm)
+    partial = needs_partial_moves(asm)   # the kind of every task on `asm` (`move_kind` needs a World)
     applicable = {}
     for p in asm.parts:
         acts = ["remove", "insert", "reset_pose", "rotate"]
@@ -281,6 +325,53 @@ def action_universe(task: Task) -> list[Action]:
     ranks = part_ranks(world)
     actions.sort(key=lambda a: canonical_key(a, ranks))
     return actions
+
+
+# ----------------------------------------------------------------------------- partial moves (§9)
+
+Vec = tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class Positions:
+    """The position domain of §9 (the same for every slot), whole or cut to `radius` voxels per axis."""
+
+    bound: Vec                 # per axis the largest |offset|
+    offsets: tuple[Vec, ...]   # every offset within the bound, (0, 0, 0) first, then sorted
+    longest: int               # the longest slide: across the domain, 2 * max(bound)
+    full: bool                 # the whole domain (an optimum over it is a proof), or a sub-domain
+
+    def holds(self, o: Vec) -> bool:
+        return all(abs(c) <= b for c, b in zip(o, self.bound))
+
+
+def positions(asm: Assembly, radius: int | None = None, field: str = "radius") -> Positions:
+    """The grounded position domain (`position_bound`), cut to `radius` per axis when given: a sub-domain,
+    whose optimum is an upper bound on §9's, proved for that sub-domain only."""
+    if radius is not None and radius < 1:
+        raise InputError(f"radius must be a whole number >= 1, got {radius}", field=field)
+    full = position_bound(asm)
+    bound = full if radius is None else tuple(min(b, radius) for b in full)
+    offsets = sorted(product(*(range(-b, b + 1) for b in bound)), key=lambda o: (o != (0, 0, 0), o))
+    return Positions(tuple(bound), tuple(offsets), 2 * max(bound), radius is None)  # type: ignore[arg-type]
+
+
+def task_positions(task: Task, radius: int | None = None, field: str = "radius") -> Positions:
+    """`positions` of a task's assembly; refuses a task without partial moves (it has no position domain)."""
+    if kind_of(task) is not MoveKind.PARTIAL:
+        raise InputError(f"{task.assembly.assembly_id} needs no partial moves: it has no position domain "
+                         "(SEMANTICS §9)", field="assembly")
+    return positions(task.assembly, radius, field)
+
+
+def slide_groups(world: World) -> tuple[int, ...]:
+    """Bitmasks of the sets of slots a slide may move (§9: every non-empty set), by size then catalog
+    order, under the cap of every group enumeration (`MAX_GROUP_SETS`)."""
+    n = len(world.ids)
+    if (1 << n) - 1 > MAX_GROUP_SETS:
+        raise InputError(f"more than {MAX_GROUP_SETS} sets of slots: too many to ground as slides",
+                         file=f"assembly {world.assembly.assembly_id}")
+    return tuple(sorted(range(1, 1 << n), key=lambda g: (bin(g).count("1"), _members(g))))
 
 
 # ----------------------------------------------------------------------------- group moves

@@ -159,11 +159,11 @@ class Groundings:
         return hit
 
     def prepare(self, tasks, reduce: bool = True) -> None:
-        """Ground each assembly of `tasks` once, for the union of its tasks' universes (a batch)."""
+        """Ground each assembly of `tasks` once, for the union of its tasks' universes (a batch); the
+        tasks are ones clingo accepts (`planners.registry.accepted("clingo", ...)`)."""
         by_world: dict[int, list[Task]] = {}
         for task in tasks:
-            if not task.world.partial:   # partial-move tasks are solved without clingo (SEMANTICS §9)
-                by_world.setdefault(id(task.world), []).append(task)
+            by_world.setdefault(id(task.world), []).append(task)
         for group in by_world.values():
             union = task_universe(group[0])
             for task in group[1:]:

@@ -21,7 +21,7 @@ from ...model.actions import Action, Insert, Join, Remove, ResetPose, Rotate, Se
 from ...semantics.grounded import rotation_fix
 from ...semantics.task import Task
 from .partial_bound import moved_lower_bound
-from .partial_facts import ENCODING, partial_facts
+from .partial_facts import encoding, partial_facts
 
 NO_OFFSET = (0, 0, 0)
 
@@ -63,7 +63,7 @@ def solve_partial_asp(task: Task, max_horizon: int, radius: int | None = None,
     result = PartialAspResult(None, None, None, 0, "", radius, moved_lower_bound(task, deadline=deadline),
                               facts_seconds=time.perf_counter() - t0)
     ctl = clingo.Control(["--opt-mode=opt", "--warn=none"])
-    ctl.load(str(ENCODING))
+    ctl.load(str(encoding()))
     ctl.add("base", [], facts)
     parts: list[tuple[str, list]] = [("base", [])]
     last_ground = 0.0

@@ -1,8 +1,9 @@
 """Facts of `encodings/partial.lp` (SEMANTICS.md §9): a task on an assembly that needs partial moves.
 
-Positions range over the grounded position domain of §9 (`semantics.grounded.position_domain`) or, with
-a `radius`, over its offsets within `radius` voxels per axis (a sub-domain: an optimum over it is an
-upper bound on the §9 optimum, proved for that sub-domain only). Pairwise geometry is written for the
+A rendering of the grounded task (`semantics.grounded`): positions range over its position domain
+(`positions`) or, with a `radius`, over its offsets within `radius` voxels per axis (a sub-domain: an
+optimum over it is an upper bound on the §9 optimum, proved for that sub-domain only); slides move its
+`slide_groups`, departures and joins of two or more slots its `separable_groups`. Pairwise geometry is written for the
 relative offsets two slots of the domain can have, with the engine's own gaps
 (`geometry.displacement.Shapes.gaps`): `ray` where a part meets the other along a direction at all,
 `gap` where it meets it within the longest slide of the universe.
@@ -10,35 +11,25 @@ relative offsets two slots of the domain can have, with the engine's own gaps
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from itertools import product
-from pathlib import Path
 
 from ...geometry.displacement import FREE, ZERO, shapes
+from ...io.resources import encodings_dir
 from ...model.assembly import DIRECTION_VECTORS, DIRECTIONS
 from ...model.errors import InputError
-from ...semantics.grounded import position_bound
+from ...semantics.grounded import Positions, separable_groups, slide_groups, task_positions
 from ...semantics.task import Task
 from ..slide_search import start_node
 
-ENCODING = Path(__file__).resolve().parents[3] / "encodings" / "partial.lp"
+
+def encoding():
+    """encodings/partial.lp, in a wheel or a checkout."""
+    return encodings_dir() / "partial.lp"
 
 
-@dataclass(frozen=True)
-class Domain:
-    """Per axis the largest |offset| of the grounded domain, and the longest slide."""
-
-    bound: tuple[int, int, int]
-    longest: int
-
-
-def domain(task: Task, radius: int | None = None) -> Domain:
-    """The §9 position domain, cut to `radius` per axis when given; slides reach across it."""
-    full = position_bound(task.world.assembly)
-    if radius is not None and radius < 1:
-        raise InputError(f"radius must be a whole number >= 1, got {radius}", field="--asp-radius")
-    bound = full if radius is None else tuple(min(b, radius) for b in full)
-    return Domain(bound, 2 * max(bound))   # type: ignore[arg-type]  # position_bound is a Vec of three ints
+def domain(task: Task, radius: int | None = None) -> Positions:
+    """The grounded position domain, cut to `radius` per axis when given; slides reach across it."""
+    return task_positions(task, radius, field="--asp-radius")
 
 
 def _term(o) -> str:
@@ -49,11 +40,8 @@ def partial_facts(task: Task, radius: int | None = None) -> str:
     """The facts of `encodings/partial.lp` for a task (header of that file); refuses what §9's minimal
     rework does not model (spares, locks, a slot needing two repairs) and a state outside the domain."""
     world = task.world
-    if not world.partial:
-        raise InputError(f"{world.assembly.assembly_id} needs no partial moves: encodings/partial.lp is for "
-                         "assemblies that do (SEMANTICS §9)", field="assembly")
-    config, bad = start_node(world, task.actual)
     dom = domain(task, radius)
+    config, bad = start_node(world, task.actual)
     for i, o in enumerate(config):
         if o is not None and any(abs(c) > b for c, b in zip(o, dom.bound)):
             raise InputError(f"slot {world.ids[i]} is displaced by {list(o)}, outside the position domain "
@@ -63,10 +51,9 @@ def partial_facts(task: Task, radius: int | None = None) -> str:
     out += [f"dom({_term(o)})." for o in product(*(range(-b, b + 1) for b in dom.bound))]
     out += [f'dirv("{d}",{_term(v)}).' for d, v in DIRECTION_VECTORS.items()]
     out += [f"dist(1..{dom.longest})."]
-    for g in range(1, 1 << n):
+    for g in sorted(slide_groups(world)):
         out += [f"grp({g})."] + [f"member({g},{i})." for i in range(n) if g >> i & 1]
-        if g & (g - 1) and world.separable(g):
-            out.append(f"sep({g}).")
+    out += [f"sep({g})." for g in sorted(separable_groups(world))]
     out += _pair_facts(task, dom) + _sep2_facts(task, dom)
     for i, o in enumerate(config):
         if o is not None:
@@ -76,7 +63,7 @@ def partial_facts(task: Task, radius: int | None = None) -> str:
     return "\n".join(out) + "\n"
 
 
-def _pair_facts(task: Task, dom: Domain) -> list[str]:
+def _pair_facts(task: Task, dom: Positions) -> list[str]:
     """`ray` and `gap` facts for every ordered pair of slots and every relative offset of the domain."""
     sh, n, out = shapes(task.world.assembly), len(task.world.ids), []
     spans = [range(-2 * b, 2 * b + 1) for b in dom.bound]
@@ -92,7 +79,7 @@ def _pair_facts(task: Task, dom: Domain) -> list[str]:
     return out
 
 
-def _sep2_facts(task: Task, dom: Domain) -> list[str]:
+def _sep2_facts(task: Task, dom: Positions) -> list[str]:
     """`pair` and `sep2` facts: every pair of slots and the relative offsets (differences of two domain
     offsets, apart from (0,0,0), which `sep` covers) at which the two do not overlap and come apart (§9)."""
     world, sh, n, out = task.world, shapes(task.world.assembly), len(task.world.ids), []

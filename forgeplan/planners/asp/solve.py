@@ -265,7 +265,7 @@ def _horizons(task: Task, closure: list[str], bound: _Bound, minimize_moved: boo
     return sorted(out)
 
 
-def _check_arguments(objective: str, all_optimal: bool, time_limit: float | None) -> None:
+def check_arguments(objective: str, all_optimal: bool, time_limit: float | None) -> None:
     if objective not in OBJECTIVES:
         raise InputError(f"objective {objective!r} must be one of {list(OBJECTIVES)}", field="--objective")
     if all_optimal and objective == "moved-parts":
@@ -332,9 +332,7 @@ def restored(task: Task, closure: list[str]) -> bool:
 def solve_task(task: Task, objective: str = "moved-parts,actions", time_limit: float | None = None,
                all_optimal: bool = False, max_plans: int = 100) -> SolveResult:
     """A minimal recovery plan for `task`, proved optimal over all plan lengths when `optimal` is true."""
-    _check_arguments(objective, all_optimal, time_limit)
-    if task.world.partial:   # slides (SEMANTICS §9): the moved-set search over the grounded universe
-        return _partial_result(task, objective, time_limit, all_optimal)
+    check_arguments(objective, all_optimal, time_limit)
     clock = _Clock(time_limit)
     world = task.world
     closure = [world.ids[i] for i in dependency_closure(world, task.actual, faulty_slots(world, task.actual, task.target))]
@@ -408,21 +406,6 @@ def check_plan(task: Task, plan) -> list[tuple[str, str, int]]:
 
     ctl.solve(on_model=on_model)
     return sorted(errs, key=lambda e: (e[2], e))
-
-
-def _partial_result(task: Task, objective: str, time_limit: float | None, all_optimal: bool) -> SolveResult:
-    """A partial-move task's outcome (planners.partial_solve) as a SolveResult; the plan replays or it is a bug."""
-    from ..partial_solve import solve_partial
-
-    out = solve_partial(task, objective, time_limit, all_optimal)
-    world = task.world
-    replay = world.restoration(task.actual, out.plan, task.target)
-    if out.plan and not replay.restored:
-        raise RuntimeError(f"internal: partial-move plan does not replay in the engine: {replay.failure}")
-    status, moved = Status(out.status), len(moved_parts(out.plan))
-    optimal = status is Status.OPTIMAL
-    return SolveResult(status, optimal, out.plan, moved, len(out.plan), out.closure, out.seconds, None, (),
-                       len(out.plan), objective, moved if optimal else None, out.proof, optimal)
 
 
 def reference_output(task: Task, result: SolveResult) -> dict:

@@ -92,17 +92,11 @@ class PositionTables:
 
 
 def position_tables(task, radius: int | None = None) -> PositionTables:
-    """The grounded task's position domain and slide distances (`semantics.grounded`), the same
+    """The grounded task's position domain and slide distances (`semantics.grounded.positions`), the same
     for every slot; with `radius`, only the offsets within `radius` per axis and distances up to `2·radius`
     (a sub-domain: its optimum is an upper bound, proved for the sub-domain only)."""
-    from ...semantics.grounded import position_bound, position_domain
+    from ...semantics.grounded import task_positions
 
-    asm = task.world.assembly
-    domain = position_domain(asm)
-    far = 2 * max(position_bound(asm))
-    if radius is not None:
-        domain = tuple(o for o in domain if max(abs(c) for c in o) <= radius)
-        far = min(far, 2 * radius)
-    ordered = tuple(sorted(domain, key=lambda o: (o != (0, 0, 0), o)))
-    return PositionTables(task.world, {i: ordered for i in range(len(task.world.ids))}, tuple(range(1, far + 1)),
-                          full=radius is None)
+    dom = task_positions(task, radius, field="--radius")
+    return PositionTables(task.world, {i: dom.offsets for i in range(len(task.world.ids))},
+                          tuple(range(1, dom.longest + 1)), full=dom.full)

@@ -1,10 +1,10 @@
 """Partial moves (SEMANTICS.md §9) for Fast Downward: one action per group move, blocking as derived atoms.
 
-The same problem as `slides` (positions as objects, the same single-part steps and costs), rendered
-so that a state has no intermediate phases for slides and departures. In `slides` a group move is a
-transaction of zero-cost steps (pick, move, settle per member); A* then stores, for every
-configuration, every partial transaction of every direction: on a six-piece burr two orders of
-magnitude more states than configurations. Here:
+The grounded partial-move problem of `slides` (positions as objects, its single-part steps and costs)
+with its group moves, rendered so that a state has no intermediate phases for slides and departures
+(with a transaction of zero-cost steps per member, A* would store every partial transaction of every
+configuration: on a six-piece burr two orders of magnitude more states than configurations). The groups
+are the grounded task's (`semantics.grounded`): `slide_groups` slide, `separable_groups` leave and join. Here:
 
 - `blk g h d k` (derived, `k` a distance or `out`): slot `g` at its position would meet slot `h` at
   its position when `g` slides `k` unit steps along `d` (or leaves along `d`). Meeting depends on the
@@ -12,30 +12,31 @@ magnitude more states than configurations. Here:
   along axis a is v) and their differences (`rel g h a v`): one rule per relative offset, for the
   shortest move it blocks (a longer move inherits it). `edge g d k`: `g` is at a position from which
   `k` steps along `d` leave its position domain.
-- `slide G d k`, one action per non-empty set `G` of slots: every member present with its own part,
+- `slide G d k`, one action per non-empty set `G` of slots (`slide_groups`): every member present with its own part,
   touched, not `edge`, and `¬blk g h d k` for every member `g` and non-member `h`; conditional effects
   move each member from where it is. Members never block each other; every present non-member is
   checked: exactly the rigid move of §9.
-- `out G d` (`remove` for one member, else `separate`, one action per choice of occupants when a
-  member's slot may hold a spare): `¬blk g h d out` likewise; every member's `at` atoms are deleted.
+- `out G d` (`remove` for one member, else `separate` of a group of `separable_groups`, one action per
+  choice of occupants when a member's slot may hold a spare): `¬blk g h d out` likewise; every member's `at` atoms are deleted.
 - `insert p o d`: `p` absent and touched, its ray along `d` from `o` clear of every present slot.
-- `join` of two or more members at offsets stays a transaction (`begin_join d p q` when two slots are
-  absent and touched; `place` per member in member order with a clear ray and no overlap with a member
-  placed before; `finish_join d p q` once both are placed; `settle` per member), so the offsets need
+- `join` of a separable group at offsets stays a transaction (`begin_join d G` when its members are
+  absent and touched; `place` per member of G in member order with a clear ray and no overlap with a
+  member placed before; `finish_join d G` once all are placed; `settle` per member), so the offsets need
   not be multiplied out.
 
-Departures and joins of two or more members keep the relaxation of `slides` (the group's *separable*
-condition is left out); every plan is replayed in the engine. `slides.decode` reads plans back. Fast
+The groups that leave are separable at their target arrangement; at the arrangement they have when they
+leave, and for joins, the *separable* condition of §9 is left out (it depends on the members' relative
+offsets, which no literal names): a relaxation, so every plan is replayed in the engine. `slides.decode` reads plans back. Fast
 Downward needs a configuration that supports axioms and conditional effects (`astar(blind())`).
 """
 
 from __future__ import annotations
 
-from itertools import combinations, product
+from itertools import product
 
 from ...model.actions import Insert, Remove, Separate, Slide
 from ...model.assembly import DIRECTIONS
-from ...semantics.grounded import DEFAULT_WEIGHT
+from ...semantics.grounded import DEFAULT_WEIGHT, separable_groups, slide_groups
 from ...semantics.task import Task
 from .abstraction import Abstraction
 from .positions import PositionTables
@@ -46,7 +47,7 @@ from .vocabulary import DIRECTION_NAMES
 def build_group_problem(task: Task, tables: PositionTables, objective: str = "moved-parts,actions",
                         weight: int = DEFAULT_WEIGHT) -> SlideProblem:
     """The grounded problem of a partial-move task with one action per group move."""
-    return build_slide_problem(task, tables, objective, weight, transactions=_group_moves)
+    return build_slide_problem(task, tables, objective, weight, _group_moves)
 
 
 def _blk(i: int, j: int, d: str, k: int | None) -> str:
@@ -63,16 +64,20 @@ def _group_moves(sp: SlideProblem, ab: Abstraction) -> None:
     for pid in sp.names:
         sp.add(f"touch_{sp.names[pid]}", [(_flu(sp, "touched", pid), False)], [(_flu(sp, "touched", pid), True)],
                sp.touch_cost, ("touch", pid))
-    n = len(world.ids)
-    groups = [g for size in range(1, n + 1) for g in combinations(range(n), size)]
+    # the grounded task's groups: any non-empty set slides; two or more leave only when separable (capped)
+    sliding = [tuple(_members(g)) for g in slide_groups(world)]
+    separable = set(separable_groups(world))
+    leaving = [g for g in sliding if len(g) == 1 or sum(1 << i for i in g) in separable]
     _coordinate_axioms(sp)
     for d in DIRECTIONS:
         _blocking_axioms(sp, d)
-        for k in (*sp.tables.distances, None):
-            for g in groups:
-                (_out if k is None else _slide)(sp, ab, g, d, k)
+        for k in sp.tables.distances:
+            for g in sliding:
+                _slide(sp, ab, g, d, k)
+        for g in leaving:
+            _out(sp, ab, g, d)
     _inserts(sp)
-    _joins(sp, ab)
+    _joins(sp, ab, [g for g in leaving if len(g) > 1])
 
 
 def _coordinate_axioms(sp: SlideProblem) -> None:
@@ -203,24 +208,27 @@ def _inserts(sp: SlideProblem) -> None:
                        ("action", Insert(pid, o)), o)
 
 
-def _joins(sp: SlideProblem, ab: Abstraction) -> None:
-    """join of two or more members at offsets: `begin_join d p q` (two absent touched slots: a join is
-    possible), `place` per member in member order, `finish_join d p q` once p and q (two members at least)
-    are placed, `settle` per member, `end_settle`."""
+def _joins(sp: SlideProblem, ab: Abstraction, groups: list[tuple[int, ...]]) -> None:
+    """join of a separable group G at offsets: `begin_join d G` (every member absent and touched; each
+    becomes `allowed`), `place` per allowed member in member order, `finish_join d G` once every member
+    is placed, `settle` per member, `end_settle`."""
     world, tables = sp.task.world, sp.tables
     order = member_order(world)
     ids = world.ids
     for d in DIRECTIONS:
         dn = DIRECTION_NAMES[d]
-        for a, b in combinations(order, 2):
-            absent = [(_flu(sp, "present", ids[x]), False) for x in (a, b)]
-            sp.add(f"begin_join_{dn}_{sp.names[ids[a]]}_{sp.names[ids[b]]}",
-                   [("(idle)", True), *absent, *_touched(sp, [ids[a], ids[b]])],
-                   [("(idle)", False), ("(placing)", True), (f"(mode {dn} in)", True)], sp.step_cost,
-                   ("begin", "in", d, None))
-            sp.add(f"finish_join_{dn}_{sp.names[ids[a]]}_{sp.names[ids[b]]}",
-                   [("(placing)", True), (f"(mode {dn} in)", True), *((_flu(sp, "pending", ids[x]), True) for x in (a, b))],
-                   [("(placing)", False), (f"(mode {dn} in)", False), ("(settling)", True)], 0, ("finish", "in", d, None))
+        for g in groups:
+            names = "_".join(sp.names[ids[x]] for x in g)
+            allowed = [(_flu(sp, "allowed", ids[x]), True) for x in g]
+            sp.add(f"begin_join_{dn}_{names}",
+                   [("(idle)", True), *((_flu(sp, "present", ids[x]), False) for x in g), *_touched(sp, [ids[x] for x in g])],
+                   [("(idle)", False), ("(placing)", True), (f"(mode {dn} in)", True), *allowed], sp.step_cost,
+                   ("begin", "in", d, frozenset(ids[x] for x in g)))
+            sp.add(f"finish_join_{dn}_{names}",
+                   [("(placing)", True), (f"(mode {dn} in)", True), *allowed,
+                    *((_flu(sp, "pending", ids[x]), True) for x in g)],
+                   [("(placing)", False), (f"(mode {dn} in)", False), ("(settling)", True),
+                    *((a, False) for a, _ in allowed)], 0, ("finish", "in", d, None))
         for r, i in enumerate(order):
             _place(sp, ab, i, d, [ids[j] for j in order[r + 1:]])
     sp.add("end_settle", [("(settling)", True), *((_flu(sp, "pending", p), False) for p in ids)],
@@ -249,8 +257,12 @@ def _place(sp: SlideProblem, ab: Abstraction, i: int, d: str, after: list[str]) 
         ray = [(_at(sp, world.ids[j], oj), False) for j, oj in tables.ray(i, o, d)]
         apart = [(f"(carried {sp.names[world.ids[j]]} {pos_name(oj)})", False)
                  for j in range(len(world.ids)) if j != i for oj in tables.overlap(i, o, j)]
-        pre = [("(placing)", True), (f"(mode {dn} in)", True), (_flu(sp, "present", pid), False), *supports, *ray,
-               *apart, *_touched(sp, [pid]), *none_later]
+        pre = [("(placing)", True), (f"(mode {dn} in)", True), (_flu(sp, "allowed", pid), True),
+               (_flu(sp, "present", pid), False), *supports, *ray, *apart, *_touched(sp, [pid]), *none_later]
         eff = [(_flu(sp, "present", pid), True), (f"(carried {n} {pos_name(o)})", True), (_flu(sp, "pending", pid), True),
                *reset]
         sp.add(f"place_{n}_{pos_name(o)}_{dn}", pre, eff, 0, ("place", pid, o, d), o)
+
+
+def _members(mask: int) -> list[int]:
+    return [i for i in range(mask.bit_length()) if mask >> i & 1]

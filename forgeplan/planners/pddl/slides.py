@@ -1,29 +1,14 @@
 """Partial moves (SEMANTICS.md §9) as grounded STRIPS with action costs: positions as objects.
 
-A present slot `s` holds one atom `(at s o)`, its offset `o` from the grounded position domain
-(`PositionTables`). Single-part actions that need clearance (remove, reset_pose, rotate, replace) are
-grounded per position and free direction, with the ray's blockers as negative `at` literals; insert
-per arrival offset. Group moves are *transactions* of zero-cost steps between one paid `begin`, so that
-their size stays linear in the positions instead of their product over the members:
-
-| transaction | steps | forgeplan action |
-|---|---|---|
-| slide `d` by `k` | `begin_slide` (idle -> picking), `pick x s o` per member, `go` (-> moving), `shift s o` per member (its sweep clear of every part still `at`), `finish_slide` (-> settling), `settle s o` per member, `end_settle` | `slide(G, d, k)` |
-| out along `d` | `begin_out`, `pick` per member, `go`, `out s o` (a clear ray from `o`), `finish_out` | `remove(x)` (one member) or `separate(G, d)` |
-| in along `-d` | `begin_in`, `place p o` per member (a clear ray along `d` from `o`, no overlap with members placed before), `finish_in`, `settle`, `end_settle` | `insert(p, offset)` or `join(G, d, offsets)` |
-
-Members picked for a move are `carried`, not `at`, so they never block each other; every member moves
-only after all are picked, against every part still `at`: exactly the non-members, so the transactions
-allow exactly the rigid moves of §9. Each phase handles the members in one order (`member_order`), so a
-group's zero-cost steps have one interleaving, not one per permutation. Costs: `begin` and a single-part step pay one step, a `touch x` action the first
-touch of each part (every step requires the parts it names touched; with the objective `actions` a
-touch costs 0), the other steps cost 0: a plan costs W·J_move + c as in domains/README.md.
-
-One relaxation: §5/§9's *separable* condition on `separate`/`join` of two or more members (the group,
-alone at its offsets, comes apart in free space) is a property of the members' relative offsets and
-has no per-member literal; it is left out. So the problem's plans include the engine's (within the
-position domains) and every plan Fast Downward returns is replayed in the engine: a plan that replays
-is optimal for the engine too; one that does not is reported, never claimed (`planners.crosscheck`).
+The problem every partial-move rendering for Fast Downward shares (`slide_groups` adds the group moves):
+a present slot `s` holds one atom `(at s o)`, its offset `o` from the grounded position domain
+(`PositionTables`, from `semantics.grounded.positions`). Single-part actions that need clearance
+(reset_pose, rotate, replace) are grounded per position and free direction, with the ray's blockers as
+negative `at` literals. Costs: a paid step costs one, a `touch x` action the first touch of each part
+(every step requires the parts it names touched; with the objective `actions` a touch costs 0), the
+other steps cost 0: a plan costs W·J_move + c as in domains/README.md. A join is a transaction of
+zero-cost steps after one paid `begin` (`decode` makes it one action again). `pddl_text` writes the
+problem as PDDL, `run_steps` and `validate` replay step names and forgeplan plans in it.
 """
 
 from __future__ import annotations
@@ -36,11 +21,10 @@ from ...io.quoting import pddl_names
 from ...model.actions import Action, Insert, Join, Remove, Replace, Separate, Slide
 from ...model.assembly import DIRECTIONS
 from ...model.errors import InputError
-from ...semantics.grounded import DEFAULT_WEIGHT, touch_costs
+from ...semantics.grounded import touch_costs
 from ...semantics.task import Task
-from .abstraction import Abstraction, GroundStep, slot_abstraction
+from .abstraction import Abstraction, slot_abstraction
 from .positions import PositionTables
-from .vocabulary import DIRECTION_NAMES
 
 ZERO = (0, 0, 0)
 MAX_STEPS = 200_000   # move steps (pick, settle, shift, out, place) beyond which the problem is not built
@@ -96,10 +80,9 @@ def pos_name(o) -> str:
     return "o_" + "_".join(f"m{-c}" if c < 0 else str(c) for c in o)
 
 
-def build_slide_problem(task: Task, tables: PositionTables, objective: str = "moved-parts,actions",
-                        weight: int = DEFAULT_WEIGHT, transactions=None) -> SlideProblem:
-    """The grounded problem of a partial-move task over the position domains of `tables`; `transactions`
-    renders the group moves (default: this module's transactions; `slide_passes` has the other rendering)."""
+def build_slide_problem(task: Task, tables: PositionTables, objective: str, weight: int, moves) -> SlideProblem:
+    """The grounded problem of a partial-move task over the position domains of `tables`; `moves` renders
+    the group moves, removals and insertions (`slide_groups`)."""
     world = task.world
     if any(lk is not None for lk in world.lock):
         raise InputError("the partial-move PDDL rendering has no lock mechanisms (SEMANTICS §9 puzzles have none)",
@@ -122,7 +105,7 @@ def build_slide_problem(task: Task, tables: PositionTables, objective: str = "mo
     sp.step_cost, sp.touch_cost, sp.spare_in, sp.turn_fix = costs[0], costs[1] - costs[0], ab.spare_in, ab.turn_fix
     _initial(sp, ab)
     _single_steps(sp, ab)
-    (transactions or _transactions)(sp, ab)
+    moves(sp, ab)
     return sp
 
 
@@ -158,7 +141,7 @@ def _clear_from(sp: SlideProblem, i: int, o, d: str) -> list[Lit]:
 def _single_steps(sp: SlideProblem, ab: Abstraction) -> None:
     """reset_pose, rotate, replace from every position of the slot: one step per free direction
     (identical literal sets once). They require their parts touched (the `touch` actions pay the first
-    touch). remove and insert are one-member transactions (`_transactions`); a reset_pose of a slot
+    touch). remove and insert are rendered with the group moves (`slide_groups`); a reset_pose of a slot
     that is not off from the start never changes a fluent (without locks nothing sets `pose_off`
     again), so it is not rendered."""
     world = sp.task.world
@@ -200,99 +183,6 @@ def member_order(world) -> list[int]:
         visit(i)
     return order
 
-
-def _transactions(sp: SlideProblem, ab: Abstraction) -> None:
-    """The begin/pick/go/shift/out/place/finish/settle steps of slides, separations and joins."""
-    world, tables = sp.task.world, sp.tables
-    for pid in sp.names:
-        sp.add(f"touch_{sp.names[pid]}", [(_flu(sp, "touched", pid), False)], [(_flu(sp, "touched", pid), True)],
-               sp.touch_cost, ("touch", pid))
-    no_pending = [(_flu(sp, "pending", p), False) for p in world.ids]
-    sp.add("go", [("(picking)", True), ("(some)", True)], [("(picking)", False), ("(some)", False), ("(moving)", True)],
-           0, ("go",))
-    for d in DIRECTIONS:
-        dn = DIRECTION_NAMES[d]
-        for k in tables.distances:
-            mode = f"(mode {dn} k{k})"
-            sp.add(f"begin_slide_{dn}_k{k}", [("(idle)", True)], [("(idle)", False), ("(picking)", True), (mode, True)],
-                   sp.step_cost, ("begin", "slide", d, k))
-            sp.add(f"finish_slide_{dn}_k{k}", [("(moving)", True), (mode, True), *no_pending],
-                   [("(moving)", False), (mode, False), ("(settling)", True)], 0, ("finish", "slide", d, k))
-        mode = f"(mode {dn} out)"
-        sp.add(f"begin_out_{dn}", [("(idle)", True)], [("(idle)", False), ("(picking)", True), (mode, True)],
-               sp.step_cost, ("begin", "out", d, None))
-        sp.add(f"finish_out_{dn}", [("(moving)", True), (mode, True), *no_pending],
-               [("(moving)", False), (mode, False), ("(idle)", True)], 0, ("finish", "out", d, None))
-        mode = f"(mode {dn} in)"
-        sp.add(f"begin_in_{dn}", [("(idle)", True)], [("(idle)", False), ("(placing)", True), (mode, True)],
-               sp.step_cost, ("begin", "in", d, None))
-        sp.add(f"finish_in_{dn}", [("(placing)", True), (mode, True), ("(some)", True)],
-               [("(placing)", False), (mode, False), ("(some)", False), ("(settling)", True)], 0, ("finish", "in", d, None))
-    sp.add("end_settle", [("(settling)", True), *((_flu(sp, "shifted", p), False) for p in world.ids)],
-           [("(settling)", False), ("(idle)", True)], 0, ("settled",))
-    order = member_order(world)
-    for rank, i in enumerate(order):
-        before, after = [world.ids[j] for j in order[:rank]], [world.ids[j] for j in order[rank + 1:]]
-        _member_steps(sp, ab, i, world.ids[i], before, after)
-
-
-def _member_steps(sp: SlideProblem, ab: Abstraction, i: int, pid: str, before: list[str], after: list[str]) -> None:
-    """Slot i's steps in a move, in member order: picked after every earlier member (none later picked yet),
-    moved and settled after every earlier one."""
-    world, tables = sp.task.world, sp.tables
-    n = sp.names[pid]
-    occupants = [pid] + ([ab.spare_in[pid]] if pid in ab.spare_in else [])
-    wrong = ("wrong", pid) in ab.fluents
-    none_later = [(_flu(sp, "pending", t), False) for t in after]
-    earlier_moved = [(_flu(sp, "pending", t), False) for t in before]
-    earlier_settled = [(_flu(sp, "shifted", t), False) for t in before]
-    reset = [(_flu(sp, f, pid), False) for f in RESET if (f, pid) in ab.fluents]
-    for o in tables.positions[i]:
-        on, carried = pos_name(o), f"(carried {n} {pos_name(o)})"
-        for x in occupants:
-            here = ([(_flu(sp, "present", pid), True)] + ([(_flu(sp, "wrong", pid), False)] if wrong else [])
-                    if x == pid else [(_flu(sp, "wrong", pid), True)])
-            sp.add(f"pick_{sp.names[x]}_{on}", [("(picking)", True), (_at(sp, pid, o), True), *here, *_touched(sp, [x]),
-                                                *none_later],
-                   [(_at(sp, pid, o), False), (carried, True), (_flu(sp, "pending", pid), True), ("(some)", True)],
-                   0, ("pick", x), o)
-        sp.add(f"settle_{n}_{on}", [("(settling)", True), (_flu(sp, "shifted", pid), True), (carried, True), *earlier_settled],
-               [(_flu(sp, "shifted", pid), False), (carried, False), (_at(sp, pid, o), True)], 0, ("settle", pid), o)
-        moving = [("(moving)", True), (_flu(sp, "pending", pid), True), (carried, True), *earlier_moved]
-        for d in DIRECTIONS:
-            dn = DIRECTION_NAMES[d]
-            for k in tables.distances:
-                to = tables.shifted(i, o, d, k)
-                if to is None:
-                    continue
-                hits = [(_at(sp, world.ids[j], oj), False) for j, oj in tables.sweep(i, o, d, k)]
-                sp.add(f"shift_{n}_{on}_{dn}_k{k}", [(f"(mode {dn} k{k})", True), *moving, *hits],
-                       [(_flu(sp, "pending", pid), False), (_flu(sp, "shifted", pid), True), (carried, False),
-                        (f"(carried {n} {pos_name(to)})", True)], 0, ("shift", pid, d, k), o)
-            ray = _clear_from(sp, i, o, d)
-            sp.add(f"out_{n}_{on}_{dn}", [(f"(mode {dn} out)", True), *moving, *ray],
-                   [(_flu(sp, "pending", pid), False), (carried, False), (_flu(sp, "present", pid), False), *reset],
-                   0, ("out", pid, d, None), o)
-            _place_step(sp, i, pid, o, d, ray, reset, after)
-
-
-def _place_step(sp: SlideProblem, i: int, pid: str, o, d: str, ray, reset, after: list[str]) -> None:
-    """place p at o arriving along -d, in member order (no later member placed yet): supports present (a
-    joining support comes earlier in the order), a clear ray along d from o, no overlap with a member
-    placed before."""
-    world, n, dn = sp.task.world, sp.names[pid], DIRECTION_NAMES[d]
-    supports = [(_flu(sp, "present", q), True) for q in world.parts[i].supports]
-    apart = [(f"(carried {sp.names[world.ids[j]]} {pos_name(oj)})", False)
-             for j in range(len(world.ids)) if j != i for oj in sp.tables.overlap(i, o, j)]
-    none_later = [(_flu(sp, "shifted", t), False) for t in after]
-    sp.add(f"place_{n}_{pos_name(o)}_{dn}",
-           [("(placing)", True), (f"(mode {dn} in)", True), (_flu(sp, "present", pid), False), *supports, *ray, *apart,
-            *_touched(sp, [pid]), *none_later],
-           [(_flu(sp, "present", pid), True), (f"(carried {n} {pos_name(o)})", True), (_flu(sp, "shifted", pid), True),
-            ("(some)", True), *reset], 0, ("place", pid, o, d))
-
-
-# ----------------------------------------------------------------------------- text, plans
 
 def _conj(lits) -> str:
     return " ".join(a if v else f"(not {a})" for a, v in lits)
@@ -456,7 +346,8 @@ def _transaction(run: _Runner, a: Action) -> bool:
     k = getattr(a, "distance", None)
     for d in [a.direction] if hasattr(a, "direction") else DIRECTIONS:
         saved = (set(run.state), list(run.names))
-        good = run.do(lambda st: st.role == ("begin", kind, d, k))
+        key = frozenset(slots) if kind == "in" else k   # a join's begin names its members
+        good = run.do(lambda st: st.role == ("begin", kind, d, key))
         if kind == "in":
             for p, o in members:
                 good = good and run.do(lambda st, p=p, o=o: st.role == ("place", p, o, d))

@@ -1,0 +1,89 @@
+"""The kind of a task (semantics.grounded.MoveKind) and the planner registry that chooses by it."""
+
+from __future__ import annotations
+
+import pytest
+
+from cases import zigzag_puzzle
+from forgeplan.io.catalog import load_assembly
+from forgeplan.model.errors import InputError
+from forgeplan.planners import registry
+from forgeplan.planners.registry import Guarantee, choose, planner_for
+from forgeplan.semantics.faults import FaultSpec, make_task
+from forgeplan.semantics.grounded import MoveKind, GroundedTask, kind_of, positions, separable_groups, slide_groups
+
+
+@pytest.fixture(scope="module")
+def tasks():
+    return {MoveKind.STRAIGHT: make_task(load_assembly("shaft_stack_3"), [FaultSpec("missing_part")], seed=0),
+            MoveKind.GROUPS: make_task(load_assembly("burr_6_split"), [FaultSpec("missing_part")], seed=0),
+            MoveKind.PARTIAL: make_task(zigzag_puzzle(), [FaultSpec("misplacement", "Core")])}
+
+
+def test_the_kind_is_a_property_of_the_grounded_task(tasks):
+    for kind, task in tasks.items():
+        assert GroundedTask(task).kind is kind is kind_of(task)
+
+
+@pytest.mark.parametrize("kind, guarantee, name", [
+    (MoveKind.STRAIGHT, Guarantee.PROVED_MINIMAL, "clingo"), (MoveKind.GROUPS, Guarantee.PROVED_MINIMAL, "clingo"),
+    (MoveKind.PARTIAL, Guarantee.PROVED_MINIMAL, "moved-set-search"),
+    (MoveKind.STRAIGHT, Guarantee.CROSS_CHECK, "fast-downward"), (MoveKind.GROUPS, Guarantee.CROSS_CHECK, "fast-downward"),
+    (MoveKind.PARTIAL, Guarantee.CROSS_CHECK, "fast-downward-partial"),
+    (MoveKind.STRAIGHT, Guarantee.FEASIBLE, "repair-search"), (MoveKind.PARTIAL, Guarantee.FEASIBLE, "chain-repair"),
+])
+def test_each_kind_and_guarantee_has_its_planner(kind, guarantee, name):
+    assert choose(kind, guarantee).name == name
+
+
+def test_a_kind_no_planner_accepts_is_a_one_line_input_error(monkeypatch):
+    monkeypatch.setattr(registry, "PLANNERS", tuple(p for p in registry.PLANNERS if p.name != "moved-set-search"))
+    with pytest.raises(InputError, match="no planner gives proved-minimal plans for tasks with partial moves"):
+        choose(MoveKind.PARTIAL, Guarantee.PROVED_MINIMAL)
+
+
+def test_solve_goes_through_the_registry_and_clingo_is_no_front_door(tasks):
+    from forgeplan.planners.asp.solve import solve_task
+
+    partial = tasks[MoveKind.PARTIAL]
+    r = registry.solve(partial)
+    assert r.optimal and r.proof == "moved-set-search"
+    assert partial.world.restoration(partial.actual, r.plan, partial.target).restored
+    with pytest.raises(InputError, match="moved-set search"):
+        solve_task(partial)
+    straight = registry.solve(tasks[MoveKind.STRAIGHT])
+    assert straight.optimal and straight.proof != "moved-set-search"
+    assert planner_for(partial).deterministic and not planner_for(tasks[MoveKind.STRAIGHT]).deterministic
+
+
+def test_feasible_plans_come_from_the_planner_of_the_kind(tasks):
+    for task in tasks.values():
+        plan = registry.feasible_plan(task)
+        assert plan is not None and task.world.restoration(task.actual, plan, task.target).restored
+    assert registry.accepted("clingo", list(tasks.values())) == [tasks[MoveKind.STRAIGHT], tasks[MoveKind.GROUPS]]
+
+
+def test_the_position_domain_and_its_radius_cut_are_computed_once(tasks):
+    asm = tasks[MoveKind.PARTIAL].assembly
+    whole, cut = positions(asm), positions(asm, 1)
+    assert whole.full and not cut.full and cut.bound == tuple(min(b, 1) for b in whole.bound)
+    assert cut.longest == 2 and len(cut.offsets) == 27 and cut.offsets[0] == (0, 0, 0)
+    assert set(cut.offsets) <= set(whole.offsets) and whole.longest == 2 * max(whole.bound)
+    with pytest.raises(InputError, match="radius must be a whole number >= 1"):
+        positions(asm, 0)
+
+
+def test_the_asp_and_pddl_renderings_take_their_groups_and_positions_from_the_grounded_task(tasks):
+    from forgeplan.planners.asp.partial_facts import partial_facts
+    from forgeplan.planners.pddl.positions import position_tables
+
+    task = tasks[MoveKind.PARTIAL]
+    world = task.world
+    facts = partial_facts(task, 1).splitlines()
+    assert {int(f[4:-2]) for f in facts if f.startswith("sep(")} == set(separable_groups(world))
+    assert {int(f[4:-2]) for f in facts if f.startswith("grp(")} == set(slide_groups(world))
+    assert sum(f.startswith("dom(") for f in facts) == len(positions(task.assembly, 1).offsets)
+    tables = position_tables(task, 1)
+    assert tables.positions[0] == positions(task.assembly, 1).offsets and tables.distances == (1, 2)
+    with pytest.raises(InputError, match="needs no partial moves"):
+        position_tables(tasks[MoveKind.STRAIGHT], 1)

@@ -17,6 +17,7 @@ from .semantics.closure import dependency_closure
 from .semantics.diagnosis import diagnose
 from .semantics.engine import DEPENDENCY_CODES, PARAMETER_CODES, World
 from .semantics.partial_offers import position_bound
+from .semantics.partial_universe import slide_steps
 from .semantics.task import Task
 
 # FORGE Table 9 ("Failure categories used in the qualitative analysis"), in the order the verifier tests them
@@ -161,7 +162,7 @@ def reparameterised(world: World, state: State, a: Action) -> Action | None:
     come in at its target position or at another axis offset within the assembly's extent; a join when
     the same parts may come in along some direction with the given arrangement shifted along one axis, or
     all at one such offset. When none is legal, something must move first: a dependency omission."""
-    if not world.partial:
+    if not slide_steps(world):   # no partial moves in this universe: a blocked move has no other parameters
         return None
     options: list[Action]
     if isinstance(a, Slide):

@@ -12,12 +12,12 @@ ROOT = Path(forgeplan.__file__).resolve().parent
 MAP = ROOT.parent / "ARCHITECTURE.md"
 
 # where the kind of a task is decided: the grounded task owns it, the registry chooses planners by it
-KIND_OWNERS = {"semantics/grounded.py", "planners/registry.py"}
+KIND_OWNERS = {"semantics/grounded.py", "planners/registry.py",
+               "semantics/partial_universe.py"}   # the grounded task's universe of partial moves
 # modules that still ask, each with why; the list only shrinks
 KIND_ALLOWED = {
     "semantics/engine.py": "defines World.partial; engine legality of partial moves is being moved onto the universe",
     "semantics/legal.py": "the offer of a state, being moved onto the grounded universe with the engine",
-    "llm/grammar.py": "the task grammar's vocabularies, being derived from the grounded universe",
     "evaluation/evaluate.py": "the metrics' solve of diagnosed tasks, being moved onto the same move model",
     "bench/store.py": "the benchmark composes its expert tier from the assemblies that need partial moves",
     "bench/sources.py": "the train/test families are drawn from the assemblies that need no partial moves",

@@ -146,7 +146,7 @@ def build_task(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances,
                 last_error = "no plan restores the target"
                 continue
             return task, *found, attempt
-        result = planner.run(task, time_limit=SOLVE_TIME_LIMIT)   # type: ignore[misc]
+        result = planner(task, time_limit=SOLVE_TIME_LIMIT)
         if not result.optimal:
             last_error = f"reference not proved optimal ({result.status.name})"
             continue

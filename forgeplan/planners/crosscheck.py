@@ -104,7 +104,7 @@ def prover_side(task: Task, objective: str, time_limit: float | None) -> Side:
 
     planner = planner_for(task, Guarantee.PROVED_MINIMAL)
     try:
-        r = planner.run(task, objective, time_limit)  # type: ignore[misc]
+        r = planner(task, objective, time_limit)
     except RuntimeError as exc:  # the planner's own replay check of its plan
         return Side(planner.name, "error", False, False, None, None, None, 0.0, problem=str(exc))
     except InputError as exc:  # a task the planner declines (e.g. too many separable groups to ground)

@@ -33,7 +33,7 @@ def proven_reference(task: Task, time_limit: float | None = None) -> dict | None
     from .asp.solve import Status, reference_output
 
     planner = planner_for(task)
-    result = planner.run(task, time_limit=None if planner.deterministic else time_limit)  # type: ignore[misc]
+    result = planner(task, time_limit=None if planner.deterministic else time_limit)
     if result.status is Status.UNSOLVABLE:
         return None
     if result.status is Status.TIMEOUT:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Callable
 
-from ..model.errors import InputError
+from ..model.errors import ForgeplanError, InputError
 from ..semantics.grounded import MoveKind, kind_of
 from ..semantics.task import Task
 
@@ -44,6 +44,12 @@ class Planner:
 
     def accepts(self, kind: MoveKind) -> bool:
         return kind in self.kinds
+
+    def __call__(self, *args, **kwargs):
+        """Run the planner (the arguments of its guarantee, see `run`)."""
+        if self.run is None:
+            raise ForgeplanError(f"planner {self.name} runs only inside crosscheck")
+        return self.run(*args, **kwargs)
 
 
 def _clingo(task, objective="moved-parts,actions", time_limit=None, all_optimal=False, max_plans=100):
@@ -112,9 +118,9 @@ def accepted(name: str, tasks) -> list[Task]:
 def solve(task: Task, objective: str = "moved-parts,actions", time_limit: float | None = None,
           all_optimal: bool = False, max_plans: int = 100):
     """The proving planner's `SolveResult` for `task`."""
-    return planner_for(task).run(task, objective, time_limit, all_optimal, max_plans)  # type: ignore[misc]
+    return planner_for(task)(task, objective, time_limit, all_optimal, max_plans)
 
 
 def feasible_plan(task: Task):
     """A valid, not minimal, plan from the feasible planner of the task's kind (None when it finds none)."""
-    return planner_for(task, Guarantee.FEASIBLE).run(task.world, task.actual, task.target)  # type: ignore[misc]
+    return planner_for(task, Guarantee.FEASIBLE)(task.world, task.actual, task.target)

@@ -353,7 +353,7 @@ def positions(asm: Assembly, radius: int | None = None, field: str = "radius") -
     full = position_bound(asm)
     bound = full if radius is None else tuple(min(b, radius) for b in full)
     offsets = sorted(product(*(range(-b, b + 1) for b in bound)), key=lambda o: (o != (0, 0, 0), o))
-    return Positions(tuple(bound), tuple(offsets), 2 * max(bound), radius is None)  # type: ignore[arg-type]
+    return Positions(tuple(bound), tuple(offsets), 2 * max(bound), radius is None)  # type: ignore[arg-type]  # a bound per axis of a Vec
 
 
 def task_positions(task: Task, radius: int | None = None, field: str = "radius") -> Positions:

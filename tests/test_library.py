@@ -20,6 +20,7 @@ from forgeplan.model.assembly import DIRECTIONS
 from forgeplan.model.state import Tolerances
 from forgeplan.planners.asp.solve import reference_output, solve_task
 from forgeplan.planners.crosscheck import compare_task
+from forgeplan.planners.registry import feasible_plan
 from forgeplan.planners.repair import repair_plan
 from forgeplan.render import exploded_voxels
 from forgeplan.semantics.diagnosis import MISTAKE_TYPES
@@ -117,7 +118,7 @@ def test_repair_plan_valid_for_every_fault_type(aid):
     assert {"missing_part", "wrong_orientation", "misplacement", "under_insertion"} <= set(types)
     for ftype in types:
         task = make_task(asm, [FaultSpec(ftype, _deepest(world, asm, ftype))], seed=3)
-        plan = repair_plan(world, task.actual, task.target)
+        plan = feasible_plan(task)   # the registry's feasible planner for the task's kind of moves
         assert plan is not None, (aid, ftype)
         replay = world.restoration(task.actual, plan, task.target)
         assert replay.restored, (aid, ftype, str(replay.failure))

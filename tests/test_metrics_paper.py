@@ -433,12 +433,12 @@ def tunnel_task():
 
 
 def test_the_partial_move_reference_is_the_planners():
-    from forgeplan.planners.asp.solve import solve_task
+    from forgeplan.planners.registry import solve
     from forgeplan.semantics.diagnosis import diagnose
 
     t = tunnel_task()
     assert t.world.partial and diagnose(t.world, t.actual, t.target) == CORE_DIAGNOSIS
-    assert [a.to_json() for a in solve_task(t).plan] == CORE_PLAN
+    assert [a.to_json() for a in solve(t).plan] == CORE_PLAN
 
 
 @pytest.mark.parametrize("plan, failing, p", [

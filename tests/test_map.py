@@ -18,7 +18,6 @@ KIND_OWNERS = {"semantics/grounded.py", "planners/registry.py",
 KIND_ALLOWED = {
     "semantics/engine.py": "defines World.partial; engine legality of partial moves is being moved onto the universe",
     "semantics/legal.py": "the offer of a state, being moved onto the grounded universe with the engine",
-    "evaluation/evaluate.py": "the metrics' solve of diagnosed tasks, being moved onto the same move model",
     "bench/store.py": "the benchmark composes its expert tier from the assemblies that need partial moves",
     "bench/sources.py": "the train/test families are drawn from the assemblies that need no partial moves",
     "perf/tier.py": "measures the expert tier the composition makes (as bench/store.py)",

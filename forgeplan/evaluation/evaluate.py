@@ -124,11 +124,12 @@ def paper_reference(task: Task, reference: dict) -> dict:
     reference sequence defines the reference cost c*", and the reference "uses the fewest executable
     actions". forgeplan's stored reference minimises distinct moved parts first; it is kept when no valid
     plan has fewer actions, else replaced by clingo's proven action-optimal plan (`actions` objective). On
-    a task that needs partial moves, solved for the moved-parts-first objective only (SEMANTICS §9), the
-    stored reference stands (its `proof` says whether it is proved minimal)."""
+    a task clingo does not take (partial moves, solved for the moved-parts-first objective only: SEMANTICS
+    §9), the stored reference stands (its `proof` says whether it is proved minimal)."""
     from ..planners.asp.solve import solve_task
+    from ..planners.registry import accepted
 
-    if task.world.partial:
+    if not accepted("clingo", [task]):
         return reference
     result = solve_task(task, "actions", time_limit=PAPER_SOLVE_SECONDS)
     if not result.optimal:

@@ -165,6 +165,23 @@ def test_portable_lark_survives_vllms_conversion_and_the_generic_grammar_has_non
     assert "no portable Lark form" in capsys.readouterr().err
 
 
+def test_portable_lark_loads_in_xgrammars_lark_reader_plain_lark_and_llguidance(engines):
+    import lark
+
+    task, text = TASKS[0]
+    portable = portable_lark(specialise(task))
+    assert "\\x" not in portable  # xgrammar's Lark reader refuses \xNN escapes in literals
+    compiled = engines[2].compile_grammar(xgr.Grammar.from_lark(portable))
+    m = xgr.GrammarMatcher(compiled, terminate_without_stop_token=True)
+    assert m.accept_string(text) and m.is_terminated()
+    m = xgr.GrammarMatcher(compiled, terminate_without_stop_token=True)
+    assert not m.accept_string(text.replace('"', "'", 1))
+    lark.Lark(portable, parser="earley").parse(text)
+    with pytest.raises(lark.exceptions.LarkError):
+        lark.Lark(portable, parser="earley").parse(text[:-1])
+    assert _llguidance_accepts(engines, "lark-portable", portable, text)
+
+
 @pytest.mark.parametrize("fmt", FORMAT_LANES)
 def test_cli_prints_each_format(tmp_path, capsys, fmt):
     task, _ = TASKS[1]

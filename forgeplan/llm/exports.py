@@ -6,7 +6,9 @@
 - Portable Lark: Lark syntax that also survives vLLM's Lark-to-EBNF conversion on its xgrammar path,
   which works line by line and reads any `"..."` as a string without escapes: one line per rule, no
   terminals, no regular expressions (classes become alternatives of literals, bounded repeats nested
-  optionals), no `[...]` optionals, and `"`, `'`, `#`, `/` and `\\` inside literals written `\\xNN`.
+  optionals), no `[...]` optionals, and `"`, `'`, `#`, `/` and `\\` inside literals written `\\uNNNN`
+  (the escape that Lark, llguidance, xgrammar's Lark reader and its EBNF reader all read; xgrammar's Lark
+  reader refuses `\\xNN`).
 - JSON Schema (engines that take only schemas): the output model's schema with the task's ids as
   constants and enumerations; what it cannot say is listed in its "description".
 
@@ -43,13 +45,13 @@ def _gbnf_string(text: str) -> str:
 
 
 def _portable_string(text: str) -> str:
-    """Runs of plain characters as literals; each other character a literal of its own, `"\\xNN"` (alone,
+    """Runs of plain characters as literals; each other character a literal of its own, `"\\uNNNN"` (alone,
     so that no reader takes the hex digits of the next character into the escape)."""
     out, run = [], ""
     for ch in text:
         if ch in _PORTABLE_ESCAPED or ord(ch) < 0x20 or ord(ch) == 0x7F:
             out += [f'"{run}"'] if run else []
-            out.append(f'"\\x{ord(ch):02x}"')
+            out.append(f'"\\u{ord(ch):04x}"')
             run = ""
         else:
             run += ch

@@ -115,24 +115,26 @@ def test_train_checkpoints_logs_eval_loss_and_resumes(tiny, bench, tmp_path, cap
 
 
 @pytest.mark.slow
-def test_a_rerun_with_the_same_seed_gives_the_same_losses_and_weights(tiny, bench, tmp_path, capsys):
+@pytest.mark.parametrize("finetune", ["lora", "full"])
+def test_a_rerun_with_the_same_seed_gives_the_same_losses_and_weights(tiny, bench, tmp_path, capsys, finetune):
     from safetensors.torch import load_file
 
     runs = []
     for k, seed in enumerate((7, 7, 8)):
         config = small_config(tmp_path, extra=f"seed = {seed}\nfull_determinism = true")
-        config.write_text(config.read_text().replace('device = "cpu"', 'device = "cpu"\nthreads = 1'))
+        run = f'device = "cpu"\nthreads = 1\nfinetune = "{finetune}"'
+        config.write_text(config.read_text().replace('device = "cpu"', run))
         assert train_cli(tiny, bench, tmp_path / f"run{k}", config, "--max-steps", "3") == 0
         summary = json.loads(capsys.readouterr().out)
         assert summary["threads"] == 1 and summary["seed"] == seed and summary["steps"] == 3
         history = json.loads((tmp_path / f"run{k}" / "log_history.json").read_text())
-        weights = load_file(tmp_path / f"run{k}" / "adapter_model.safetensors")
+        weights = load_file(next((tmp_path / f"run{k}").glob("*model.safetensors")))
         losses = [h["loss"] for h in history if "loss" in h] + [h["eval_loss"] for h in history if "eval_loss" in h]
         runs.append((losses, weights))
     (losses, weights), (again, weights2), (other, _) = runs
     assert len(losses) >= 3 and losses == again  # bit-identical, not merely close
     assert weights.keys() == weights2.keys() and all(torch.equal(weights[k], weights2[k]) for k in weights)
-    assert other != losses  # the seed matters (data order and LoRA init), so the equality above is not vacuous
+    assert other != losses  # the seed matters (data order, LoRA's initial weights): the equality is not vacuous
 
 
 def test_training_threads_must_not_be_negative():

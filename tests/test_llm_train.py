@@ -458,6 +458,25 @@ def test_compact_prompt_names_every_deviation_and_nothing_else(bench):
     assert faulty >= 5
 
 
+def test_reference_table_gives_mean_and_spread_over_the_seeds_that_scored_a_mode():
+    from forgeplan.llm.reference import RATES, REPORTED, spread, table
+
+    def figures(x):
+        return {**{k: x for k in (*REPORTED, *RATES)}, "HRQ": None, "samples": 5, "fault_samples": 4}
+
+    runs = [{"seed": s, "figures": {"in_distribution": {"legal": figures(x), **({"grammar": figures(2 * x)} if s else {})},
+                                    "heldout_assemblies": {"legal": figures(0.0)}}} for s, x in ((0, 10.0), (1, 20.0))]
+    model = spread(runs)
+    legal = model["in_distribution"]["legal"]
+    assert legal["seeds"] == 2 and legal["DGTR"] == {"mean": 15.0, "sd": 7.07, "runs": [10.0, 20.0]}
+    assert legal["HRQ"] is None and model["in_distribution"]["grammar"]["DGTR"]["sd"] == 0.0
+    baselines = {label: {"no-op": figures(0.0)} for label in model}
+    text = table({"model": model, "baselines": baselines})
+    assert "| in_distribution (5) | reference model (2 seeds) | legal | 15.00 ± 7.07 |" in text
+    assert "| in_distribution (5) | reference model (1 seed) | grammar | 40.00 |" in text
+    assert "| heldout_assemblies (5) | no-op | – | 0.00 |" in text
+
+
 @pytest.mark.slow
 def test_reference_model_command_runs_the_whole_recipe(tmp_path, capsys):
     """bench build -> leak-free split -> per seed: tiny model -> train -> infer per mode -> scored beside the

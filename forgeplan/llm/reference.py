@@ -125,13 +125,16 @@ def run_seed(folder: Path, bench: Path, cfg, seed: int, modes: tuple[str, ...]) 
 
 
 def spread(runs: list[dict]) -> dict:
-    """label -> mode -> metric -> {"mean", "sd", "runs"} over the seeds (sd 0 for a single seed)."""
+    """label -> mode -> metric -> {"mean", "sd", "runs"} over the seeds that scored that mode (sd 0 for one)."""
     out: dict = {}
-    for label, by_mode in runs[0]["figures"].items():
-        for mode, first in by_mode.items():
-            cell = out.setdefault(label, {}).setdefault(mode, {"samples": first["samples"]})
+    for label in SPLITS.values():
+        for mode in MODES.values():
+            scored = [r["figures"][label][mode] for r in runs if mode in r["figures"].get(label, {})]
+            if not scored:
+                continue
+            cell = out.setdefault(label, {}).setdefault(mode, {"samples": scored[0]["samples"], "seeds": len(scored)})
             for key in (*REPORTED, *RATES):
-                values = [r["figures"][label][mode][key] for r in runs]
+                values = [s[key] for s in scored]
                 if any(v is None for v in values):
                     cell[key] = None
                     continue
@@ -181,9 +184,9 @@ def table(report: dict) -> str:
     baselines, in distribution and on held-out assemblies."""
     keys = (*REPORTED, *RATES)
     lines = ["| split (tasks) | predictions | decoding | " + " | ".join(keys) + " |", "|" + "---|" * (len(keys) + 3)]
-    n = len(report["seeds"])
     for label in SPLITS.values():
         for mode, cell in report["model"].get(label, {}).items():
+            n = cell["seeds"]
             who = f"reference model ({n} seed{'s' if n > 1 else ''})"
             lines.append(f"| {label} ({cell['samples']}) | {who} | {mode} | "
                          + " | ".join(_cell(cell[k]) for k in keys) + " |")

@@ -61,7 +61,9 @@ def iid_split(source: Path, out: Path, test_fraction: float = 0.2, seed: int = 0
                "split_mode": {"kind": "iid", "source": str(Path(source).resolve()), "test_fraction": test_fraction,
                               "seed": seed, "heldout_limit": heldout_limit, "grouping": "assembly+actual_state, answer",
                               "leak_groups": len(groups)}}
-    (out / MANIFEST).write_text(json.dumps(derived, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    text = json.dumps(derived, indent=1, sort_keys=True) + "\n"
+    if not (out / MANIFEST).is_file() or (out / MANIFEST).read_text(encoding="utf-8") != text:  # a rerun's is unchanged
+        (out / MANIFEST).write_text(text, encoding="utf-8")
     for sid in which:
         if not (out / "tasks" / sid).is_dir():
             shutil.copytree(Path(source) / "tasks" / sid, out / "tasks" / sid, copy_function=_link_or_copy)

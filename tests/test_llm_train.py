@@ -406,9 +406,16 @@ def test_iid_split_shares_no_state_and_no_fault_answer_between_train_and_test(tm
     src = tmp_path / "src"
     ids = []
     for k, sid in enumerate(split_ids(bench, "train") + split_ids(bench, "test")):
-        for copy in range(1 + k % 3):  # 1, 2 or 3 copies of each task under other ids
-            shutil.copytree(bench / "tasks" / sid, src / "tasks" / f"{sid}_c{copy}")
-            ids.append(f"{sid}_c{copy}")
+        for copy in range(1 + k % 3):  # 1, 2 or 3 copies of each task under other ids, as a benchmark draws them
+            new = f"{sid}_c{copy}"
+            shutil.copytree(bench / "tasks" / sid, src / "tasks" / new)
+            for path in (src / "tasks" / new).glob("*.json"):  # every file names its own sample id
+                path.write_text(path.read_text().replace(json.dumps(sid), json.dumps(new)))
+            ref = json.loads((src / "tasks" / new / "reference.json").read_text())
+            if copy % 2 and ref["annotation"]["mistakes"]:  # another answer to the same state: only the state links them
+                ref["annotation"]["mistakes"][0]["visible"] = not ref["annotation"]["mistakes"][0]["visible"]
+                write_json(src / "tasks" / new / "reference.json", ref)
+            ids.append(new)
     write_json(src / "manifest.json", {"schema_version": "1.0", "splits": {"train": ids, "test": []}, "records": []})
     iid_split(src, tmp_path / "iid", test_fraction=0.3, seed=3)
     splits = load_manifest(tmp_path / "iid")["splits"]

@@ -115,6 +115,37 @@ def test_train_checkpoints_logs_eval_loss_and_resumes(tiny, bench, tmp_path, cap
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("finetune", ["lora", "full"])
+def test_a_rerun_with_the_same_seed_gives_the_same_losses_and_weights(tiny, bench, tmp_path, capsys, finetune):
+    from safetensors.torch import load_file
+
+    runs = []
+    for k, seed in enumerate((7, 7, 8)):
+        config = small_config(tmp_path, extra=f"seed = {seed}\nfull_determinism = true")
+        run = f'device = "cpu"\nthreads = 1\nfinetune = "{finetune}"'
+        config.write_text(config.read_text().replace('device = "cpu"', run))
+        assert train_cli(tiny, bench, tmp_path / f"run{k}", config, "--max-steps", "3") == 0
+        summary = json.loads(capsys.readouterr().out)
+        assert summary["threads"] == 1 and summary["seed"] == seed and summary["steps"] == 3
+        history = json.loads((tmp_path / f"run{k}" / "log_history.json").read_text())
+        weights = load_file(next((tmp_path / f"run{k}").glob("*model.safetensors")))
+        losses = [h["loss"] for h in history if "loss" in h] + [h["eval_loss"] for h in history if "eval_loss" in h]
+        runs.append((losses, weights))
+    (losses, weights), (again, weights2), (other, _) = runs
+    assert len(losses) >= 3 and losses == again  # bit-identical, not merely close
+    assert weights.keys() == weights2.keys() and all(torch.equal(weights[k], weights2[k]) for k in weights)
+    assert other != losses  # the seed matters (data order, LoRA's initial weights): the equality is not vacuous
+
+
+def test_training_threads_must_not_be_negative():
+    from forgeplan.llm.train import fix_threads
+    from forgeplan.model.errors import InputError
+
+    with pytest.raises(InputError, match="run.threads"):
+        fix_threads(-1)
+
+
+@pytest.mark.slow
 def test_training_lowers_the_completion_loss(tiny, bench, tmp_path, capsys):
     """Loss on the training examples' completions (prompt masked) falls after a few steps."""
     from forgeplan.llm.train import completion_loss, load_for_inference
@@ -301,7 +332,10 @@ def test_tiny_model_refuses_a_tokenizer_its_architecture_would_reload_differentl
 def test_bundled_cpu_configs_parse():
     lora, full = load_config(MODELS_DIR / "tiny-cpu.toml"), load_config(MODELS_DIR / "reference-cpu.toml")
     assert lora.run.prompt == full.run.prompt == "compact" and lora.run.device == full.run.device == "cpu"
-    assert (lora.run.finetune, full.run.finetune) == ("lora", "full") and full.run.max_cpu_minutes == 20
+    assert (lora.run.finetune, full.run.finetune) == ("lora", "full")
+    for cfg in (lora, full):  # the budget is steps on a fixed thread count: no stop that depends on the load
+        assert cfg.run.max_cpu_minutes == cfg.run.max_minutes == 0 and cfg.run.threads == 1
+        assert cfg.trainer["max_steps"] > 0 and cfg.trainer["full_determinism"] is True
     assert not full.lora and lora.lora["r"] == 64
 
 
@@ -336,6 +370,7 @@ def test_iid_split_keeps_assemblies_and_disjoint_ids(tmp_path):
     for sid in ids + held:
         (src / "tasks" / sid).mkdir(parents=True)
         (src / "tasks" / sid / "task.json").write_text(sid)
+        write_json(src / "tasks" / sid / "actual_state.json", {"assembly_id": sid[:2], "slots": {"p": sid}})
     records = [{**r, "condition": "nofault", "fault_types": [], "difficulty": "easy", "family": "f", "hidden": False}
                for r in records]
     write_json(src / "manifest.json", {"schema_version": "1.0", "splits": {"train": ids, "test": held},
@@ -357,6 +392,49 @@ def test_iid_split_keeps_assemblies_and_disjoint_ids(tmp_path):
     iid_split(src, again, test_fraction=0.25, seed=1, heldout_limit=4)
     assert (again / "manifest.json").read_text().replace(str(again), "") == \
         (tmp_path / "iid" / "manifest.json").read_text().replace(str(tmp_path / "iid"), "")
+
+
+def test_iid_split_shares_no_state_and_no_fault_answer_between_train_and_test(tmp_path, bench):
+    """Tasks drawn twice (other sample ids, same assembly and actual state, or the same fault answer) land
+    on one side: checked from the loaded tasks, independently of the split's own keys."""
+    import shutil
+
+    from forgeplan.bench.store import load_manifest
+    from forgeplan.llm.iid import iid_split, leaks
+    from forgeplan.llm.prompt import target_text
+
+    src = tmp_path / "src"
+    ids = []
+    for k, sid in enumerate(split_ids(bench, "train") + split_ids(bench, "test")):
+        for copy in range(1 + k % 3):  # 1, 2 or 3 copies of each task under other ids, as a benchmark draws them
+            new = f"{sid}_c{copy}"
+            shutil.copytree(bench / "tasks" / sid, src / "tasks" / new)
+            for path in (src / "tasks" / new).glob("*.json"):  # every file names its own sample id
+                path.write_text(path.read_text().replace(json.dumps(sid), json.dumps(new)))
+            ref = json.loads((src / "tasks" / new / "reference.json").read_text())
+            if copy % 2 and ref["annotation"]["mistakes"]:  # another answer to the same state: only the state links them
+                ref["annotation"]["mistakes"][0]["visible"] = not ref["annotation"]["mistakes"][0]["visible"]
+                write_json(src / "tasks" / new / "reference.json", ref)
+            ids.append(new)
+    write_json(src / "manifest.json", {"schema_version": "1.0", "splits": {"train": ids, "test": []}, "records": []})
+    iid_split(src, tmp_path / "iid", test_fraction=0.3, seed=3)
+    splits = load_manifest(tmp_path / "iid")["splits"]
+    assert len(splits["test"]) >= 3 and sorted(splits["train"] + splits["test"]) == sorted(ids)
+
+    def keys(sid):
+        task, ref = load_sample(tmp_path / "iid", sid)
+        answer = target_text(ref).replace(sid, "") if ref["annotation"]["pass"] is False else None
+        return (task.assembly.assembly_id, repr(task.actual)), answer
+
+    train_states = {keys(s)[0] for s in splits["train"]}
+    train_answers = {keys(s)[1] for s in splits["train"]} - {None}
+    for sid in splits["test"]:
+        state, answer = keys(sid)
+        assert state not in train_states and answer not in train_answers, sid
+    assert leaks(tmp_path / "iid", splits["train"], splits["test"]) == []
+    # the same data split by task id alone leaks: some copy lands on each side
+    shuffled = sorted(ids)[::2]
+    assert leaks(src, [s for s in ids if s not in shuffled], shuffled)
 
 
 def test_compact_prompt_names_every_deviation_and_nothing_else(bench):
@@ -390,17 +468,50 @@ def test_compact_prompt_names_every_deviation_and_nothing_else(bench):
     assert faulty >= 5
 
 
+def test_reference_table_gives_mean_and_spread_over_the_seeds_that_scored_a_mode():
+    from forgeplan.llm.reference import RATES, REPORTED, spread, table
+
+    def figures(x):
+        return {**{k: x for k in (*REPORTED, *RATES)}, "HRQ": None, "samples": 5, "fault_samples": 4}
+
+    runs = [{"seed": s, "figures": {"in_distribution": {"legal": figures(x), **({"grammar": figures(2 * x)} if s else {})},
+                                    "heldout_assemblies": {"legal": figures(0.0)}}} for s, x in ((0, 10.0), (1, 20.0))]
+    model = spread(runs)
+    legal = model["in_distribution"]["legal"]
+    assert legal["seeds"] == 2 and legal["DGTR"] == {"mean": 15.0, "sd": 7.07, "runs": [10.0, 20.0]}
+    assert legal["HRQ"] is None and model["in_distribution"]["grammar"]["DGTR"]["sd"] == 0.0
+    baselines = {label: {"no-op": figures(0.0)} for label in model}
+    text = table({"model": model, "baselines": baselines})
+    assert "| in_distribution (5) | reference model (2 seeds) | legal | 15.00 ± 7.07 |" in text
+    assert "| in_distribution (5) | reference model (1 seed) | grammar | 40.00 |" in text
+    assert "| heldout_assemblies (5) | no-op | – | 0.00 |" in text
+
+
 @pytest.mark.slow
 def test_reference_model_command_runs_the_whole_recipe(tmp_path, capsys):
-    """bench build -> iid split -> tiny model -> train -> legal-mode infer -> both splits scored beside no-op."""
+    """bench build -> leak-free split -> per seed: tiny model -> train -> infer per mode -> scored beside the
+    baselines; the table gives the mean and spread over the seeds."""
     out = tmp_path / "ref"
-    assert main(["reference-model", "--out", str(out), "--tasks", "20", "--max-steps", "2", "--heldout", "2"]) == 0
+    assert main(["reference-model", "--out", str(out), "--tasks", "20", "--max-steps", "2", "--heldout", "2",
+                 "--test-fraction", "0.3", "--seeds", "1,2", "--modes", "none,legal"]) == 0
     printed = capsys.readouterr().out
     report = json.loads((out / "reference.json").read_text())
-    assert set(report["figures"]) == {"in_distribution", "heldout_assemblies"}
-    for label, pair in report["figures"].items():
-        assert set(pair) == {"model", "no-op"} and pair["no-op"]["DGTR"] in (0.0, None)
-        assert pair["model"]["samples"] == report["splits"]["test" if label == "in_distribution" else "heldout"]
-        assert f"| {label} ({pair['model']['samples']}) | model |" in printed
-    assert report["training"]["steps"] == 2 and (out / "adapter" / "loss_curve.png").is_file()
-    assert (out / "predictions_test.jsonl").is_file() and (out / "predictions_heldout.jsonl").is_file()
+    assert report["leaking_test_tasks"] == 0 and report["seeds"] == [1, 2] and report["budget"]["threads"] == 1
+    assert set(report["model"]) == set(report["baselines"]) == {"in_distribution", "heldout_assemblies"}
+    assert set(report["model"]["in_distribution"]) == {"unconstrained", "legal"}
+    assert set(report["model"]["heldout_assemblies"]) == {"legal"}
+    for label, baselines in report["baselines"].items():
+        assert set(baselines) == {"no-op", "local-repair", "greedy-legal", "diagnosis-lookup"}
+        assert baselines["no-op"]["DGTR"] in (0.0, None) and baselines["no-op"]["schema_valid"] == 100.0
+        assert baselines["greedy-legal"]["illegal_plan"] == 0.0
+        n = report["splits"]["test" if label == "in_distribution" else "heldout"]
+        for mode, cell in report["model"][label].items():
+            assert cell["samples"] == n and len(cell["DGTR"]["runs"]) == 2
+            assert f"| {label} ({n}) | reference model (2 seeds) | {mode} |" in printed
+        assert f"| {label} ({n}) | diagnosis-lookup | – |" in printed
+    legal = report["model"]["in_distribution"]["legal"]
+    assert legal["schema_valid"]["mean"] == 100.0 and legal["illegal_plan"]["mean"] == 0.0  # the mask's guarantee
+    for seed in (1, 2):
+        run = out / f"seed-{seed}"
+        assert (run / "adapter" / "loss_curve.png").is_file() and (run / "predictions_test_none.jsonl").is_file()
+        assert json.loads((run / "run.json").read_text())["training"]["steps"] == 2

@@ -78,7 +78,7 @@ def _register_train(sub) -> None:
     tr.add_argument("--device", choices=("auto", "cpu", "cuda"), help="override run.device")
     tr.add_argument("--load-in-4bit", action="store_true", help="QLoRA: 4-bit NF4 base weights (CUDA + bitsandbytes)")
     tr.add_argument("--prompt", choices=("json", "compact"), help="override run.prompt")
-    tr.add_argument("--threads", type=int, default=0, help="CPU threads for torch (0 = torch's default)")
+    tr.add_argument("--threads", type=int, default=0, help="CPU threads for torch (default: run.threads)")
     tr.set_defaults(func=run_train)
 
 
@@ -95,20 +95,25 @@ def _register_merge_adapter(sub) -> None:
 
 def _register_reference_model(sub) -> None:
     r = sub.add_parser("reference-model", help="train and score the CPU reference model (in-distribution check)",
-                       description="bench build -> in-distribution split -> tiny-model -> train -> legal-mode infer -> "
-                                   "Overall-Core and DGTR beside the no-op baseline's, in distribution and on "
-                                   "held-out assemblies")
+                       description="bench build -> leak-free in-distribution split -> tiny-model -> train (a fixed "
+                                   "number of steps, per seed) -> infer in each decoding mode -> FORGE metrics, "
+                                   "schema-valid and illegal-plan rates beside no-op, local-repair, greedy-legal and "
+                                   "the diagnosis lookup, in distribution and on held-out assemblies")
     r.add_argument("--out", type=Path, required=True,
                    help="working folder (an existing OUT/bench, OUT/tiny-model, OUT/adapter is reused)")
     r.add_argument("--tasks", type=int, default=1000, help="benchmark size")
-    r.add_argument("--seed", type=int, default=42, help="seed of the benchmark, the split and the model")
+    r.add_argument("--seed", type=int, default=42, help="seed of the benchmark and the split")
+    r.add_argument("--seeds", default="42", help="comma-separated model seeds (initial weights and data order), e.g. "
+                                                 "42,43,44: the table gives the mean and spread")
+    r.add_argument("--modes", default="none,grammar,legal",
+                   help="decoding modes scored in distribution (held-out assemblies: legal)")
     r.add_argument("--jobs", type=int, default=2, help="processes for bench build")
     r.add_argument("--config", type=Path, help="training config (default models/reference-cpu.toml)")
     r.add_argument("--max-steps", type=int, help="override trainer.max_steps")
     r.add_argument("--test-fraction", type=float, default=0.1, help="share of the train split held out as `test`")
     r.add_argument("--heldout", type=int, default=40, help="held-out-assembly tasks to score (0 = all)")
     r.add_argument("--threads", type=int, default=1,
-                   help="CPU threads for torch (0 = torch's default); one makes the CPU-time budget go furthest")
+                   help="CPU threads for torch (0 = the config's run.threads); the weights depend on it")
     r.set_defaults(func=run_reference)
 
 
@@ -293,7 +298,7 @@ def run_train(args) -> int:
 
     config = load_config(args.config)
     run = replace(config.run, **{k: v for k, v in (("device", args.device), ("prompt", args.prompt)) if v},
-                  load_in_4bit=config.run.load_in_4bit or args.load_in_4bit)
+                  load_in_4bit=config.run.load_in_4bit or args.load_in_4bit, threads=args.threads or config.run.threads)
     trainer = {**config.trainer, **({"max_steps": args.max_steps} if args.max_steps is not None else {})}
     config = replace(config, run=run, trainer=trainer)
     emit_json(train(args.model, args.bench, args.out, config, limit=args.limit, resume=args.resume,
@@ -313,12 +318,25 @@ def run_reference(args) -> int:
     _need_llm(args.threads)
     from ..llm.reference import reference_model, table
 
+    from ..llm.reference import MODES
+    from ..model.errors import InputError
+
+    try:
+        seeds = tuple(int(s) for s in args.seeds.split(","))
+    except ValueError:
+        raise InputError(f"expected comma-separated integers, got {args.seeds!r}", field="--seeds") from None
+    modes = tuple(args.modes.split(","))
+    if not modes or set(modes) - set(MODES):
+        raise InputError(f"expected comma-separated modes of {list(MODES)}, got {args.modes!r}", field="--modes")
     report = reference_model(args.out, tasks=args.tasks, seed=args.seed, jobs=args.jobs, config=args.config,
-                             test_fraction=args.test_fraction, heldout=args.heldout, max_steps=args.max_steps)
+                             test_fraction=args.test_fraction, heldout=args.heldout, max_steps=args.max_steps,
+                             seeds=seeds, modes=modes, threads=args.threads)
     print(table(report))
-    t = report["training"]
-    print(f"training: {t['steps']} steps, {t['seconds']} s wall, {t.get('cpu_seconds')} s CPU; loss {t['first_loss']} -> "
-          f"{t['last_loss']}, held-out loss {t['eval_loss']}; curve {report['loss_curve']}")
+    for run in report["runs"]:
+        t = run["training"]
+        print(f"seed {run['seed']}: {t['steps']} steps ({t.get('train_tokens')} tokens), {t['seconds']} s wall, "
+              f"{t.get('cpu_seconds')} s CPU; loss {t['first_loss']} -> {t['last_loss']}, "
+              f"held-out loss {t['eval_loss']}")
     return 0
 
 

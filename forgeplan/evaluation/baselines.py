@@ -1,10 +1,19 @@
-"""Baselines that frame the metrics: oracle, local-repair, greedy-legal and no-op."""
+"""Baselines that frame the metrics: oracle, local-repair, greedy-legal, no-op, and a lookup.
+
+local-repair and greedy-legal are handed the true diagnosis. The lookup (`diagnosis_lookup`) is what a
+model prompted with the deviations alone can learn by heart: it reads which parts deviate and in which
+fields (exactly what the compact prompt lists) and copies the answer of a training task with the same
+assembly and deviations.
+"""
 
 from __future__ import annotations
 
 import json
 
+from collections import Counter
+
 from ..io.contract import output_json
+from ..io.task_files import public_files
 from ..model.actions import Insert
 from ..semantics.diagnosis import diagnose, repair_action
 from ..semantics.legal import legal_actions
@@ -49,6 +58,44 @@ def greedy_legal(task: Task, reference: dict, max_steps: int = 200) -> str:
         else:
             break
     return json.dumps(output_json(task.sample_id, task.assembly.assembly_id, diagnose(w, task.actual, task.target), plan))
+
+
+def deviations(task: Task) -> tuple:
+    """(assembly id, the sorted (part id, deviating fields) of every slot whose actual state differs from the
+    target): the diagnosis as far as the compact prompt shows it."""
+    files = public_files(task)
+    target = files["target_state.json"]["slots"]
+    out = []
+    for pid, slot in files["actual_state.json"]["slots"].items():
+        fields = tuple(sorted(k for k, v in slot.items() if target.get(pid, {}).get(k) != v))
+        if fields:
+            out.append((pid, fields))
+    return task.assembly.assembly_id, tuple(sorted(out))
+
+
+def diagnosis_lookup(training: list[tuple[Task, dict]]):
+    """A baseline over training (task, reference) pairs: the most frequent training answer with the same
+    `deviations`, else with the same assembly and deviating parts, else no-op; ties go to the earliest."""
+    exact: dict[tuple, Counter] = {}
+    parts: dict[tuple, Counter] = {}
+    for task, ref in training:
+        answer = json.dumps({"mistakes": ref["annotation"]["mistakes"], "rework_plan": ref["rework_plan"]})
+        key = deviations(task)
+        exact.setdefault(key, Counter())[answer] += 1
+        parts.setdefault((key[0], tuple(p for p, _ in key[1])), Counter())[answer] += 1
+
+    def lookup(task: Task, reference: dict) -> str:
+        key = deviations(task)
+        found = exact.get(key) or parts.get((key[0], tuple(p for p, _ in key[1])))
+        if not found:
+            return no_op(task, reference)
+        answer = json.loads(found.most_common(1)[0][0])
+        mistakes = answer["mistakes"]
+        annotation = {"sample_id": task.sample_id, "assembly_id": task.assembly.assembly_id, "pass": not mistakes,
+                      "mistakes": mistakes}
+        return json.dumps({"annotation": annotation, "rework_plan": answer["rework_plan"]})
+
+    return lookup
 
 
 BASELINES = {"oracle": oracle, "local-repair": local_repair, "greedy-legal": greedy_legal, "no-op": no_op}

@@ -120,13 +120,14 @@ _PORTABLE_ESCAPED = set('"\'#/\\')
 
 def portable_lark_string(text: str) -> str:
     """Lark literals for vLLM's line-based reading: runs of plain characters as literals; each other
-    character (quotes, `#`, `/`, backslash, non-printables) a literal of its own, `"\\xNN"` or
-    `"\\uNNNN"` (alone, so that no reader takes the hex digits of the next character into the escape)."""
+    character (quotes, `#`, `/`, backslash, non-printables) a literal of its own, `"\\uNNNN"` (or
+    `"\\UNNNNNNNN"` past the BMP; xgrammar's Lark reader refuses `\\xNN`), alone, so that no reader takes
+    the hex digits of the next character into the escape."""
     out, run = [], ""
     for ch in text:
         if ch in _PORTABLE_ESCAPED or not ch.isprintable():
             out += [f'"{run}"'] if run else []
-            out.append(f'"{_escape(ch)}"')
+            out.append(f'"\\u{ord(ch):04x}"' if ord(ch) < 0x10000 else f'"\\U{ord(ch):08x}"')
             run = ""
         else:
             run += ch

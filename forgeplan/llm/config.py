@@ -36,8 +36,11 @@ class RunSettings:
     dtype: str = "bfloat16"          # dtype the base model is loaded in: float32 | bfloat16 | float16
     device: str = "auto"             # auto | cpu | cuda
     load_in_4bit: bool = False       # QLoRA: 4-bit NF4 base weights via bitsandbytes (CUDA only)
-    max_minutes: float = 0.0         # stop training after this wall time (0 = no limit); the adapter is saved
-    max_cpu_minutes: float = 0.0     # stop after this much CPU time of the training process, all threads (0 = none)
+    # the budget is [trainer] max_steps; these two are safety stops only (0 = none), and a run they stop is not
+    # reproducible: how far it got depends on the machine's load
+    max_minutes: float = 0.0         # stop training after this wall time; the adapter is saved
+    max_cpu_minutes: float = 0.0     # stop after this much CPU time of the training process, all threads
+    threads: int = 0                 # torch CPU threads while training (0 = torch's default); fix it for reruns
     finetune: str = "lora"           # lora: a peft adapter per [lora]; full: every weight trains ([lora] unused)
 
 

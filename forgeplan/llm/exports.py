@@ -6,7 +6,9 @@
 - Portable Lark: Lark syntax that also survives vLLM's Lark-to-EBNF conversion on its xgrammar path,
   which works line by line and reads any `"..."` as a string without escapes: one line per rule, no
   terminals, no regular expressions (classes become alternatives of literals, bounded repeats nested
-  optionals), no `[...]` optionals, and `"`, `'`, `#`, `/` and `\\` inside literals written `\\xNN`.
+  optionals), no `[...]` optionals, and `"`, `'`, `#`, `/` and `\\` inside literals written `\\uNNNN`
+  (the escape that Lark, llguidance, xgrammar's Lark reader and its EBNF reader all read; xgrammar's Lark
+  reader refuses `\\xNN`).
 - JSON Schema (engines that take only schemas): the output model's schema with the task's ids as
   constants and enumerations; what it cannot say is listed in its "description".
 

@@ -1,93 +1,195 @@
 """The CPU reference model: the whole chain on a model small enough to train on a laptop CPU.
 
-benchmark -> in-distribution split (`iid.iid_split`) -> tokenizer + tiny random model (`tiny.make_tiny`,
-compact prompts, part ids as single tokens) -> SFT (`train.train`, models/reference-cpu.toml: full
-fine-tuning) -> legal-mode decoding on the in-distribution test split and on held-out assemblies ->
-FORGE metrics beside the no-op baseline's. If this model does not beat no-op in distribution,
-something in export, tokenisation, loss masking, training, decoding or evaluation is broken; the
-held-out-assembly figure shows how far it generalises. The benchmark leaves out the expert tier (burrs
-that need partial moves): legal masks over slides and insertions at offsets cost seconds per task.
-(LoRA itself is checked by the tests: resume, merged weights equal to the adapter's logits.)
+benchmark -> leak-free in-distribution split (`iid.iid_split`) -> tokenizer + tiny random model
+(`tiny.make_tiny`, compact prompts, part ids as single tokens) -> SFT (`train.train`,
+models/reference-cpu.toml: full fine-tuning, a budget of optimizer steps on one thread, fixed seeds) ->
+decoding in each mode (unconstrained, grammar, legal) on the in-distribution test split, and in legal mode
+on held-out assemblies -> FORGE metrics, schema-valid and illegal-plan rates, beside the baselines:
+no-op, local-repair and greedy-legal (both handed the true diagnosis) and the diagnosis lookup (reads the
+deviations the prompt lists, copies a training answer). Every seed trains its own model from its own
+initial weights and data order; the table gives the mean and spread over the seeds. The benchmark
+leaves out the expert tier (burrs that need partial moves): legal masks over slides and insertions at
+offsets cost seconds per task. (LoRA itself is checked by the tests: resume, merged weights equal to the
+adapter's logits.)
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 import time
 from pathlib import Path
 
 from ..bench.store import MANIFEST, build_bench
-from ..library import BUILTIN, PARTIAL_MOVES
-from ..evaluation.baselines import no_op
+from ..evaluation.baselines import diagnosis_lookup, greedy_legal, local_repair, no_op
 from ..evaluation.evaluate import score_split, summarise
+from ..library import BUILTIN, PARTIAL_MOVES
+from ..verify import verify
 from .bench import load_sample, split_ids
 from .config import MODELS_DIR, SAVED_NAME, load_config, save_config
-from .iid import iid_split
+from .iid import iid_split, leaks
 
 REPORTED = ("Overall-Core", "DGTR", "SSE", "SAPF", "VMRE", "MVE", "HRQ", "NoFault-Compliance")
+RATES = ("schema_valid", "illegal_plan")
+MODES = {"none": "unconstrained", "grammar": "grammar", "legal": "legal"}
+SPLITS = {"test": "in_distribution", "heldout": "heldout_assemblies"}
+RUN_FILE = "run.json"
 
 
 def score(bench: Path, split: str, predictions: dict[str, str]) -> dict:
+    """REPORTED metrics, and in % of the split's tasks: outputs that parse under the contract (schema_valid)
+    and schema-valid outputs whose plan has an action the engine refuses on replay (illegal_plan)."""
     summary = summarise(score_split(bench, predictions, split), split)
-    return {k: summary["metrics"][k] for k in REPORTED} | {"samples": summary["samples"],
-                                                          "fault_samples": summary["fault_samples"]}
+    verdicts = [verify(load_sample(bench, sid)[0], predictions.get(sid, "")) for sid in split_ids(bench, split)]
+    valid = [v for v in verdicts if v.category != "schema_failure"]
+    n = max(1, len(verdicts))
+    return {k: summary["metrics"][k] for k in REPORTED} | {
+        "schema_valid": round(100 * len(valid) / n, 2),
+        "illegal_plan": round(100 * sum(not v.replay_legal for v in valid) / n, 2),
+        "samples": summary["samples"], "fault_samples": summary["fault_samples"]}
 
 
-def no_op_predictions(bench: Path, split: str) -> dict[str, str]:
-    return {sid: no_op(*load_sample(bench, sid)) for sid in split_ids(bench, split)}
+def baseline_predictions(bench: Path, split: str) -> dict[str, dict[str, str]]:
+    """name -> predictions of every baseline on one split; the lookup reads the `train` split."""
+    training = [load_sample(bench, sid) for sid in split_ids(bench, "train")]
+    fns = {"no-op": no_op, "local-repair": local_repair, "greedy-legal": greedy_legal,
+           "diagnosis-lookup": diagnosis_lookup(training)}
+    samples = [(sid, *load_sample(bench, sid)) for sid in split_ids(bench, split)]
+    return {name: {sid: fn(task, ref) for sid, task, ref in samples} for name, fn in fns.items()}
 
 
-def model_predictions(model, tokenizer, bench: Path, split: str, out: Path, prompt: str) -> dict[str, str]:
+def baseline_figures(bench: Path, saved: Path) -> dict:
+    """label -> baseline -> figures on both splits, kept in SAVED (the split is a function of the folder)."""
+    if saved.is_file():
+        return json.loads(saved.read_text(encoding="utf-8"))
+    figures = {label: {name: score(bench, split, preds) for name, preds in baseline_predictions(bench, split).items()}
+               for split, label in SPLITS.items()}
+    saved.write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")
+    return figures
+
+
+def model_predictions(model, tokenizer, bench: Path, split: str, out: Path, prompt: str, mode: str) -> dict[str, str]:
     from .infer import run_infer  # noqa: PLC0415
 
-    run_infer(model, tokenizer, bench, split, out, mode="legal", device="cpu", prompt=prompt, max_new_tokens=1024)
+    if not out.is_file():   # written beside, then renamed: a killed run leaves no partial file to reuse
+        part = out.with_suffix(".part")
+        part.unlink(missing_ok=True)
+        run_infer(model, tokenizer, bench, split, part, mode=mode, device="cpu", prompt=prompt, max_new_tokens=1024,
+                  progress=False)
+        part.rename(out)
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     return {r["sample_id"]: r["raw_output"] for r in rows}
 
 
-def reference_model(out: Path, *, tasks: int = 1000, seed: int = 42, jobs: int = 2, config: Path | None = None,
-                    test_fraction: float = 0.1, heldout: int = 40, max_steps: int | None = None) -> dict:
-    """Run the recipe into OUT (bench/, iid/, tiny-model/, adapter/, predictions) and return the figures.
-
-    A finished step's output (OUT/bench, OUT/tiny-model, the adapter in OUT/adapter) is reused."""
+def train_seed(folder: Path, bench: Path, cfg, seed: int) -> dict:
+    """Tiny model (initial weights from `seed`) trained with trainer seed `seed` into FOLDER/adapter; a
+    finished training is reused. Returns the training summary."""
     from dataclasses import replace  # noqa: PLC0415
 
     from .tiny import REFERENCE_SHAPE, make_tiny  # noqa: PLC0415
-    from .train import load_for_inference, train  # noqa: PLC0415
+    from .train import train  # noqa: PLC0415
+
+    saved = folder / "adapter" / SAVED_NAME
+    if saved.is_file():
+        return json.loads(saved.read_text(encoding="utf-8"))["summary"]
+    if not (folder / "tiny-model" / "config.json").is_file():
+        make_tiny(folder / "tiny-model", bench=bench, seed=seed, prompt=cfg.run.prompt, **REFERENCE_SHAPE)
+    cfg = replace(cfg, trainer={**cfg.trainer, "seed": seed})
+    start = time.process_time()
+    summary = train(folder / "tiny-model", bench, folder / "adapter", cfg)
+    summary["cpu_seconds"] = round(time.process_time() - start, 1)
+    save_config(cfg, folder / "adapter", {"summary": summary})
+    return summary
+
+
+def run_seed(folder: Path, bench: Path, cfg, seed: int, modes: tuple[str, ...]) -> dict:
+    """Train one seed and score it: every mode in distribution, legal mode on held-out assemblies."""
+    from .train import load_for_inference  # noqa: PLC0415
+
+    done = folder / RUN_FILE
+    if done.is_file():
+        return json.loads(done.read_text(encoding="utf-8"))
+    summary = train_seed(folder, bench, cfg, seed)
+    model, tokenizer, _ = load_for_inference(folder / "tiny-model", folder / "adapter", "cpu", "float32")
+    figures: dict[str, dict] = {}
+    start = time.perf_counter()
+    for split, label in SPLITS.items():
+        for mode in modes if split == "test" else ("legal",):
+            preds = model_predictions(model, tokenizer, bench, split, folder / f"predictions_{split}_{mode}.jsonl",
+                                      cfg.run.prompt, mode)
+            figures.setdefault(label, {})[MODES[mode]] = score(bench, split, preds)
+    run = {"seed": seed, "training": summary, "figures": figures,
+           "decode_and_score_seconds": round(time.perf_counter() - start, 1)}
+    done.write_text(json.dumps(run, indent=1) + "\n", encoding="utf-8")
+    return run
+
+
+def spread(runs: list[dict]) -> dict:
+    """label -> mode -> metric -> {"mean", "sd", "runs"} over the seeds that scored that mode (sd 0 for one)."""
+    out: dict = {}
+    for label in SPLITS.values():
+        for mode in MODES.values():
+            scored = [r["figures"][label][mode] for r in runs if mode in r["figures"].get(label, {})]
+            if not scored:
+                continue
+            cell = out.setdefault(label, {}).setdefault(mode, {"samples": scored[0]["samples"], "seeds": len(scored)})
+            for key in (*REPORTED, *RATES):
+                values = [s[key] for s in scored]
+                if any(v is None for v in values):
+                    cell[key] = None
+                    continue
+                cell[key] = {"mean": round(statistics.fmean(values), 2),
+                             "sd": round(statistics.stdev(values), 2) if len(values) > 1 else 0.0,
+                             "runs": values}
+    return out
+
+
+def reference_model(out: Path, *, tasks: int = 1000, seed: int = 42, jobs: int = 2, config: Path | None = None,
+                    test_fraction: float = 0.1, heldout: int = 40, max_steps: int | None = None,
+                    seeds: tuple[int, ...] = (42,), modes: tuple[str, ...] = tuple(MODES), threads: int = 1) -> dict:
+    """Run the recipe into OUT (bench/, iid/, seed-N/{tiny-model,adapter,predictions,run.json}) and return the
+    figures. `seed` fixes the benchmark and the split, `seeds` the models; finished steps are reused."""
+    from dataclasses import replace  # noqa: PLC0415
 
     out = Path(out)
     cfg = load_config(config or MODELS_DIR / "reference-cpu.toml")
-    if max_steps is not None:
-        cfg = replace(cfg, trainer={**cfg.trainer, "max_steps": max_steps})
+    cfg = replace(cfg, run=replace(cfg.run, threads=threads or cfg.run.threads),
+                  trainer={**cfg.trainer, **({"max_steps": max_steps} if max_steps is not None else {})})
     if not (out / "bench" / MANIFEST).is_file():   # without the expert tier: legal masks on slides are slow
         build_bench(out / "bench", tasks, seed, jobs, assemblies=[a for a in BUILTIN if a not in PARTIAL_MOVES])
-    splits = iid_split(out / "bench", out / "iid", test_fraction, seed, heldout_limit=heldout)
     bench = out / "iid"
-    if not (out / "tiny-model" / "config.json").is_file():
-        make_tiny(out / "tiny-model", bench=bench, seed=seed, prompt=cfg.run.prompt, **REFERENCE_SHAPE)
-    saved = out / "adapter" / SAVED_NAME
-    if saved.is_file():
-        summary = json.loads(saved.read_text(encoding="utf-8"))["summary"]
-    else:
-        start = time.process_time()
-        summary = train(out / "tiny-model", bench, out / "adapter", cfg)
-        summary["cpu_seconds"] = round(time.process_time() - start, 1)
-        save_config(cfg, out / "adapter", {"summary": summary})
-    model, tokenizer, _ = load_for_inference(out / "tiny-model", out / "adapter", "cpu", "float32")
-    figures = {}
-    for split, label in (("test", "in_distribution"), ("heldout", "heldout_assemblies")):
-        preds = model_predictions(model, tokenizer, bench, split, out / f"predictions_{split}.jsonl", cfg.run.prompt)
-        figures[label] = {"model": score(bench, split, preds), "no-op": score(bench, split, no_op_predictions(bench, split))}
-    report = {"splits": splits, "training": summary, "figures": figures, "loss_curve": str(out / "adapter" / "loss_curve.png")}
+    splits = iid_split(out / "bench", bench, test_fraction, seed, heldout_limit=heldout)
+    runs = [run_seed(out / f"seed-{s}", bench, cfg, s, modes) for s in seeds]
+    baselines = baseline_figures(bench, out / "baselines.json")
+    report = {"splits": splits, "leaking_test_tasks": len(leaks(bench, split_ids(bench, "train"),
+                                                                split_ids(bench, "test"))),
+              "budget": {"max_steps": cfg.trainer.get("max_steps"),
+                         "batch_size": cfg.trainer.get("per_device_train_batch_size"), "threads": cfg.run.threads},
+              "seeds": list(seeds), "model": spread(runs), "baselines": baselines, "runs": runs,
+              "loss_curves": [str(out / f"seed-{s}" / "adapter" / "loss_curve.png") for s in seeds]}
     (out / "reference.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     return report
 
 
+def _cell(value) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, dict):
+        return f"{value['mean']:.2f} ± {value['sd']:.2f}" if value["sd"] else f"{value['mean']:.2f}"
+    return f"{value:.2f}"
+
+
 def table(report: dict) -> str:
-    """The figures as a small Markdown table: model and no-op, in distribution and on held-out assemblies."""
-    lines = ["| split | predictions | " + " | ".join(REPORTED) + " |", "|" + "---|" * (len(REPORTED) + 2)]
-    for label, pair in report["figures"].items():
-        for who, m in pair.items():
-            cells = ["–" if m[k] is None else f"{m[k]:.2f}" for k in REPORTED]
-            lines.append(f"| {label} ({m['samples']}) | {who} | " + " | ".join(cells) + " |")
+    """The figures as a Markdown table: the model per decoding mode (mean ± sd over the seeds) and the
+    baselines, in distribution and on held-out assemblies."""
+    keys = (*REPORTED, *RATES)
+    lines = ["| split (tasks) | predictions | decoding | " + " | ".join(keys) + " |", "|" + "---|" * (len(keys) + 3)]
+    for label in SPLITS.values():
+        for mode, cell in report["model"].get(label, {}).items():
+            n = cell["seeds"]
+            who = f"reference model ({n} seed{'s' if n > 1 else ''})"
+            lines.append(f"| {label} ({cell['samples']}) | {who} | {mode} | "
+                         + " | ".join(_cell(cell[k]) for k in keys) + " |")
+        for name, m in report["baselines"][label].items():
+            lines.append(f"| {label} ({m['samples']}) | {name} | – | " + " | ".join(_cell(m[k]) for k in keys) + " |")
     return "\n".join(lines)

@@ -28,6 +28,8 @@ QWEN2_SPLIT = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| 
 # identifier runs, punctuation runs and white space each stay whole: a frequent part id becomes one token
 IDENTIFIER_SPLIT = r"\w+|[^\w\s]+|\s+"
 KINDS = ("byte-level", "identifiers", "sentencepiece")
+# llama.cpp's name (GGUF tokenizer.ggml.pre) for a pre-tokenizer split it implements
+LLAMA_CPP_PRE = {QWEN2_SPLIT: "qwen2"}
 # the CPU reference model's tiny model (make_tiny keywords): part ids as single tokens, 128 wide, 4 layers
 REFERENCE_SHAPE = {"vocab_size": 2048, "kind": "identifiers", "arch": "llama", "hidden": 128, "layers": 4}
 
@@ -181,3 +183,23 @@ def check_reload(trained, folder: Path, texts: list[str]) -> None:
         if loaded(text, add_special_tokens=False)["input_ids"] != trained(text, add_special_tokens=False)["input_ids"]:
             raise InputError(f"the saved tokenizer reloads as {type(loaded).__name__} and encodes differently from "
                              f"the trained one (e.g. {text[:40]!r})", file=str(folder))
+
+
+def llama_cpp_pre_tokenizer(folder: Path) -> str:
+    """llama.cpp's name for the pre-tokenizer of the tokenizer saved in FOLDER (tokenizer.json), which its
+    GGUF converter cannot recognise for a locally trained vocabulary; refuses a split llama.cpp lacks,
+    whose prompts the server would read as other tokens."""
+    import json  # noqa: PLC0415
+
+    path = Path(folder) / "tokenizer.json"
+    try:
+        spec = json.loads(path.read_text(encoding="utf-8")).get("pre_tokenizer") or {}
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read the tokenizer: {exc}", file=str(path)) from None
+    steps = spec.get("pretokenizers", [spec])
+    regexes = [s.get("pattern", {}).get("Regex") for s in steps if s.get("type") == "Split"]
+    if len(regexes) == 1 and regexes[0] in LLAMA_CPP_PRE:
+        return LLAMA_CPP_PRE[regexes[0]]
+    raise InputError(f"llama.cpp implements no pre-tokenizer that splits as this one does "
+                     f"({regexes[:1] or spec.get('type')}); `tiny-model --tokenizer byte-level` (the default) splits "
+                     "as Qwen2", file=str(path), field="pre_tokenizer")

@@ -136,6 +136,17 @@ def lora_config(config: TrainConfig):
         raise InputError(f"peft.LoraConfig refused the [lora] table: {exc}", field="lora") from None
 
 
+def fix_threads(threads: int) -> None:
+    """torch's CPU thread count for this process (0 leaves torch's default): a CPU run's arithmetic (the
+    order of its reductions) and so its weights depend on it."""
+    import torch  # noqa: PLC0415
+
+    if threads < 0:
+        raise InputError(f"must be 0 (torch's default) or more, got {threads}", field="run.threads")
+    if threads:
+        torch.set_num_threads(threads)
+
+
 def run_clock(max_minutes: float, max_cpu_minutes: float = 0.0):
     """A TrainerCallback: note the step training starts from (0, or a resumed checkpoint's), and stop after
     `max_minutes` of wall time or `max_cpu_minutes` of this process's CPU time (0 = never) as if max_steps had
@@ -168,6 +179,7 @@ def train(model_path: Path, bench: Path, out: Path, config: TrainConfig, *, limi
 
     device = resolve_device(config.run.device)
     quant = quantization(config, device)
+    fix_threads(config.run.threads)
     out = Path(out)
     args = sft_config(config, out, device, report_to)
     peft_config = lora_config(config)
@@ -199,13 +211,19 @@ def train(model_path: Path, bench: Path, out: Path, config: TrainConfig, *, limi
                "eval_loss": metrics.get("eval_loss"), "seconds": round(seconds, 2),
                "cpu_seconds": round(clock.cpu_seconds, 1),
                "train_tokens": next((h["num_tokens"] for h in reversed(history) if "num_tokens" in h), None),
-               "device": device,
+               "device": device, "threads": _threads(), "seed": args.seed,
                "prompt": config.run.prompt, "base_model": str(model_path),
                "trainable_parameters": sum(p.numel() for p in trainer.model.parameters() if p.requires_grad)}
     save_config(config, out, {"summary": summary})
     (out / "log_history.json").write_text(json.dumps(history, indent=1) + "\n", encoding="utf-8")
     plot_losses(history, out / "loss_curve.png")
     return summary
+
+
+def _threads() -> int:
+    import torch  # noqa: PLC0415
+
+    return torch.get_num_threads()
 
 
 def plot_losses(history: list[dict], path: Path) -> None:

@@ -180,8 +180,8 @@ def run(args) -> dict:
     from transformers import AutoTokenizer  # noqa: PLC0415
 
     result: dict = {"benchmark": NAME, **machine()}
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
+    with tempfile.TemporaryDirectory() as folder:
+        tmp = Path(folder)
         bench = _bench(tmp / "bench", args.tasks)
         model = args.model or Path(make_tiny(tmp / "tiny", bench=bench, prompt=args.prompt)["out"])
         gguf = args.gguf or args.gguf_out or tmp / "model.gguf"

@@ -245,7 +245,7 @@ class _Planner:
 
 
 def _horizons(task: Task, closure: list[str], bound: _Bound, minimize_moved: bool) -> list[int]:
-    """The horizons tried before deepening one step at a time (README.md, "Horizons").
+    """The horizons tried before deepening one step at a time (encodings/README.md, "Horizons").
 
     The relaxation's length estimate first; then the length of the repair module's structured plan
     if it is known to contain an optimum (`actions` objective, or its J_move meets the bound); last

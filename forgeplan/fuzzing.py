@@ -505,9 +505,9 @@ def many_values(opener: str, count: int, item: str = "{}") -> str:
 
 def hostile_inputs(folder: Path, bench: Path | None = None,
                    task: Path | None = None) -> dict[str, tuple[list, tuple[int, ...]]]:
-    """One command line per class of hostile input (issue #30's second round), its files written into
-    `folder` (with `bench` / `task`: copies of them with one file replaced): name -> (argv, the exit codes
-    that are a correct answer). Each must answer within 10 s under 300 MB."""
+    """One command line per class of hostile input, its files written into `folder` (with `bench` / `task`:
+    copies of them with one file replaced): name -> (argv, the exit codes that are a correct answer).
+    Each must answer within 10 s under 300 MB."""
     folder.mkdir(parents=True, exist_ok=True)
     w = folder.joinpath
     w("shell12.json").write_text(json.dumps(interlocked_shell(12, 2)))
@@ -543,26 +543,40 @@ def hostile_inputs(folder: Path, bench: Path | None = None,
                            "--out", w("o11.jsonl")], (2,)),
     }
     if task is not None:
-        shutil.copytree(task, w("task"), dirs_exist_ok=True)
-        w("task", "actual_state.json").write_text(many_values("[", 2_600_000))     # 7.8 MB
-        w("output.json").write_text(json.dumps({"annotation": {}, "rework_plan": {"actions": []}}))
-        cases["7.8 MB task file of [{},...]: verify"] = (["verify", w("task"), w("output.json")], (2,))
+        cases.update(_hostile_task_inputs(folder, task))
     if bench is not None:
-        for name in ("manifest.json", "reference.json"):
-            copy = w(f"bench_{name}")
-            shutil.copytree(bench, copy, dirs_exist_ok=True)
-            sid = json.loads((bench / "manifest.json").read_text())["splits"]["test"][0]
-            target = copy / name if name == "manifest.json" else copy / "tasks" / sid / name
-            target.write_text(many_values("[", 16_000_000))                        # 48 MB
-            w(f"preds_{name}.jsonl").write_text(json.dumps({"sample_id": sid, "raw_output": "{}"}) + "\n")
-            cases[f"48 MB {name} of [{{}},...]: evaluate"] = (
-                ["evaluate", "--bench", copy, "--predictions", w(f"preds_{name}.jsonl")], (2,))
-        with w("astral.jsonl").open("w", encoding="utf-8") as fh:   # 247 MB: 130 lines of 1.9 MB
-            for k in range(130):
-                fh.write(json.dumps({"sample_id": f"s{k}", "raw_output": "\U0001F600" + "a" * 1_900_000},
-                                    ensure_ascii=False) + "\n")
-        cases["247 MB predictions, ASCII with one astral character a line: evaluate"] = (
-            ["evaluate", "--bench", bench, "--predictions", w("astral.jsonl")], (2,))
-        cases["--out a FIFO (requests)"] = (["requests", "--bench", bench, "--out", fifo], (2,))
-        cases["--out a FIFO (baseline)"] = (["baseline", "no-op", "--bench", bench, "--out", fifo], (2,))
+        cases.update(_hostile_bench_inputs(folder, bench, fifo))
+    return cases
+
+
+def _hostile_task_inputs(folder: Path, task: Path) -> dict[str, tuple[list, tuple[int, ...]]]:
+    """`hostile_inputs`' case on a task folder: a copy whose actual state is millions of JSON values."""
+    w = folder.joinpath
+    shutil.copytree(task, w("task"), dirs_exist_ok=True)
+    w("task", "actual_state.json").write_text(many_values("[", 2_600_000))     # 7.8 MB
+    w("output.json").write_text(json.dumps({"annotation": {}, "rework_plan": {"actions": []}}))
+    return {"7.8 MB task file of [{},...]: verify": (["verify", w("task"), w("output.json")], (2,))}
+
+
+def _hostile_bench_inputs(folder: Path, bench: Path, fifo: Path) -> dict[str, tuple[list, tuple[int, ...]]]:
+    """`hostile_inputs`' cases on a benchmark: huge benchmark files, a huge predictions file, FIFO outputs."""
+    w = folder.joinpath
+    cases: dict[str, tuple[list, tuple[int, ...]]] = {}
+    sid = json.loads((bench / "manifest.json").read_text())["splits"]["test"][0]
+    for name in ("manifest.json", "reference.json"):
+        copy = w(f"bench_{name}")
+        shutil.copytree(bench, copy, dirs_exist_ok=True)
+        target = copy / name if name == "manifest.json" else copy / "tasks" / sid / name
+        target.write_text(many_values("[", 16_000_000))                        # 48 MB
+        w(f"preds_{name}.jsonl").write_text(json.dumps({"sample_id": sid, "raw_output": "{}"}) + "\n")
+        cases[f"48 MB {name} of [{{}},...]: evaluate"] = (
+            ["evaluate", "--bench", copy, "--predictions", w(f"preds_{name}.jsonl")], (2,))
+    with w("astral.jsonl").open("w", encoding="utf-8") as fh:   # 247 MB: 130 lines of 1.9 MB
+        for k in range(130):
+            fh.write(json.dumps({"sample_id": f"s{k}", "raw_output": "\U0001F600" + "a" * 1_900_000},
+                                ensure_ascii=False) + "\n")
+    cases["247 MB predictions, ASCII with one astral character a line: evaluate"] = (
+        ["evaluate", "--bench", bench, "--predictions", w("astral.jsonl")], (2,))
+    cases["--out a FIFO (requests)"] = (["requests", "--bench", bench, "--out", fifo], (2,))
+    cases["--out a FIFO (baseline)"] = (["baseline", "no-op", "--bench", bench, "--out", fifo], (2,))
     return cases

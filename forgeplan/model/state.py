@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from typing import Iterable, NamedTuple
+from typing import TYPE_CHECKING, Iterable, NamedTuple
+
+from .rotations import angle_of, euler_to_matrix, matmul, transpose
+
+if TYPE_CHECKING:
+    from .assembly import Pose
 
 Vec = tuple[float, float, float]
 Offset = tuple[int, int, int]
@@ -33,6 +39,14 @@ class Tolerances:
 
     def to_json(self) -> dict:
         return {"pos_tol": self.pos_tol, "rot_tol_deg": self.rot_tol}
+
+    def poses_close(self, a: Pose, b: Pose) -> bool:
+        """Pose `a` is within tolerance of pose `b`: position and orientation (a non-finite value never is)."""
+        if not all(math.isfinite(v) for v in (*a.position, *a.rotation)):
+            return False
+        dist = math.sqrt(sum((a.position[k] - b.position[k]) ** 2 for k in range(3)))
+        rel = matmul(transpose(euler_to_matrix(b.rotation)), euler_to_matrix(a.rotation))
+        return dist <= self.pos_tol and angle_of(rel) <= self.rot_tol
 
 
 class State:

@@ -18,7 +18,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 from ..geometry.displacement import FREE, out_of_bound, shapes, shifted
 from ..geometry.relations import blocking_relation, symmetry_group
 from ..model.actions import Action, GroupMove, Insert, PoseMove, Replace, Slide, Turn, lock_action
-from ..model.assembly import DIRECTIONS, Assembly, Pose, unlocked_pose
+from ..model.assembly import DIRECTIONS, Assembly, unlocked_pose
 from ..model.rotations import (angle_diff, angle_of, as_float, axis_matrix, euler_to_matrix, matmul, matrix_to_euler,
                                transpose)
 from ..model.state import NO_OFFSET, Offset, Slot, State, Tolerances, is_offset
@@ -243,8 +243,8 @@ class World:
         if any(tuple(o) != NO_OFFSET for o in given) and not self.partial:
             return Illegal("not_applicable", f"{self.assembly.assembly_id} comes apart with straight moves: parts are "
                                              "joined at their target position only")
-        if out_of_bound(self.assembly, given):
-            return Illegal("bad_offset", f"join {out_of_bound(self.assembly, given)}")
+        if far := out_of_bound(self.assembly, given):
+            return Illegal("bad_offset", f"join {far}")
         return [tuple(o) for o in given]
 
     def _separate_member(self, state: State, x: str, i: int, d: str, group: int, at: Offset) -> Illegal | None:
@@ -304,13 +304,6 @@ class World:
 
     def _names(self, mask: int) -> str:
         return ", ".join(self.ids[j] for j in range(len(self.ids)) if mask >> j & 1)
-
-    def pose_close(self, a: Pose, b: Pose) -> bool:
-        if not all(math.isfinite(v) for v in (*a.position, *a.rotation)):
-            return False
-        dist = math.sqrt(sum((a.position[k] - b.position[k]) ** 2 for k in range(3)))
-        rel = matmul(transpose(euler_to_matrix(b.rotation)), euler_to_matrix(a.rotation))
-        return dist <= self.tol.pos_tol and angle_of(rel) <= self.tol.rot_tol
 
     # ------------------------------------------------------------------ transition
 
@@ -394,8 +387,8 @@ def _check_insert(w: World, state: State, a: Insert, i: int) -> Illegal | None:
     if at != NO_OFFSET and not w.partial:
         return Illegal("not_applicable", f"{w.assembly.assembly_id} comes apart with straight moves: parts are "
                                          "inserted at their target position only")
-    if out_of_bound(w.assembly, (at,)):
-        return Illegal("bad_offset", f"insert {out_of_bound(w.assembly, (at,))}")
+    if far := out_of_bound(w.assembly, (at,)):
+        return Illegal("bad_offset", f"insert {far}")
     if w.free_direction(state, i, at) is None:
         return Illegal("blocked", f"no free insertion path for {a.part_id}: {w.blocker_names(state, i, at)}")
     return None
@@ -450,7 +443,7 @@ def _lock_parameters(w: World, a, i: int, locking: bool) -> Illegal | None:
     """The action's axis and angle, or its after_pose, must be the mechanism's (model.actions.lock_action)."""
     expected = lock_action(w.parts[i], locking)
     if isinstance(expected, PoseMove):
-        if not w.pose_close(a.after_pose, expected.after_pose):
+        if not w.tol.poses_close(a.after_pose, expected.after_pose):
             return Illegal("bad_after_pose", f"{a.part_id} after_pose must be {expected.after_pose.to_json()}")
         return None
     if a.axis != expected.axis:

@@ -42,7 +42,7 @@ def same_action(world: World, a: Action, g: Action) -> bool:
     if isinstance(a, Turn) and isinstance(g, Turn):
         return (a.part_id, a.axis) == (g.part_id, g.axis) and angle_diff(a.angle_deg, g.angle_deg) <= world.tol.rot_tol
     if isinstance(a, PoseMove) and isinstance(g, PoseMove):
-        return a.part_id == g.part_id and world.pose_close(a.after_pose, g.after_pose)
+        return a.part_id == g.part_id and world.tol.poses_close(a.after_pose, g.after_pose)
     return a == g
 
 

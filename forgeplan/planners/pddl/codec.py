@@ -166,4 +166,4 @@ class Encoding:
 
     def _pose_key(self, pose: Pose) -> tuple | None:
         return next((k for k in self.objects if isinstance(k, tuple) and k[0] == "pose"
-                     and self.task.world.pose_close(pose, self.values[self.objects[k].name])), None)
+                     and self.task.world.tol.poses_close(pose, self.values[self.objects[k].name])), None)

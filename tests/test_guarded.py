@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from forgeplan.cli import main
 from forgeplan.fuzzing import judge, run_cli
-from forgeplan.io import guarded
+from forgeplan.io import guarded, quoting
 from forgeplan.model.errors import InputError
 
 # ----------------------------------------------------------------------------- files
@@ -83,7 +83,7 @@ def test_a_bom_and_escaped_non_ascii_are_fine():
 
 @given(st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF)))
 def test_one_line_is_one_printable_line(text):
-    s = guarded.one_line(text)
+    s = quoting.one_line(text)
     assert "\n" not in s and "\r" not in s and "\x1b" not in s
     s.encode("utf-8")  # no lone surrogate left
 
@@ -91,7 +91,7 @@ def test_one_line_is_one_printable_line(text):
 @given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(st.characters(min_codepoint=0, max_codepoint=0x10FFFF)),
                     lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=5), c, max_size=3), max_leaves=10))
 def test_json_text_is_valid_printable_json_for_any_strings(data):
-    text = guarded.json_text(data)
+    text = quoting.json_text(data)
     text.encode("utf-8")
     assert json.loads(text) == data
 
@@ -109,9 +109,9 @@ def test_a_lone_surrogate_in_a_prediction_is_that_samples_verdict(small_bench, t
 
 
 def test_markdown_cells_cannot_start_a_heading_or_a_column():
-    cell = guarded.markdown_cell("X |\n\n# ALL TESTS PASSED")
+    cell = quoting.markdown_cell("X |\n\n# ALL TESTS PASSED")
     assert "\n" not in cell and "\\|" in cell and cell.count("|") == cell.count("\\|")
-    assert guarded.markdown_cell("FORGE (Qwen3.5-9B + LoRA), paper") == "FORGE (Qwen3.5-9B + LoRA), paper"
+    assert quoting.markdown_cell("FORGE (Qwen3.5-9B + LoRA), paper") == "FORGE (Qwen3.5-9B + LoRA), paper"
 
 
 # ----------------------------------------------------------------------------- exit codes

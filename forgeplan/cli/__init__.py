@@ -17,7 +17,8 @@ import time
 import traceback
 from pathlib import Path
 
-from ..io.guarded import check_output, json_text, one_line
+from ..io.guarded import check_output
+from ..io.quoting import json_text, one_line
 from ..model.errors import ForgeplanError
 
 EXIT_OK, EXIT_NEGATIVE, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..io.guarded import one_line
+from ..io.quoting import one_line
 from . import emit_json, seconds
 
 

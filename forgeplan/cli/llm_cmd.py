@@ -220,7 +220,7 @@ def _grammar_verdict(bench, rows: list, summary: dict) -> int:
     sent a grammar does not parse under it."""
     import sys
 
-    from ..io.guarded import one_line
+    from ..io.quoting import one_line
     from ..llm.serving import grammar_misses
 
     sent, missed = grammar_misses(bench, rows) if bench is not None else (0, [])

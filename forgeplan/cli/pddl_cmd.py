@@ -106,7 +106,8 @@ def run_export(args) -> int:
 def run_import(args) -> int:
     from ..io.contract import output_json
     from ..semantics.diagnosis import diagnose
-    from ..io.guarded import one_line, read_text
+    from ..io.guarded import read_text
+    from ..io.quoting import one_line
     from ..planners.pddl.files import read_plan
     from ..planners.pddl.profiles import build_export
     from ..io.task_files import load_task

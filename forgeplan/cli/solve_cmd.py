@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..io.guarded import one_line
+from ..io.quoting import one_line
 from . import EXIT_NEGATIVE, emit_json
 
 ALL_OPTIMAL_TIME_LIMIT = 60.0  # enumeration can take hours on large assemblies: bounded unless asked

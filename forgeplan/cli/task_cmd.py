@@ -38,7 +38,8 @@ def run_make(args) -> int:
     from ..io.catalog import load_assembly
     from ..model.errors import InputError
     from ..semantics.faults import FaultSpec, make_task
-    from ..io.guarded import one_line, output_folder
+    from ..io.guarded import output_folder
+    from ..io.quoting import one_line
     from ..planners.reference import describe_proof, proven_reference, simple_reference
     from ..io.task_files import write_json, write_task
     from . import plural

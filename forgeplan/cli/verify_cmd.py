@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..io.guarded import one_line
+from ..io.quoting import one_line
 from . import EXIT_NEGATIVE, emit_json, plural
 
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from ..bench.store import load_manifest, load_sample_task, read_reference, read_sample_file, sample_folder
-from ..io.guarded import markdown_cell
+from ..io.quoting import markdown_cell
 from ..io.task_files import read_json
 from ..model.errors import InputError
 from .decisions import (AD_METRICS, DecisionScore, decision_metrics, operation_recall, overall, parse_decision,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..io.guarded import markdown_cell
+from ..io.quoting import markdown_cell
 from .metrics import CORE, FAILURE_CATEGORIES
 
 REFERENCE_RULES = {

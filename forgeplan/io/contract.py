@@ -9,7 +9,8 @@ from pydantic import ValidationError
 
 from ..model.actions import KIND, Action, GroupMove
 from ..model.assembly import Pose
-from .guarded import LIMITS, Rejected, one_line, parse_json
+from .guarded import LIMITS, Rejected, parse_json
+from .quoting import one_line
 from .schema import ActionModel, OutputModel
 
 MAX_OUTPUT_BYTES = LIMITS["output"]

@@ -9,9 +9,7 @@ plans, predictions JSONL) comes through here, so that the same guarantees hold a
 * text is strict UTF-8; JSON has no NaN/Infinity, no duplicate keys, no integer longer than
   MAX_INT_DIGITS digits, no nesting deeper than MAX_DEPTH and no lone surrogate in a string;
 * every refusal is an `InputError` naming the file, the field and what was expected (exit 2).
-
-`one_line`, `markdown_cell` and `json_text` (from forgeplan.io.quoting) make untrusted text safe to
-echo: one record per line, no control, separator or bidirectional characters, no markdown structure.
+Text echoed from untrusted input is made safe by forgeplan.io.quoting, not here.
 """
 
 from __future__ import annotations
@@ -24,7 +22,6 @@ import sys
 from pathlib import Path
 
 from ..model.errors import InputError
-from .quoting import json_text, markdown_cell, one_line  # noqa: F401 - the escapes of untrusted text on its way out
 
 # bytes per kind of file; docs/limits.md lists the same numbers
 LIMITS = {

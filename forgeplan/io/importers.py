@@ -39,7 +39,8 @@ from pydantic import Field
 from ..model.assembly import DIRECTIONS, Assembly, Part, validate_assembly
 from ..model.errors import AssemblyError, InputError
 from ..model.limits import MAX_COORD, MAX_GRID_CELLS, MAX_PARTS, MAX_VOXELS
-from .guarded import LIMITS, decode, loads, one_line, read_bytes
+from .guarded import LIMITS, decode, loads, read_bytes
+from .quoting import one_line
 from .schema import IntVec3, Open, parse_model
 
 Voxel = tuple[int, int, int]

@@ -14,7 +14,7 @@ import os
 import platform
 from pathlib import Path
 
-from ..io.guarded import json_text, markdown_cell
+from ..io.quoting import json_text, markdown_cell
 
 RESULTS = Path("docs") / "results"
 REPORT = Path("docs") / "performance.md"

@@ -19,7 +19,7 @@ from forgeplan.planners.pddl.groups import candidate_groups
 from forgeplan.planners.pddl.problem import build_problem
 from forgeplan.semantics.faults import FaultSpec, make_task
 from forgeplan.semantics.grounded import action_universe, group_names, separable_groups
-from forgeplan.semantics.legal import group_actions, slot_actions
+from forgeplan.semantics.legal import offered_actions, slot_actions
 from forgeplan.semantics.task import world_for
 
 GROUP_BURRS = ("burr_6_split", "burr_6_pairs")
@@ -52,9 +52,9 @@ def test_engine_asp_and_pddl_offer_the_same_groups(aid):
     world = task.world
     universe = {group_names(world, g) for g in separable_groups(world)}
     empty = State(world.empty_slot(i) for i in range(len(world.ids)))
-    joins = {a.part_ids for a in group_actions(world, empty)}
+    joins = {a.part_ids for a in offered_actions(world, empty)}
     full = world.target_state()
-    separates = {a.part_ids for a in group_actions(world, full)}
+    separates = {a.part_ids for a in offered_actions(world, full)}
     assert joins == separates == universe
     facts = task_facts(task).text
     asp = {tuple(re.findall(r'"([^"]+)"', m)) for m in re.findall(r"gmember\(\(([^)]*)\)", facts)}
@@ -94,6 +94,6 @@ def test_asp_and_pddl_ground_exactly_the_action_universe(name, task):
     assert list(task_facts(task).terms) == universe
     assert {s.action for s in abstraction(task, every_direction=True).steps} == set(universe)
     offered = {a for i in range(len(task.world.ids)) for a in slot_actions(task.world, task.actual, i)}
-    offered |= set(group_actions(task.world, task.actual))
+    offered |= set(offered_actions(task.world, task.actual))
     assert {a for a in offered if not isinstance(a, GroupMove)} <= set(universe)
     assert {a for a in offered if isinstance(a, GroupMove) and task.world.check(task.actual, a) is None} <= set(universe)

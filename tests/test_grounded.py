@@ -9,7 +9,9 @@ import pytest
 
 from cases import all_cases
 from forgeplan.io.catalog import load_assembly
-from forgeplan.library import BUILTIN
+from forgeplan.geometry.partial import needs_partial_moves
+from forgeplan.geometry.separation import needs_group_moves
+from forgeplan.library import BUILTIN, PARTIAL_MOVES
 from forgeplan.llm.grammar import vocabulary
 from forgeplan.model.actions import GroupMove, lock_action
 from forgeplan.model.state import State, Tolerances
@@ -18,8 +20,9 @@ from forgeplan.planners.pddl.abstraction import abstraction
 from forgeplan.planners.pddl.groups import candidate_groups
 from forgeplan.planners.pddl.problem import build_problem
 from forgeplan.semantics.faults import FaultSpec, make_task
-from forgeplan.semantics.grounded import action_universe, group_names, separable_groups
-from forgeplan.semantics.legal import group_actions, slot_actions
+from forgeplan.semantics.grounded import MoveKind, action_universe, assemblies_by_kind, group_names, separable_groups
+from forgeplan.semantics.legal import OFFERS, offered_actions, slot_actions
+from forgeplan.semantics.moves import Offer
 from forgeplan.semantics.task import world_for
 
 GROUP_BURRS = ("burr_6_split", "burr_6_pairs")
@@ -44,6 +47,25 @@ def test_assemblies_that_come_apart_part_by_part_have_no_groups():
     assert separable_groups(world) == ()
 
 
+def test_the_kinds_a_benchmark_composes_from_are_the_levels_geometry_gives():
+    """`assemblies_by_kind` (the benchmark's expert tier and its group-move assemblies) agrees with the
+    geometry's level verdicts on every built-in, and the kinds are disjoint."""
+    asms = {a: load_assembly(a) for a in BUILTIN}
+    kinds = assemblies_by_kind(asms)
+    assert kinds.partial == PARTIAL_MOVES == {a for a, x in asms.items() if needs_partial_moves(x)}
+    assert kinds.groups == {a for a, x in asms.items() if needs_group_moves(x)} and kinds.groups
+    assert not kinds.groups & kinds.partial
+
+
+def test_every_offer_a_move_model_names_has_its_actions():
+    assert set(OFFERS) == set(Offer)
+    world = world_for(load_assembly("jigsaw_panel"), Tolerances())
+    assert world.moves.kind is MoveKind.STRAIGHT and world.moves.offers == ()
+    assert world_for(load_assembly(GROUP_BURRS[0]), Tolerances()).moves.offers == (Offer.SEPARABLE_GROUPS,)
+    partial = world_for(load_assembly(sorted(PARTIAL_MOVES)[0]), Tolerances()).moves
+    assert partial.kind is MoveKind.PARTIAL and partial.offers == (Offer.LEAVING_GROUPS, Offer.DISPLACEMENTS)
+
+
 @pytest.mark.parametrize("aid", GROUP_BURRS)
 def test_engine_asp_and_pddl_offer_the_same_groups(aid):
     """One rule for every planner and every assembly size (no engine-only rule above some part count)."""
@@ -52,9 +74,9 @@ def test_engine_asp_and_pddl_offer_the_same_groups(aid):
     world = task.world
     universe = {group_names(world, g) for g in separable_groups(world)}
     empty = State(world.empty_slot(i) for i in range(len(world.ids)))
-    joins = {a.part_ids for a in group_actions(world, empty)}
+    joins = {a.part_ids for a in offered_actions(world, empty)}
     full = world.target_state()
-    separates = {a.part_ids for a in group_actions(world, full)}
+    separates = {a.part_ids for a in offered_actions(world, full)}
     assert joins == separates == universe
     facts = task_facts(task).text
     asp = {tuple(re.findall(r'"([^"]+)"', m)) for m in re.findall(r"gmember\(\(([^)]*)\)", facts)}
@@ -94,6 +116,6 @@ def test_asp_and_pddl_ground_exactly_the_action_universe(name, task):
     assert list(task_facts(task).terms) == universe
     assert {s.action for s in abstraction(task, every_direction=True).steps} == set(universe)
     offered = {a for i in range(len(task.world.ids)) for a in slot_actions(task.world, task.actual, i)}
-    offered |= set(group_actions(task.world, task.actual))
+    offered |= set(offered_actions(task.world, task.actual))
     assert {a for a in offered if not isinstance(a, GroupMove)} <= set(universe)
     assert {a for a in offered if isinstance(a, GroupMove) and task.world.check(task.actual, a) is None} <= set(universe)

@@ -13,15 +13,12 @@ MAP = ROOT.parent / "ARCHITECTURE.md"
 
 # where the kind of a task is decided: the grounded task owns it, the registry chooses planners by it
 KIND_OWNERS = {"semantics/grounded.py", "planners/registry.py",
+               "semantics/moves.py",              # the grounded task's move model per kind, below the engine that holds it
                "semantics/partial_universe.py"}   # the grounded task's universe of partial moves
-# modules that still ask, each with why; the list only shrinks
-KIND_ALLOWED = {
-    "semantics/engine.py": "defines World.partial; engine legality of partial moves is being moved onto the universe",
-    "semantics/legal.py": "the offer of a state, being moved onto the grounded universe with the engine",
-    "bench/store.py": "the benchmark composes its expert tier from the assemblies that need partial moves",
-    "bench/sources.py": "the train/test families are drawn from the assemblies that need no partial moves",
-    "perf/tier.py": "measures the expert tier the composition makes (as bench/store.py)",
-}
+# modules that still ask, each with why; the list only shrinks. Empty: the engine and the offer of a state
+# call the world's move model (`World.moves`), and the benchmark takes its expert tier and its train/test
+# assemblies from `semantics.grounded.assemblies_by_kind`
+KIND_ALLOWED: dict[str, str] = {}
 
 
 def modules() -> list[str]:

@@ -435,9 +435,10 @@ def tunnel_task():
 def test_the_partial_move_reference_is_the_planners():
     from forgeplan.planners.registry import solve
     from forgeplan.semantics.diagnosis import diagnose
+    from forgeplan.semantics.grounded import MoveKind
 
     t = tunnel_task()
-    assert t.world.partial and diagnose(t.world, t.actual, t.target) == CORE_DIAGNOSIS
+    assert t.world.moves.kind is MoveKind.PARTIAL and diagnose(t.world, t.actual, t.target) == CORE_DIAGNOSIS
     assert [a.to_json() for a in solve(t).plan] == CORE_PLAN
 
 

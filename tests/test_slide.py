@@ -14,6 +14,7 @@ from forgeplan.model.actions import Insert, Remove, Separate, Slide
 from forgeplan.planners.registry import feasible_plan
 from forgeplan.model.assembly import DIRECTION_VECTORS, DIRECTIONS, Assembly
 from forgeplan.semantics.engine import World
+from forgeplan.semantics.grounded import MoveKind
 from forgeplan.verify import illegal_step_category
 
 from burrdata import FOLDER, burr, param
@@ -29,7 +30,7 @@ def tunnel_box() -> Assembly:
 def test_slide_then_remove_from_the_displaced_position_then_insert_at_an_offset_and_slide_home():
     w = World(tunnel_box())
     target = w.target_state()
-    assert w.partial and w.check(target, Remove("Core")).code == "blocked"
+    assert w.moves.kind is MoveKind.PARTIAL and w.check(target, Remove("Core")).code == "blocked"
     assert w.check(target, Slide(("Core",), "+y", 2)).code == "blocked"       # the second step collides
     s = w.apply(target, Slide(("Core",), "+y", 1))
     assert not w.equivalent(s, target) and "displaced by [0, 1, 0]" in w.differences(s, target)[0]
@@ -58,7 +59,7 @@ def test_bad_distance_is_a_parameter_error(bad):
 
 def test_level1_assemblies_keep_their_actions_and_contract():
     w = World(Assembly("pair", "fixture", (part("A", "a", box(0, 0, 0, 2, 1, 1)), part("B", "b", box(0, 1, 0, 2, 2, 1)))))
-    assert not w.partial
+    assert w.moves.kind is not MoveKind.PARTIAL
     assert w.check(w.target_state(), Slide(("A",), "+x", 1)).code == "not_applicable"
     empty = w.apply(w.target_state(), Remove("B"))
     assert w.check(empty, Insert("B", (0, 1, 0))).code == "not_applicable"

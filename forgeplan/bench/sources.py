@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..geometry.checks import check_geometry
-from ..geometry.partial import needs_partial_moves
 from ..io.catalog import assembly_from_json, load_assembly
 from ..io.guarded import decode, loads, read_bytes
 from ..library import BUILTIN
 from ..model.assembly import Assembly, validate_assembly
 from ..model.errors import AssemblyError, InputError
+from ..semantics.grounded import assemblies_by_kind
 
 OPTION = "--assemblies"
 # assembly ids become task folder names (`<id>_<split>_<index>`): no separators, no dot-names
@@ -101,7 +101,8 @@ def _checked(asm: Assembly, path: Path) -> Assembly:
 def _check_splittable(sources: dict[str, Source]) -> None:
     """The split needs an assembly for each side and a family the test side can hold out, among the
     assemblies that need no partial moves (those join as the expert tier, bench/composition.py)."""
-    straight = {a: s for a, s in sources.items() if not needs_partial_moves(s.assembly)}
+    partial = assemblies_by_kind({a: s.assembly for a, s in sources.items()}).partial
+    straight = {a: s for a, s in sources.items() if a not in partial}
     families = {s.assembly.family for s in straight.values()}
     if len(straight) < 2 or len(families) < 2:
         have = ", ".join(f"{a} ({s.assembly.family})" for a, s in sorted(straight.items())) or "none"

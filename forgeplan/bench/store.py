@@ -9,14 +9,13 @@ from collections import Counter
 from pathlib import Path
 
 from .. import __version__
-from ..geometry.partial import needs_partial_moves
-from ..geometry.separation import needs_group_moves
 from ..io.guarded import output_folder
 from ..io.schema import BENCH_FILE_MODELS, ManifestFile, parse_model
 from ..io.task_files import load_task, read_json, write_json
 from ..model.errors import InputError
 from ..model.names import sample_id_problem
 from ..model.state import Tolerances
+from ..semantics.grounded import assemblies_by_kind
 from .composition import PROTOCOL, composition_counts, plan_composition
 from ..executors import run_batches
 from .generate import generate_batch, sample_id
@@ -62,9 +61,8 @@ def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, pro
     check_task_count(tasks)
     sources = load_sources(assemblies)
     families = {a: s.assembly.family for a, s in sources.items()}
-    group_moves = frozenset(a for a, s in sources.items() if needs_group_moves(s.assembly))
-    partial_moves = frozenset(a for a, s in sources.items() if needs_partial_moves(s.assembly))
-    slots = plan_composition(families, tasks, seed, group_moves, partial_moves)
+    kinds = assemblies_by_kind({a: s.assembly for a, s in sources.items()})
+    slots = plan_composition(families, tasks, seed, kinds.groups, kinds.partial)
     head = {
         "schema_version": "1.0", "benchmark": "forgeplan FORGE-Bench-shaped", "seed": seed, "tasks": tasks,
         "library": sorted(families), "sources": {a: s.origin for a, s in sources.items()},
@@ -82,7 +80,7 @@ def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, pro
             work.append((kept, sources[kept[0].assembly_id].assembly, seed, tolerances))
     if progress and records:
         progress(len(records))
-    work = heaviest_first(work, lambda w: cost_rank(w[1], w[1].assembly_id in group_moves))
+    work = heaviest_first(work, lambda w: cost_rank(w[1], w[1].assembly_id in kinds.groups))
     if phases is not None:
         phases["parallel_start"] = time.process_time()
     for generated in run_batches(generate_batch, work, jobs, executor, address):

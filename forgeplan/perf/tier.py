@@ -26,15 +26,13 @@ def tier_slots(tasks: int, seed: int):
     """The tier's slots of the build's plan, with their loaded assemblies."""
     from ..bench.composition import plan_composition
     from ..bench.sources import load_sources
-    from ..geometry.partial import needs_partial_moves
-    from ..geometry.separation import needs_group_moves
+    from ..semantics.grounded import assemblies_by_kind
 
     sources = load_sources(None)
     families = {a: s.assembly.family for a, s in sources.items()}
-    group = frozenset(a for a, s in sources.items() if needs_group_moves(s.assembly))
-    partial = frozenset(a for a, s in sources.items() if needs_partial_moves(s.assembly))
-    slots = plan_composition(families, tasks, seed, group, partial)
-    return [(s, sources[s.assembly_id].assembly) for s in slots if s.assembly_id in partial]
+    kinds = assemblies_by_kind({a: s.assembly for a, s in sources.items()})
+    slots = plan_composition(families, tasks, seed, kinds.groups, kinds.partial)
+    return [(s, sources[s.assembly_id].assembly) for s in slots if s.assembly_id in kinds.partial]
 
 
 def one_run(tasks: int, seed: int) -> dict:

@@ -2,7 +2,9 @@
 
 `World` compiles an assembly once (indices, blocker bitmasks, symmetry matrices); `check` says why an
 action is illegal in a state (or None), `apply` performs a legal one, `replay` runs a plan and
-`restoration` judges it against a target.
+`restoration` judges it against a target. The rules that differ between straight, group and partial
+moves (how blocking is read, offsets, slides, separability) are the world's move model's
+(`World.moves`, `semantics.moves`): the engine never asks which kind its assembly is.
 
 One module on purpose (about 600 lines): the frozen semantics reads top to bottom here — states,
 derived predicates, the legality table with one rule per action kind (partial moves included),
@@ -15,13 +17,14 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple, Sequence
 
-from ..geometry.displacement import FREE, out_of_bound, shapes, shifted
+from ..geometry.displacement import out_of_bound, shapes, shifted
 from ..geometry.relations import blocking_relation, symmetry_group
 from ..model.actions import Action, GroupMove, Insert, PoseMove, Replace, Slide, Turn, lock_action
 from ..model.assembly import DIRECTIONS, Assembly, unlocked_pose
 from ..model.rotations import (angle_diff, angle_of, as_float, axis_matrix, euler_to_matrix, matmul, matrix_to_euler,
                                transpose)
 from ..model.state import NO_OFFSET, Offset, Slot, State, Tolerances, is_offset
+from .moves import MoveModel, move_model
 
 ZERO3 = (0.0, 0.0, 0.0)
 
@@ -58,7 +61,7 @@ class World:
 
     def __init__(self, assembly: Assembly, tolerances: Tolerances = Tolerances(), group_moves: bool | None = None):
         """`group_moves`: whether separate/join are in play; None (the default) means exactly when the
-        assembly needs them (SEMANTICS §5). Forcing it lets tests study group moves on small fixtures."""
+        assembly's kind needs them (SEMANTICS §5, §9). Forcing it lets tests study group moves on small fixtures."""
         self.assembly, self.tol = assembly, tolerances
         self.ids: tuple[str, ...] = assembly.part_ids
         self.index = {pid: i for i, pid in enumerate(self.ids)}
@@ -74,8 +77,8 @@ class World:
         self.dir_masks = [tuple((d, blockers[(p.part_id, d)]) for d in p.removal_dirs) for p in self.parts]
         self.blockers_along = [{d: blockers[(p.part_id, d)] for d in DIRECTIONS} for p in self.parts]
         self._separable: dict[tuple, bool] = {}
-        self._needs_groups: bool | None = group_moves
-        self._partial: bool | None = None
+        self._group_moves = group_moves
+        self._moves: MoveModel | None = None
         self.supports_mask = [sum(1 << self.index[s] for s in p.supports) for p in self.parts]
         self.holders = [tuple(j for j, q in enumerate(self.parts) if q.lock and p.part_id in q.lock.holds)
                         for p in self.parts]
@@ -124,49 +127,19 @@ class World:
 
     def free_direction(self, state: State, i: int, at: Offset | None = None) -> str | None:
         """A removal direction along which slot `i` (at its offset, or at `at`) has a clear ray."""
-        if not self.partial:   # nothing is ever displaced: the target-geometry blocker masks answer
-            others = state.mask & ~(1 << i)
-            for d, m in self.dir_masks[i]:
-                if not m & others:
-                    return d
-            return None
-        for d in self.parts[i].removal_dirs:
-            if not self.blockers(state, i, d, at):
-                return d
-        return None
+        return self.moves.free_direction(state, i, self.dir_masks[i], at)
 
     def blockers(self, state: State, i: int, d: str, at: Offset | None = None) -> int:
         """Mask of the present slots (other than `i`) that block slot `i` along `d`, every part where it is
         (SEMANTICS §1; displaced ones from their offsets, §9). `at`: slot `i`'s offset instead of its own."""
-        others = state.mask & ~(1 << i)
-        if not self.partial:
-            return self.blockers_along[i][d] & others
-        mine = state.slots[i].offset if at is None else at
-        if mine == NO_OFFSET and not self.displaced(state):
-            return self.blockers_along[i][d] & others
-        gaps, k, m = shapes(self.assembly).gaps, DIRECTIONS.index(d), 0
-        j = 0
-        while others >> j:
-            if others >> j & 1:
-                o = state.slots[j].offset
-                if gaps(i, j, (o[0] - mine[0], o[1] - mine[1], o[2] - mine[2]))[k] < FREE:
-                    m |= 1 << j
-            j += 1
-        return m
-
-    def displaced(self, state: State) -> bool:
-        """Does some present part sit away from its target position by a slide (SEMANTICS §9)?"""
-        return any(s.offset != NO_OFFSET for s in state.slots)
+        return self.moves.blockers(state, i, d, self.blockers_along[i][d], at)
 
     @property
-    def partial(self) -> bool:
-        """True when slides are in play (SEMANTICS §9): every part may move in all six directions and
-        straight moves do not take the assembly apart."""
-        if self._partial is None:
-            from ..geometry.partial import needs_partial_moves
-
-            self._partial = needs_partial_moves(self.assembly)
-        return self._partial
+    def moves(self) -> MoveModel:
+        """The move model of the assembly's kind (`semantics.moves`), decided on first use."""
+        if self._moves is None:
+            self._moves = move_model(self.assembly, self._group_moves)
+        return self._moves
 
     def _clearance(self, state: State, i: int) -> Illegal | None:
         s = state.slots[i]
@@ -240,9 +213,8 @@ class World:
             return [NO_OFFSET] * len(idx)
         if len(given) != len(idx) or not all(is_offset(o) for o in given):
             return Illegal("bad_offset", f"join offsets must be one [dx, dy, dz] of whole numbers per member, got {given!r}")
-        if any(tuple(o) != NO_OFFSET for o in given) and not self.partial:
-            return Illegal("not_applicable", f"{self.assembly.assembly_id} comes apart with straight moves: parts are "
-                                             "joined at their target position only")
+        if any(tuple(o) != NO_OFFSET for o in given) and (why := self.moves.offsets_refused("joined")):
+            return Illegal("not_applicable", why)
         if far := out_of_bound(self.assembly, given):
             return Illegal("bad_offset", f"join {far}")
         return [tuple(o) for o in given]
@@ -276,30 +248,17 @@ class World:
     @property
     def needs_groups(self) -> bool:
         """True when separate/join are in play: the assembly comes apart only with subassembly (group)
-        moves, unless the constructor forced it either way."""
-        if self._needs_groups is None:
-            from ..geometry.separation import needs_group_moves
-
-            self._needs_groups = self.partial or needs_group_moves(self.assembly)
-        return self._needs_groups
+        moves or needs partial moves, unless the constructor forced it either way."""
+        return self.moves.groups
 
     def separable(self, group: int, offsets: tuple[Offset, ...] | None = None) -> bool:
         """Can the slots of bitmask `group` (at `offsets`, catalog order; default the target) be
-        pre-assembled (separated) in free space? Cached."""
-        if offsets is not None and not self.partial:
-            offsets = None     # nothing is displaced where partial moves are not in play
-        key = (group, offsets)
+        pre-assembled (separated) in free space? By the move model's rule (§5 or §9); cached."""
+        key = (group, self.moves.where(offsets))
         ok = self._separable.get(key)
         if ok is None:
-            from ..geometry.partial import separates_completely
-            from ..geometry.separation import is_separable
-
             members = [self.ids[j] for j in range(len(self.ids)) if group >> j & 1]
-            if self.partial:   # SEMANTICS §9: partial moves take it apart
-                ok = separates_completely(self.assembly, members, offsets)
-            else:              # §5: straight moves do
-                ok = is_separable(self.assembly, members)
-            self._separable[key] = ok
+            ok = self._separable[key] = self.moves.separable(members, key[1])
         return ok
 
     def _names(self, mask: int) -> str:
@@ -384,9 +343,8 @@ def _check_insert(w: World, state: State, a: Insert, i: int) -> Illegal | None:
     at = a.offset
     if not is_offset(at):
         return Illegal("bad_offset", f"insert offset must be [dx, dy, dz] of whole numbers, got {at!r}")
-    if at != NO_OFFSET and not w.partial:
-        return Illegal("not_applicable", f"{w.assembly.assembly_id} comes apart with straight moves: parts are "
-                                         "inserted at their target position only")
+    if at != NO_OFFSET and (why := w.moves.offsets_refused("inserted")):
+        return Illegal("not_applicable", why)
     if far := out_of_bound(w.assembly, (at,)):
         return Illegal("bad_offset", f"insert {far}")
     if w.free_direction(state, i, at) is None:
@@ -497,9 +455,8 @@ def _slide_members(w: World, state: State, a: Slide) -> tuple[list[int], Illegal
 
 def _check_slide(w: World, state: State, a: Slide) -> Illegal | None:
     """None when the slide is legal in `state`, else the reason."""
-    if not w.partial:
-        return Illegal("not_applicable", f"{w.assembly.assembly_id} comes apart with straight moves: slide exists only "
-                                         "for assemblies that need partial moves")
+    if why := w.moves.slides_refused():
+        return Illegal("not_applicable", why)
     if not a.part_ids:
         return Illegal("not_applicable", "slide needs one or more parts")
     if a.direction not in DIRECTIONS:

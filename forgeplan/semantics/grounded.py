@@ -17,9 +17,10 @@ plan, and they take those parameters from here instead of deriving them again:
   order (`canonical_key`, SEMANTICS.md §4);
 * the canonical target every planner restores (`check_canonical_target`);
 * the objectives and the action costs that encode them (`OBJECTIVES`, `touch_costs`, `plan_value`);
-* the kind of a task's moves (`MoveKind`, `move_kind`, `GroundedTask.kind`): straight moves (§3),
-  group moves (§5) or partial moves (§9). It is asked here and in the planner registry
-  (`planners.registry`), nowhere else;
+* the kind of a task's moves (`MoveKind`, `move_kind`, `GroundedTask.kind`, and per assembly
+  `assemblies_by_kind`): straight moves (§3), group moves (§5) or partial moves (§9), decided with its
+  move model (`semantics.moves`, the rules the engine and the offer of a state take from the kind). It
+  is asked here, in the move model and in the planner registry (`planners.registry`), nowhere else;
 * where partial moves are in play (SEMANTICS.md §9), the position domain with its radius cut
   (`positions`), the sets of slots a slide may move (`slide_groups`; `separate`/`join` take
   `separable_groups`, capped like every group enumeration), the slide universe (`slide_universe`) and
@@ -34,10 +35,9 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
-from enum import Enum
 from functools import cached_property
 from itertools import product
-from typing import Sequence
+from typing import Mapping, NamedTuple, Sequence
 
 from ..model.actions import (KINDS, Action, Insert, Join, PoseMove, Remove, Replace, ResetPose, Rotate, Separate, Slide, Turn,
                              lock_action as part_lock_action, moved_parts)
@@ -47,6 +47,7 @@ from ..model.errors import InputError
 from ..model.rotations import axis_angle_of, euler_to_matrix, matmul, transpose
 from ..model.state import Slot, State
 from .engine import ZERO3, World
+from .moves import MoveKind, assembly_kind
 from .partial_universe import (apply_move, offered_moves, position_bound, position_domain,  # noqa: F401 (§9's universe)
                                slide_universe, to_action)
 from .task import Task
@@ -54,19 +55,9 @@ from .task import Task
 
 # ----------------------------------------------------------------------------- the kind of a task
 
-class MoveKind(Enum):
-    """Which moves a task's universe holds: it decides which planners accept the task."""
-
-    STRAIGHT = "straight"   # single parts along straight rays (SEMANTICS §3)
-    GROUPS = "groups"       # and separable groups (§5): straight moves do not take every part out alone
-    PARTIAL = "partial"     # and slides to offsets (§9): straight moves do not take the assembly apart
-
-
 def move_kind(world: World) -> MoveKind:
-    """The kind of every task on `world`'s assembly (a property of the assembly and its tolerances)."""
-    if world.partial:
-        return MoveKind.PARTIAL
-    return MoveKind.GROUPS if world.needs_groups else MoveKind.STRAIGHT
+    """The kind of every task on `world`'s assembly: its move model's (`World.moves`)."""
+    return world.moves.kind
 
 
 @dataclass(frozen=True)
@@ -87,6 +78,23 @@ class GroundedTask:
 
 def kind_of(task: Task) -> MoveKind:
     return GroundedTask(task).kind
+
+
+class AssemblyKinds(NamedTuple):
+    """The ids of a set of assemblies whose tasks need group moves (§5) and partial moves (§9)."""
+
+    groups: frozenset[str]
+    partial: frozenset[str]
+
+
+def assemblies_by_kind(assemblies: Mapping[str, Assembly]) -> AssemblyKinds:
+    """Which of `assemblies` (id -> assembly) need group moves and which partial moves: a benchmark
+    composes its train/test split and its expert tier from these (`bench.composition`)."""
+    kinds = {a: assembly_kind(asm) for a, asm in assemblies.items()}
+    return AssemblyKinds(frozenset(a for a, k in kinds.items() if k is MoveKind.GROUPS),
+                         frozenset(a for a, k in kinds.items() if k is MoveKind.PARTIAL))
+
+
 DEFAULT_WEIGHT = 1000
 # separable sets enumerated before grounding gives up (their number can grow exponentially with the parts)
 MAX_GROUP_SETS = 50_000
@@ -139,9 +147,7 @@ def check_canonical_target(task: Task) -> None:
 def action_space(asm: Assembly) -> dict:
     """The action kinds with their parameters, and per part which kinds apply (action_space.json's body).
     `slide` and the optional offsets are listed only where partial moves are in play (SEMANTICS §9)."""
-    from ..geometry.partial import needs_partial_moves
-
-    partial = needs_partial_moves(asm)   # the kind of every task on `asm` (`move_kind` needs a World)
+    partial = assembly_kind(asm) is MoveKind.PARTIAL   # the kind of every task on `asm`
     applicable = {}
     for p in asm.parts:
         acts = ["remove", "insert", "reset_pose", "rotate"]

@@ -2,7 +2,9 @@
 
 The parameters come from `forgeplan.semantics.grounded` (lock values, the repairing turn, the candidate
 groups); this module lists, per state, the actions whose part is in the right place for them, legal or
-not (`slot_actions`, `group_actions`, `partial_actions`), and filters them with the engine (`legal_actions`).
+not: the single-part ones (`slot_actions`) and those of each offer the world's move model names
+(`semantics.moves.Offer`, one function per offer in `OFFERS`), and filters them with the engine
+(`legal_actions`). Which offers a state has is the move model's answer, not a question of the kind here.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from ..model.assembly import DIRECTIONS
 from ..model.state import NO_OFFSET, State
 from .engine import World
 from .grounded import lock_action, rotation_fix, separable_groups
+from .moves import Offer
 
 
 def slot_actions(world: World, state: State, i: int) -> list[Action]:
@@ -32,17 +35,13 @@ def slot_actions(world: World, state: State, i: int) -> list[Action]:
     return out
 
 
-def group_actions(world: World, state: State) -> list[Action]:
-    """Grounded separate/join moves (SEMANTICS §5), only for assemblies that need group moves.
+def separable_group_actions(world: World, state: State) -> list[Action]:
+    """Grounded separate/join moves (SEMANTICS §5), offered where straight group moves are in play.
 
     Every separable group of two or more parts (grounded.separable_groups) along every direction:
     separate when all members are in the assembly, join when all are absent. The engine checks
     locks, supports and paths.
     """
-    if not world.needs_groups:
-        return []
-    if world.partial:
-        return _leaving_groups(world, state)
     ids = world.ids
     out: list[Action] = []
     for g in sorted(separable_groups(world), key=lambda m: (bin(m).count("1"), m)):
@@ -55,8 +54,8 @@ def group_actions(world: World, state: State) -> list[Action]:
     return out
 
 
-def _leaving_groups(world: World, state: State) -> list[Action]:
-    """Where partial moves are in play: separate for the groups of two or more present parts that can
+def leaving_group_actions(world: World, state: State) -> list[Action]:
+    """Where partial moves are in play (§9): separate for the groups of two or more present parts that can
     leave now (clear rays from where they are), and the joins that undo a separation of the level
     search's main chain (`_chain_joins`). Other joins are judged by the engine when a plan names one,
     not listed (every subset of the absent parts at every offset would be)."""
@@ -89,8 +88,8 @@ def _chain_joins(world: World, state: State) -> list[Action]:
     return out
 
 
-def partial_actions(world: World, state: State) -> list[Action]:
-    """Slides and insertions at an offset (SEMANTICS §9), only where partial moves are in play.
+def displacement_actions(world: World, state: State) -> list[Action]:
+    """Slides and insertions at an offset (SEMANTICS §9), offered where partial moves are in play.
 
     Every group of present parts that can move along a direction (`geometry.partial.movable_groups`),
     by every distance it has room for up to twice the position bound along the direction's axis (the
@@ -101,8 +100,6 @@ def partial_actions(world: World, state: State) -> list[Action]:
     departure from it left, within LANDING_DEPTH moves of the target), so that every plan of the
     universe within that depth, every proven reference among them, is on offer step by step.
     """
-    if not world.partial:
-        return []
     from ..geometry.displacement import arrival_offsets, position_bound, shapes
     from ..geometry.partial import movable_groups
     from .partial_universe import landing_arrivals
@@ -132,8 +129,20 @@ def extent(world: World) -> int:
     return max(max(v[a] for v in voxels) - min(v[a] for v in voxels) + 1 for a in range(3))
 
 
+# what the move model may offer beyond single-part actions -> the grounded actions of that offer in a state
+OFFERS = {
+    Offer.SEPARABLE_GROUPS: separable_group_actions,
+    Offer.LEAVING_GROUPS: leaving_group_actions,
+    Offer.DISPLACEMENTS: displacement_actions,
+}
+
+
+def offered_actions(world: World, state: State) -> list[Action]:
+    """The grounded actions of every offer of the world's move model (`MoveModel.offers`), legal or not."""
+    return [a for offer in world.moves.offers for a in OFFERS[offer](world, state)]
+
+
 def legal_actions(world: World, state: State, slots=None) -> list[Action]:
     idx = range(len(world.ids)) if slots is None else slots
     single = [a for i in idx for a in slot_actions(world, state, i) if world.check(state, a) is None]
-    groups = [a for a in group_actions(world, state) if world.check(state, a) is None]
-    return single + groups + [a for a in partial_actions(world, state) if world.check(state, a) is None]
+    return single + [a for a in offered_actions(world, state) if world.check(state, a) is None]

@@ -42,8 +42,8 @@ class GroupCandidates:
 def candidate_groups(world: World) -> GroupCandidates:
     """Every group a separate or join can name; none when the assembly needs no group moves.
 
-    Like `grounding.group_actions`, assemblies that come apart one part at a time keep the nine FORGE
-    actions only (SEMANTICS §5).
+    Like `semantics.legal.separable_group_actions`, assemblies that come apart one part at a time keep
+    the nine FORGE actions only (SEMANTICS §5).
     """
     groups: dict[str, list] = {d: [] for d in DIRECTIONS}
     moves: dict[str, list] = {d: [] for d in DIRECTIONS}

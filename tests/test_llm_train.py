@@ -492,10 +492,15 @@ def test_reference_model_command_runs_the_whole_recipe(tmp_path, capsys):
     """bench build -> leak-free split -> per seed: tiny model -> train -> infer per mode -> scored beside the
     baselines; the table gives the mean and spread over the seeds."""
     out = tmp_path / "ref"
-    assert main(["reference-model", "--out", str(out), "--tasks", "20", "--max-steps", "2", "--heldout", "2",
-                 "--test-fraction", "0.3", "--seeds", "1,2", "--modes", "none,legal"]) == 0
+    docs = tmp_path / "results"
+    argv = ["reference-model", "--out", str(out), "--tasks", "20", "--max-steps", "2", "--heldout", "2",
+            "--test-fraction", "0.3", "--seeds", "1,2", "--modes", "none,legal"]
+    assert main([*argv, "--store", str(docs)]) == 0
     printed = capsys.readouterr().out
     report = json.loads((out / "reference.json").read_text())
+    kept = json.loads((docs / "reference-model.json").read_text())   # the run as the docs keep it
+    assert kept["result"] == report and kept["command"] == " ".join(["forgeplan", *argv])
+    assert (docs / "reference-model.md").read_text() == printed and (docs / "reference-model-loss-seed1.png").is_file()
     assert report["leaking_test_tasks"] == 0 and report["seeds"] == [1, 2] and report["budget"]["threads"] == 1
     assert set(report["model"]) == set(report["baselines"]) == {"in_distribution", "heldout_assemblies"}
     assert set(report["model"]["in_distribution"]) == {"unconstrained", "legal"}

@@ -76,3 +76,12 @@ def test_a_known_benchmark_gets_its_headline_table(tmp_path):
     assert main(["perf", "report", "--results", str(tmp_path), "--out", str(page)]) == 0
     text = page.read_text(encoding="utf-8")
     assert "| headline | value |\n|---|---|\n| engine replay, actions/s (median) | 123 |\n| assembly | wheel\\_hub\\_dual |" in text
+
+
+def test_the_reference_model_table_in_the_training_guide_is_the_stored_run():
+    from forgeplan.llm.reference import table
+
+    report = json.loads((RESULTS / "reference-model.json").read_text(encoding="utf-8"))["result"]
+    guide = (ROOT / "docs" / "training.md").read_text(encoding="utf-8")
+    assert table(report) in guide
+    assert (RESULTS / "reference-model.md").read_text(encoding="utf-8").startswith(table(report))

@@ -193,3 +193,14 @@ def table(report: dict) -> str:
         for name, m in report["baselines"][label].items():
             lines.append(f"| {label} ({m['samples']}) | {name} | – | " + " | ".join(_cell(m[k]) for k in keys) + " |")
     return "\n".join(lines)
+
+
+def summary(report: dict) -> str:
+    """The table, then one line per seed: its training budget, time and losses."""
+    lines = [table(report)]
+    for run in report["runs"]:
+        t = run["training"]
+        lines.append(f"seed {run['seed']}: {t['steps']} steps ({t.get('train_tokens')} tokens), {t['seconds']} s wall, "
+                     f"{t.get('cpu_seconds')} s CPU; loss {t['first_loss']} -> {t['last_loss']}, "
+                     f"held-out loss {t['eval_loss']}")
+    return "\n".join(lines)

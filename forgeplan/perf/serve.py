@@ -36,6 +36,7 @@ from . import machine
 
 NAME = "serve"
 SERVER_START_SECONDS = 300.0
+CUT = ("length", "max_new_tokens")   # an answer cut at the token limit (the server's and in-process names)
 
 # run inside the converter's process: its own main(), with our pre-tokenizer name where its hash table has none
 _CONVERT = """
@@ -186,34 +187,42 @@ def in_process(model_dir: Path, tasks, prompt: str, max_tokens: int) -> list[dic
     from ..llm.infer import generate  # noqa: PLC0415
     from ..llm.train import load_for_inference  # noqa: PLC0415
 
+    import torch  # noqa: PLC0415
+
+    torch.set_num_threads(1)   # as the server's --n_threads 1
     model, tokenizer, _ = load_for_inference(model_dir, None, "cpu", "float32")
     return [generate(model, tokenizer, [t], "grammar", max_new_tokens=max_tokens, prompt=prompt)[0] for t in tasks]
 
 
 def figures(rows: list[dict], tasks) -> dict:
-    """Parse rate under each task's grammar, the verifier's verdicts, and tokens/s of one side."""
+    """Parse rate under each task's grammar (of all outputs, and of those that ended before the token limit:
+    the in-process mask keeps an answer completable within the limit, a GBNF grammar does not), the
+    verifier's verdicts, and tokens/s of one side."""
     from lark.exceptions import LarkError  # noqa: PLC0415
 
     from ..llm.grammar import lark_parser, specialise  # noqa: PLC0415
     from ..verify import verify  # noqa: PLC0415
 
-    parsed = 0
+    parsed = []
     for row, task in zip(rows, tasks):
         try:
             lark_parser(specialise(task)).parse(row["raw_output"])
-            parsed += 1
+            parsed.append(True)
         except LarkError:
-            continue
+            parsed.append(False)
+    finished = [p for p, r in zip(parsed, rows) if r["stopped"] not in CUT]
     verdicts = [verify(task, row["raw_output"]) for row, task in zip(rows, tasks)]
     valid = [v for v in verdicts if v.category != "schema_failure"]
     tokens, seconds = sum(r["new_tokens"] or 0 for r in rows), sum(r["seconds"] for r in rows)
     n = len(rows)
-    return {"parse_rate": round(100 * parsed / n, 2), "schema_valid": round(100 * len(valid) / n, 2),
+    return {"parse_rate": round(100 * sum(parsed) / n, 2),
+            "parse_rate_finished": round(100 * sum(finished) / len(finished), 2) if finished else None,
+            "schema_valid": round(100 * len(valid) / n, 2),
             "illegal_plan": round(100 * sum(not v.replay_legal for v in valid) / n, 2),
             "diagnosis_exact": round(100 * sum(v.diagnosis_exact for v in verdicts) / n, 2),
             "valid_repairs": round(100 * sum(v.valid for v in verdicts) / n, 2),
             "new_tokens": tokens, "tokens_per_second": round(tokens / seconds, 1) if seconds else None,
-            "stopped_at_max_tokens": sum(r["stopped"] in ("length", "max_new_tokens") for r in rows)}
+            "stopped_at_max_tokens": sum(r["stopped"] in CUT for r in rows)}
 
 
 def _model(args, tmp: Path, bench: Path) -> Path:

@@ -15,7 +15,8 @@ import pytest
 pytest.importorskip("transformers", reason="the [llm] extra is required")
 
 from forgeplan.cli import main  # noqa: E402
-from forgeplan.llm.tiny import llama_cpp_mismatches, llama_cpp_pre_tokenizer, llama_cpp_vocab, train_tokenizer  # noqa: E402
+from forgeplan.llm.tiny import (  # noqa: E402
+    llama_cpp_mismatches, llama_cpp_pre_tokenizer, llama_cpp_vocab, train_tokenizer)
 from forgeplan.model.errors import InputError  # noqa: E402
 
 TEXTS = ['{"part_id":"Burr_Part01","action":"remove"}', "actual {\"offset\":[0,1,0]}", "no fault here"] * 5

@@ -269,7 +269,8 @@ def llama_cpp_mismatches(folder: Path, gguf: Path, texts: Iterable[str], limit: 
     compared, differ = 0, []
     for text in texts:
         compared += 1
-        if gg.tokenize(text.encode("utf-8"), add_bos=False, special=True) != hf(text, add_special_tokens=False)["input_ids"]:
+        ids = hf(text, add_special_tokens=False)["input_ids"]
+        if gg.tokenize(text.encode("utf-8"), add_bos=False, special=True) != ids:
             differ.append(text)
             if len(differ) >= limit:
                 break

@@ -11,8 +11,9 @@ tokenizer whose split llama.cpp does not implement is refused. Before serving, l
 the GGUF and must split every prompt and reference answer of the benchmark into the Hugging Face
 tokenizer's ids, token for token, or the command refuses: the server would read other tokens.
 
-Then `python -m llama_cpp.server` (llama-cpp-python, installed by hand: `pip install
-'llama-cpp-python[server]'` builds llama.cpp from source) serves the GGUF on 127.0.0.1; every task goes
+Then llama-cpp-python's server (`python -m llama_cpp.server`, installed by hand: `pip install
+'llama-cpp-python[server]'` builds llama.cpp from source; its detokenizer fixed as `_SERVE` says) serves
+the GGUF on 127.0.0.1; every task goes
 to /v1/completions with the same prompt text the in-process decoder renders and its grammar as GBNF in
 `grammar`. Reported for both sides: parse rate under the task grammar (must be 100 %), schema-valid and
 illegal-plan rates, exact diagnoses and valid repairs (the verifier's verdicts), generated tokens per
@@ -91,7 +92,8 @@ runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
 
 def add_arguments(p) -> None:
     p.add_argument("--model", type=Path, help="a Hugging Face model folder (default: a fresh `forgeplan tiny-model`)")
-    p.add_argument("--adapter", type=Path, help="the trained adapter (or full fine-tune output) of --model, merged first")
+    p.add_argument("--adapter", type=Path,
+                   help="the trained adapter (or full fine-tune output) of --model, merged first")
     p.add_argument("--bench", type=Path, help="the benchmark whose tasks are sent (default: built-in tasks)")
     p.add_argument("--split", default="test", help="the split of --bench to send (default: test)")
     p.add_argument("--llama-cpp", type=Path, help="a llama.cpp source tree (convert_hf_to_gguf.py, conversion/, "

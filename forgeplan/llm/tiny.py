@@ -28,8 +28,12 @@ QWEN2_SPLIT = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| 
 # identifier runs, punctuation runs and white space each stay whole: a frequent part id becomes one token
 IDENTIFIER_SPLIT = r"\w+|[^\w\s]+|\s+"
 KINDS = ("byte-level", "identifiers", "sentencepiece")
-# llama.cpp's name (GGUF tokenizer.ggml.pre) for a pre-tokenizer split it implements
-LLAMA_CPP_PRE = {QWEN2_SPLIT: "qwen2"}
+# llama.cpp's name (GGUF tokenizer.ggml.pre) for a pre-tokenizer whose chunks give the split's tokens: Qwen2's
+# own; for the identifier split, "whitespace", which cuts only between white space and the rest and reads UTF-8
+# text, not GPT-2's byte characters (see llama_cpp_vocab)
+LLAMA_CPP_PRE = {QWEN2_SPLIT: "qwen2", IDENTIFIER_SPLIT: "whitespace"}
+# printable ASCII: the bytes GPT-2's byte-level alphabet spells as themselves
+PRINTABLE = range(0x21, 0x7F)
 # the CPU reference model's tiny model (make_tiny keywords): part ids as single tokens, 128 wide, 4 layers
 REFERENCE_SHAPE = {"vocab_size": 2048, "kind": "identifiers", "arch": "llama", "hidden": 128, "layers": 4}
 
@@ -185,21 +189,98 @@ def check_reload(trained, folder: Path, texts: list[str]) -> None:
                              f"the trained one (e.g. {text[:40]!r})", file=str(folder))
 
 
-def llama_cpp_pre_tokenizer(folder: Path) -> str:
-    """llama.cpp's name for the pre-tokenizer of the tokenizer saved in FOLDER (tokenizer.json), which its
-    GGUF converter cannot recognise for a locally trained vocabulary; refuses a split llama.cpp lacks,
-    whose prompts the server would read as other tokens."""
+def _tokenizer_json(folder: Path) -> tuple[Path, dict]:
     import json  # noqa: PLC0415
 
     path = Path(folder) / "tokenizer.json"
     try:
-        spec = json.loads(path.read_text(encoding="utf-8")).get("pre_tokenizer") or {}
+        return path, json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise InputError(f"cannot read the tokenizer: {exc}", file=str(path)) from None
+
+
+def llama_cpp_pre_tokenizer(folder: Path) -> str:
+    """llama.cpp's name for the pre-tokenizer of the tokenizer saved in FOLDER (tokenizer.json), which its
+    GGUF converter cannot recognise for a locally trained vocabulary; refuses a split llama.cpp lacks,
+    whose prompts the server would read as other tokens."""
+    path, data = _tokenizer_json(folder)
+    spec = data.get("pre_tokenizer") or {}
     steps = spec.get("pretokenizers", [spec])
     regexes = [s.get("pattern", {}).get("Regex") for s in steps if s.get("type") == "Split"]
     if len(regexes) == 1 and regexes[0] in LLAMA_CPP_PRE:
         return LLAMA_CPP_PRE[regexes[0]]
     raise InputError(f"llama.cpp implements no pre-tokenizer that splits as this one does "
-                     f"({regexes[:1] or spec.get('type')}); `tiny-model --tokenizer byte-level` (the default) splits "
-                     "as Qwen2", file=str(path), field="pre_tokenizer")
+                     f"({regexes[:1] or spec.get('type')}); `tiny-model --tokenizer byte-level` (the default) or "
+                     "`--tokenizer identifiers` split as llama.cpp can", file=str(path), field="pre_tokenizer")
+
+
+def llama_cpp_vocab(folder: Path) -> tuple[str, dict[int, tuple[str, str]]]:
+    """(llama.cpp's pre-tokenizer name, token id -> (the text the GGUF gives that token instead of its
+    byte-level spelling, its GGUF token type)) for the tokenizer saved in FOLDER.
+
+    Qwen2's split keeps every token as it is. Under the identifier split a token is a piece of one
+    identifier run, one punctuation run or one byte, so no merge joins two runs and BPE over llama.cpp's
+    "whitespace" chunks (runs of white space and runs of the rest, coarser) merges exactly the same pairs.
+    That pre-tokenizer reads text as UTF-8 characters: a token of printable ASCII is spelled the same both
+    ways; the space is a user-defined token (llama.cpp cuts those out of the text before BPE, whose merge
+    table cannot hold a space, and no other token holds one); each other single-byte token (newline, tab, a
+    byte of a non-ASCII character) is the byte token `<0xXX>` that llama.cpp falls back to for a character
+    no token spells. A vocabulary with any other token (white space or a non-ASCII byte inside a longer
+    token) is refused."""
+    pre = llama_cpp_pre_tokenizer(folder)
+    if pre != "whitespace":
+        return pre, {}
+    path, data = _tokenizer_json(folder)
+    byte_of = {ch: b for b, ch in _byte_alphabet().items()}
+    added = {t["content"] for t in data.get("added_tokens", [])}
+    renames: dict[int, tuple[str, str]] = {}
+    for token, i in data["model"]["vocab"].items():
+        raw = bytes(byte_of[ch] for ch in token) if token not in added and all(c in byte_of for c in token) else None
+        if raw is None or all(b in PRINTABLE for b in raw):
+            continue
+        if len(raw) > 1:
+            raise InputError(f"token {i} ({raw!r}) holds a byte outside printable ASCII beside others, which "
+                             "llama.cpp's UTF-8 reading would not rebuild", file=str(path), field="model.vocab")
+        renames[i] = (" ", "user_defined") if raw == b" " else (f"<0x{raw[0]:02X}>", "byte")
+    return pre, renames
+
+
+def _byte_alphabet() -> dict[int, str]:
+    """GPT-2's byte-level alphabet: byte -> the character that spells it."""
+    from tokenizers import pre_tokenizers  # noqa: PLC0415
+
+    chars = sorted(pre_tokenizers.ByteLevel.alphabet())
+    printable = [b for b in range(256) if chr(b) in chars]
+    others = [b for b in range(256) if chr(b) not in chars]
+    return {**{b: chr(b) for b in printable}, **{b: chr(256 + k) for k, b in enumerate(others)}}
+
+
+def llama_cpp_mismatches(folder: Path, gguf: Path, texts: Iterable[str], limit: int = 3) -> dict:
+    """llama.cpp's tokenizer reading GGUF against the Hugging Face tokenizer in FOLDER: how many of TEXTS were
+    compared, up to LIMIT of those split into other token ids (as a server splits a prompt: special tokens
+    parsed, no BOS added), and the ids whose text llama.cpp spells otherwise. Needs llama-cpp-python."""
+    import ctypes  # noqa: PLC0415
+
+    import llama_cpp  # noqa: PLC0415
+    from transformers import AutoTokenizer  # noqa: PLC0415
+
+    hf = AutoTokenizer.from_pretrained(folder)
+    gg = llama_cpp.Llama(str(gguf), vocab_only=True, verbose=False)
+    compared, differ = 0, []
+    for text in texts:
+        compared += 1
+        ids = hf(text, add_special_tokens=False)["input_ids"]
+        if gg.tokenize(text.encode("utf-8"), add_bos=False, special=True) != ids:
+            differ.append(text)
+            if len(differ) >= limit:
+                break
+    byte_of = {ch: b for b, ch in _byte_alphabet().items()}
+    buf = ctypes.create_string_buffer(1024)
+    vocab = gg._model.vocab  # noqa: SLF001 - the C vocabulary handle, for pieces longer than the wrapper's buffer
+    spelled = []
+    for token, i in hf.get_vocab().items():
+        n = llama_cpp.llama_token_to_piece(vocab, i, buf, len(buf), 0, True)
+        want = bytes(byte_of[ch] for ch in token) if all(c in byte_of for c in token) else token.encode("utf-8")
+        if buf.raw[:max(n, 0)] != want:
+            spelled.append(i)
+    return {"texts": compared, "texts_split_otherwise": differ, "tokens_spelled_otherwise": sorted(spelled)[:limit]}

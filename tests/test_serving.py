@@ -139,6 +139,8 @@ def test_requests_carry_the_task_grammar_for_each_engine(bench, tmp_path):
             assert line["method"] == "POST" and line["url"] == "/v1/chat/completions"
             body = line["body"]
             assert body["model"] == "forge" and body["temperature"] == 0
+            # llama.cpp's server is greedy only without its default repeat penalty and top-p / min-p cuts
+            assert body.get("repeat_penalty") == (1.0 if engine == "llama.cpp" else None)
             assert [m["role"] for m in body["messages"]] == ["system", "user"]
             grammar = body
             for key in path:

@@ -47,10 +47,17 @@ def constraint(engine: str, task) -> dict:
     raise InputError(f"must be one of {list(ENGINES)}, got {engine!r}", field="--engine")
 
 
+# sampling fields that make an engine's decoding greedy beyond `temperature: 0`: llama.cpp's server applies a
+# repeat penalty (1.1) and top-p / min-p cuts by default, which change the argmax; vLLM's and SGLang's defaults
+# change nothing at temperature 0
+GREEDY = {"llama.cpp": {"top_k": 1, "top_p": 1.0, "min_p": 0.0, "repeat_penalty": 1.0}}
+
+
 def request(task, *, model: str, engine: str, prompt: str = "json", max_tokens: int = 4096,
             constrained: bool = True) -> dict:
-    """One batch-file line for a task (custom_id = sample id)."""
-    body = {"model": model, "messages": build_prompt(task, prompt), "max_tokens": max_tokens, "temperature": 0}
+    """One batch-file line for a task (custom_id = sample id), decoded greedily."""
+    body = {"model": model, "messages": build_prompt(task, prompt), "max_tokens": max_tokens, "temperature": 0,
+            **GREEDY.get(engine, {})}
     if constrained:
         body.update(constraint(engine, task))
     return {"custom_id": task.sample_id, "method": "POST", "url": CHAT_URL, "body": body}

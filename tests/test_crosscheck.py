@@ -129,8 +129,8 @@ def test_crosscheck_command_finds_tasks_at_any_depth(bench, capsys):
 def test_crosscheck_command_exits_1_and_shows_both_plans_on_disagreement(bench, capsys, monkeypatch):
     real = cc.fd_side
 
-    def fd_side_dropping_the_last_action(task, objective, time_limit, radius=None):  # Fast Downward runs for real
-        s = real(task, objective, time_limit, radius)
+    def fd_side_dropping_the_last_action(task, objective, time_limit):  # Fast Downward runs for real
+        s = real(task, objective, time_limit)
         return cc._replayed(task, cc.Side(s.planner, s.status, s.optimal, s.unsolvable, s.plan[:-1],
                                           s.moved_parts, s.actions - 1, s.seconds))
 
@@ -158,14 +158,14 @@ def test_symlinked_task_folders_are_found_once_and_verdicts_name_their_numbers(t
 
 # ----------------------------------------------------------------------------- partial moves
 
-def test_a_partial_move_task_is_checked_by_the_moved_set_search_against_fast_downward():
-    """The registry picks both sides by the task's kind; Fast Downward's sub-domain holds the search's plan."""
+def test_a_partial_move_task_is_checked_by_the_moved_set_search_against_clingo():
+    """The registry picks both sides by the task's kind; clingo's box and horizon hold the search's plan."""
     from cases import zigzag_puzzle
     from forgeplan.semantics.faults import FaultSpec, make_task
 
     c = cc.compare_task(make_task(zigzag_puzzle(), [FaultSpec("missing_part", "Cap")]), time_limit=60)
-    assert (c.prover.planner, c.checker.planner) == ("moved-set-search", "fast-downward")
-    assert c.verdict == "agree" and c.checker.radius == 1, c.reason
+    assert (c.prover.planner, c.checker.planner) == ("moved-set-search", "clingo-partial")
+    assert c.verdict == "agree" and c.checker.box == (1, 1, 1) and c.checker.horizon == 1, c.reason
     assert c.prover.optimal and c.checker.valid and (c.checker.moved_parts, c.checker.actions) == (1, 1)
 
 
@@ -178,4 +178,4 @@ def test_the_crosscheck_command_reports_partial_move_tasks(tmp_path, capsys):
     assert main(["crosscheck", str(tmp_path / "zigzag"), "--json", "--time-limit", "60"]) == 0
     c = json.loads(capsys.readouterr().out)["comparisons"][0]
     assert c["verdict"] == "agree" and c["prover"]["planner"] == "moved-set-search", c["reason"]
-    assert c["checker"]["radius"] == 1 and c["checker"]["valid"]
+    assert c["checker"]["box"] == [1, 1, 1] and c["checker"]["valid"]

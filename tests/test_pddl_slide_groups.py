@@ -11,12 +11,9 @@ from hypothesis import strategies as st
 from cases import zigzag_puzzle
 from forgeplan.model.actions import Join, Separate, moved_parts
 from forgeplan.planners.pddl import slides
-from forgeplan.planners.pddl.external import fast_downward_script, run_planner, solve_files
-from forgeplan.planners.pddl.fd import PARTIAL_CONFIG, solve_fd_partial
-from forgeplan.planners.pddl.sas import sas_text
 from forgeplan.planners.pddl.slide_groups import build_group_problem
 from forgeplan.semantics.faults import FaultSpec, make_task
-from test_pddl_partial import accepted_walk, brute_optimum, tables, value
+from test_pddl_partial import accepted_walk, brute_optimum, fd_optimum, tables, value
 
 W = 1000
 
@@ -76,58 +73,39 @@ def test_separation_and_join_at_offsets_decode_back(zigzag):
     assert slides.run_steps(sp, names) == (True, W * 3 + len(plan))
 
 
-def _fd_on_sas(sp) -> str:
-    import tempfile
-    from pathlib import Path
-    import sys
-
-    with tempfile.TemporaryDirectory() as tmp:
-        Path(tmp, "output.sas").write_text(sas_text(sp), encoding="utf-8")
-        code = run_planner([sys.executable, str(fast_downward_script()), "--plan-file", "sas_plan", "output.sas",
-                            "--search", PARTIAL_CONFIG], Path(tmp), 120)
-        assert code == 0
-        return Path(tmp, "sas_plan").read_text(encoding="utf-8")
-
-
-def _cost(text: str) -> int:
-    import re
-
-    return int(re.search(r"cost = (\d+)", text).group(1))
-
-
-@pytest.mark.slow
-def test_output_sas_and_pddl_of_the_group_problem_have_the_same_optimum(tmp_path):
-    """Fast Downward on the written output.sas and on the PDDL text through its own translator: the same
-    optimal cost, and the output.sas plan reaches the goal in the problem's own semantics."""
-    task = make_task(zigzag_puzzle(), [FaultSpec("missing_part", "Core")])
-    sp = build_group_problem(task, tables(task))
-    text = _fd_on_sas(sp)
-    names = [line.strip()[1:-1].strip() for line in text.splitlines() if line.startswith("(")]
-    assert slides.run_steps(sp, names) == (True, _cost(text))
-    domain, problem = slides.pddl_text(sp)
-    (tmp_path / "d.pddl").write_text(domain)
-    (tmp_path / "p.pddl").write_text(problem)
-    code, translated = solve_files("fd", tmp_path / "d.pddl", tmp_path / "p.pddl", PARTIAL_CONFIG, 120)
-    assert code == 0 and _cost(translated) == _cost(text)
-
-
-def _same_optimum(base: bool, fault) -> None:
+def _same_optimum(base: bool, fault, tmp_path) -> None:
     task = make_task(zigzag_puzzle(base), [FaultSpec(*fault)])
-    r = solve_fd_partial(task, tables(task), time_limit=300)
-    assert r.plan is not None and r.cost == r.reported_cost == W * len(moved_parts(r.plan)) + len(r.plan)
-    assert task.world.restoration(task.actual, r.plan, task.target).restored
-    assert value(r.plan) == brute_optimum(task)
+    plan, cost = fd_optimum(task, tables(task), tmp_path)
+    assert cost == W * len(moved_parts(plan)) + len(plan)
+    assert task.world.restoration(task.actual, plan, task.target).restored
+    assert value(plan) == brute_optimum(task)
 
 
-def test_group_rendering_has_the_engine_optimum():
-    """Fast Downward's optimum equals a brute-force search over the engine's moves in the same box, and
-    the plan replays."""
-    _same_optimum(False, ("missing_part", "Cap"))
+def test_group_rendering_has_the_engine_optimum(tmp_path):
+    """Fast Downward's optimum on the PDDL text equals a brute-force search over the engine's moves in
+    the same box, and the plan replays."""
+    _same_optimum(False, ("missing_part", "Cap"), tmp_path)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("base,fault", [(False, ("missing_part", "Core")), (False, ("misplacement", "Core")),
                                         (False, ("under_insertion", "Shell")), (True, ("missing_part", "Cap")),
                                         (True, ("misplacement", "Core")), (True, ("wrong_orientation", "Base"))])
-def test_group_rendering_has_the_engine_optimum_on_more_tasks(base, fault):
-    _same_optimum(base, fault)
+def test_group_rendering_has_the_engine_optimum_on_more_tasks(base, fault, tmp_path):
+    _same_optimum(base, fault, tmp_path)
+
+
+@pytest.mark.slow
+def test_a_spare_in_its_slot_slides_in_the_rendering_as_the_search_slides_it():
+    """A slot holding its spare slides it (§9: a spare moves as its slot's part does): the moved-set
+    search's plan for a level-4 burr with a spare stick, whose first step slides the spare, runs in the
+    group problem step by step."""
+    from forgeplan.io.catalog import load_assembly
+    from forgeplan.planners.pddl.positions import position_tables
+    from forgeplan.planners.registry import solve
+
+    task = make_task(load_assembly("burr_6_level4"), [FaultSpec("wrong_part")], seed=0)
+    plan = solve(task).plan
+    spare = next(s.occupant for s, pid in zip(task.actual.slots, task.world.ids) if s.present and s.occupant != pid)
+    assert any(a.name == "slide" and spare in a.part_ids for a in plan)
+    assert slides.validate(build_group_problem(task, position_tables(task, 1)), plan)

@@ -29,7 +29,7 @@ def test_the_kind_is_a_property_of_the_grounded_task(tasks):
     (MoveKind.STRAIGHT, Guarantee.PROVED_MINIMAL, "clingo"), (MoveKind.GROUPS, Guarantee.PROVED_MINIMAL, "clingo"),
     (MoveKind.PARTIAL, Guarantee.PROVED_MINIMAL, "moved-set-search"),
     (MoveKind.STRAIGHT, Guarantee.CROSS_CHECK, "fast-downward"), (MoveKind.GROUPS, Guarantee.CROSS_CHECK, "fast-downward"),
-    (MoveKind.PARTIAL, Guarantee.CROSS_CHECK, "fast-downward-partial"),
+    (MoveKind.PARTIAL, Guarantee.CROSS_CHECK, "clingo-partial"),
     (MoveKind.STRAIGHT, Guarantee.FEASIBLE, "repair-search"), (MoveKind.PARTIAL, Guarantee.FEASIBLE, "chain-repair"),
 ])
 def test_each_kind_and_guarantee_has_its_planner(kind, guarantee, name):

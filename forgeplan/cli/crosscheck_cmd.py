@@ -1,4 +1,4 @@
-"""`forgeplan crosscheck PATH`: the proving planner and Fast Downward must reach the same optimum on every task."""
+"""`forgeplan crosscheck PATH`: the proving planner and its cross-check must reach the same optimum on every task."""
 
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ def register(sub) -> None:
     objectives = list(OBJECTIVES)
 
     p = sub.add_parser(
-        "crosscheck", help="compare the proving planner's optimal plans with Fast Downward's on tasks",
+        "crosscheck", help="compare the proving planner's optimal plans with an independent planner's on tasks",
         description="Solve each task twice, with the planner that proves references (clingo; the moved-set search "
-                    "where partial moves are in play) and with Fast Downward's optimal search on the PDDL export "
-                    "(for partial moves over the offsets within a radius that holds the first plan), and compare the "
+                    "where partial moves are in play) and with an independent one (Fast Downward's optimal search on "
+                    "the PDDL export; where partial moves are in play clingo on encodings/partial_check.lp, over the "
+                    "smallest box of offsets and the shortest horizon that hold the first plan), and compare the "
                     "optima (distinct moved parts, actions). Both plans are replayed in the engine. Exit 0 when "
                     "every task agrees (or is unknown after a time limit), 1 on a disagreement, 2 on bad input.")
     p.add_argument("path", type=Path, metavar="PATH", help="a task folder, or a folder with task folders at any depth")

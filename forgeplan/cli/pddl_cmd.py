@@ -68,10 +68,10 @@ def register(sub) -> None:
 
 
 def _partial_rendering(task) -> bool:
-    """Does the registry give this task to Fast Downward on the partial-move problem (SEMANTICS §9)?"""
-    from ..planners.registry import Guarantee, planner_for
+    """Does the registry give this task the partial-move rendering (SEMANTICS §9)?"""
+    from ..planners.registry import renders_partial_moves
 
-    return planner_for(task, Guarantee.CROSS_CHECK).name == "fast-downward-partial"
+    return renders_partial_moves(task)
 
 
 def run_export(args) -> int:

@@ -15,15 +15,12 @@ def add_arguments(p) -> None:
     p.add_argument("--data", type=Path, default=None,
                    help="folder of voxel JSON puzzles (default: the example burrs shipped with forgeplan)")
     p.add_argument("--runs", type=int, default=3,
-                   help="disassembly runs per puzzle, Fast Downward runs per task (medians reported; default 3)")
-    p.add_argument("--fast-downward", type=float, default=None, metavar="S", dest="fast_downward",
-                   help="also cross-check every rework task with Fast Downward on the partial-move PDDL, S seconds "
-                        "each (JSON section `fast_downward`)")
-    p.add_argument("--fd-radius", type=int, default=None, metavar="R",
-                   help="with --fast-downward: only the offsets within R voxels per axis (a sub-domain: plans, no "
-                        "optimality proof; default the grounded task's whole position domain)")
-    p.add_argument("--fd-tasks", type=int, default=None, metavar="N",
-                   help="with --fast-downward: the first N rework tasks of each puzzle (default all)")
+                   help="disassembly runs per puzzle, cross-check runs per task (medians reported; default 3)")
+    p.add_argument("--crosscheck", type=float, default=None, metavar="S",
+                   help="also cross-check every rework task with the registry's cross-checking planner (clingo on "
+                        "encodings/partial_check.lp), S seconds each (JSON section `crosscheck`)")
+    p.add_argument("--crosscheck-tasks", type=int, default=None, metavar="N",
+                   help="with --crosscheck: the first N rework tasks of each puzzle (default all)")
     p.add_argument("--proof", action="store_true", help="also prove the minimal rework of every single fault "
                    "(moved-set search, SEMANTICS §9): per puzzle and fault type the proof time, status, J and c")
     p.add_argument("--proof-limit", type=float, default=30.0, metavar="S",
@@ -103,39 +100,29 @@ def _proofs(asm, limit: float) -> dict:
     return out
 
 
-def _fast_downward(asm, time_limit: float, radius: int | None, first: int | None, runs: int) -> dict:
-    """Fast Downward on every single-fault rework task of a puzzle (`planners.crosscheck.compare_task`:
-    its optimum replayed in the engine, against the registry's proving planner, the moved-set search). A task whose grounded problem would exceed
-    `slides.MAX_STEPS` move steps is not attempted (`skipped`, with its size). Each task runs `runs` times;
-    its Fast Downward seconds are the median (plans and verdicts of the first run)."""
+def _crosscheck(asm, time_limit: float, first: int | None, runs: int) -> dict:
+    """The registry's cross-check on every single-fault rework task of a puzzle (`planners.crosscheck.compare_task`:
+    the checker's optimum replayed in the engine, against the proving planner, the moved-set search). Each
+    task runs `runs` times; its checker seconds are the median (plans and verdicts of the first run)."""
     from ..planners.crosscheck import compare_task
-    from ..planners.pddl.positions import position_tables
-    from ..planners.pddl.slides import MAX_STEPS
     from ..semantics.faults import FaultSpec, candidates, make_task
 
     world = make_task(asm, []).world
     rows = []
-    faults = [(ftype, i) for ftype in FAULTS for i in candidates(world, ftype)][:first]
-    for ftype, i in faults:
+    for ftype, i in [(ftype, i) for ftype in FAULTS for i in candidates(world, ftype)][:first]:
         task = make_task(asm, [FaultSpec(ftype, world.ids[i])])
-        size = position_tables(task, radius).size()
-        row = {"fault": ftype, "part_id": world.ids[i], "move_steps": size}
-        if size > MAX_STEPS:
-            rows.append({**row, "skipped": True})
-            continue
-        c = compare_task(task, time_limit=time_limit, radius=radius)
-        fd, other = c.checker, c.prover
-        seconds = [fd.seconds] + [compare_task(task, time_limit=time_limit, radius=radius).checker.seconds
-                                  for _ in range(max(1, runs) - 1)]
-        rows.append({**row, "skipped": False, "verdict": c.verdict, "reason": c.reason, "fd_status": fd.status,
-                     "fd_seconds": round(statistics.median(seconds), 3), "fd_value": [fd.moved_parts, fd.actions], "fd_valid": fd.valid,
-                     "other": other.planner, "other_status": other.status, "other_value": [other.moved_parts, other.actions]})
-    solved = [r for r in rows if not r["skipped"] and r["fd_status"].startswith("solved")]
-    return {"tasks": len(rows), "attempted": sum(not r["skipped"] for r in rows), "solved": len(solved),
-            "same_value": sum(r["fd_value"] == r["other_value"] for r in solved),
-            "solved_valid": sum(bool(r["fd_valid"]) for r in solved),
-            "verdicts": {v: sum(r.get("verdict") == v for r in rows) for v in ("agree", "disagree", "unknown")},
-            "fd_seconds_median": statistics.median(r["fd_seconds"] for r in solved) if solved else None,
+        c = compare_task(task, time_limit=time_limit)
+        k, other = c.checker, c.prover
+        seconds = [k.seconds] + [compare_task(task, time_limit=time_limit).checker.seconds for _ in range(max(1, runs) - 1)]
+        rows.append({"fault": ftype, "part_id": world.ids[i], "verdict": c.verdict, "reason": c.reason,
+                     "checker": k.planner, "checker_status": k.status, "box": k.box, "horizon": k.horizon,
+                     "checker_seconds": round(statistics.median(seconds), 3), "checker_value": [k.moved_parts, k.actions],
+                     "checker_valid": k.valid, "other": other.planner, "other_status": other.status,
+                     "other_value": [other.moved_parts, other.actions]})
+    finished = [r for r in rows if r["checker_status"] in ("optimal", "no-plan")]
+    return {"tasks": len(rows), "finished": len(finished),
+            "verdicts": {v: sum(r["verdict"] == v for r in rows) for v in ("agree", "disagree", "unknown")},
+            "checker_seconds_median": statistics.median(r["checker_seconds"] for r in finished) if finished else None,
             "rows": rows}
 
 
@@ -186,13 +173,13 @@ def run(args) -> dict:
     folder = args.data or examples_dir()
     limit = args.proof_limit if args.proof else None
     rows = [_row(p, args.runs, limit) for p in sorted(Path(folder).glob("*.json"))]
-    fd = None
-    if args.fast_downward is not None:
+    checked = None
+    if args.crosscheck is not None:
         from ..io.importers import import_puzzle
 
-        fd = {r["puzzle"]: _fast_downward(import_puzzle(Path(folder) / r["puzzle"]), args.fast_downward, args.fd_radius,
-                                          args.fd_tasks, args.runs)
-              for r in rows if r["rework"] is not None}
+        checked = {r["puzzle"]: _crosscheck(import_puzzle(Path(folder) / r["puzzle"]), args.crosscheck,
+                                            args.crosscheck_tasks, args.runs)
+                   for r in rows if r["rework"] is not None}
     asp = _asp(args, folder, rows) if args.asp else None
     by_level = {}
     for r in rows:
@@ -215,12 +202,12 @@ def run(args) -> dict:
             "rework_valid": sum(r["rework"]["valid"] for r in rows if r["rework"]),
             "rework_tasks": sum(r["rework"]["tasks"] for r in rows if r["rework"]),
             "time_vs_level": by_level, "rows": rows,
-            **({"fast_downward": {"seconds_limit": args.fast_downward, "radius": args.fd_radius,
-                                  "what": "per puzzle that needs partial moves, every single-fault rework task: Fast "
-                                          "Downward astar(blind()) on the grounded partial-move problem (one "
-                                          "action per group move, written as output.sas), its plan replayed in "
-                                          "the engine and compared (planners.crosscheck)",
-                                  "puzzles": fd}} if fd is not None else {}),
+            **({"crosscheck": {"seconds_limit": args.crosscheck,
+                               "what": "per puzzle that needs partial moves, every single-fault rework task: the "
+                                       "registry's cross-check (clingo on encodings/partial_check.lp over the box and "
+                                       "horizon that hold the moved-set search's plan), replayed in the engine and "
+                                       "compared (planners.crosscheck)",
+                               "puzzles": checked}} if checked is not None else {}),
             **({"asp": asp} if asp is not None else {}),
             **machine()}
 

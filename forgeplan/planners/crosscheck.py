@@ -2,17 +2,18 @@
 
 Both are chosen through the planner registry (`planners.registry`) by the task's kind: clingo against
 Fast Downward's optimal A* (lmcut, an admissible heuristic) on the grounded PDDL export for straight and
-group moves; for partial moves (SEMANTICS §9) the moved-set search against Fast Downward's A* on the
-grounded partial-move problem (`pddl.slide_groups`) over the offsets within a radius of the target (by
-default the smallest radius that holds the search's plan). Both plans are replayed in the engine, so a
-planner cannot agree by returning a plan the semantics rejects. A planner that stops at its time limit,
-or returns a plan without an optimality proof, makes the task *unknown*, never an agreement.
+group moves; for partial moves (SEMANTICS §9) the moved-set search against clingo on
+`encodings/partial_check.lp` (`asp.partial_check`), the grounded universe rendered over a box of the
+position domain and a horizon of steps: by default the smallest box (per axis, at least 1) and the
+shortest horizon that hold the search's plan. Both plans are replayed in the engine, so a planner cannot
+agree by returning a plan the semantics rejects. A planner that stops at its time limit, or returns a
+plan without an optimality proof, makes the task *unknown*, never an agreement.
 
-On partial moves Fast Downward's optimum is one over a sub-domain (and over a relaxation of it: the
-separable condition of group moves is left out, so its moves include the search's there): when the
-search's plan lies inside the sub-domain, Fast Downward's optimum is at most the search's, and equal
-values are an agreement over that sub-domain; a valid plan below the search's optimum is a disagreement
-wherever it lies.
+On partial moves clingo's optimum is one over that box and horizon, with the *separable* condition of
+groups left out (a relaxation): its universe holds the search's plan, so its optimum is at most the
+search's, and equal values are an agreement there; an optimum above the search's plan, or none, is a
+disagreement (clingo missed a plan of its own universe), and a valid plan below the search's optimum is a
+disagreement wherever it lies. A plan below it that only the relaxation allows proves nothing: unknown.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import os
 import statistics
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from ..io.task_files import load_task
 from ..model.actions import Action, moved_parts
@@ -48,7 +49,10 @@ class Side:
     valid: bool | None = None        # the engine's verdict on the plan (None without a plan)
     problem: str = ""                # an internal inconsistency of this side, if any
     own_seconds: float | None = None  # the planner's own timing (Fast Downward: translate + search)
-    radius: int | None = None        # partial moves: the sub-domain's radius (None: the whole domain)
+    box: tuple[int, ...] | None = None  # partial moves: the checker's box, per axis the largest |offset|
+    horizon: int | None = None       # partial moves: the most steps of the checker's plans
+    exhausted: bool = False          # the planner's search was completed (an optimum, or no plan, of its universe)
+    relaxed: bool = False            # its plan fails in the engine only on a condition its universe relaxes
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -115,7 +119,7 @@ def prover_side(task: Task, objective: str, time_limit: float | None) -> Side:
                                 r.actions if has_plan else None, r.seconds))
 
 
-def fd_side(task: Task, objective: str, time_limit: float | None, radius: int | None = None) -> Side:
+def fd_side(task: Task, objective: str, time_limit: float | None) -> Side:
     """Fast Downward's answer on the grounded PDDL export (straight and group moves)."""
     from .pddl.fd import solve_fd
 
@@ -126,23 +130,29 @@ def fd_side(task: Task, objective: str, time_limit: float | None, radius: int | 
     return _fd_answer(task, r)
 
 
-def fd_partial_side(task: Task, objective: str, time_limit: float | None, radius: int | None = None) -> Side:
-    """Fast Downward's answer on a partial-move task (SEMANTICS §9) over the offsets within `radius` per
-    axis (a sub-domain: its optimum is one over the sub-domain), or the grounded task's whole domain."""
-    from .pddl.fd import solve_fd_partial
-    from .pddl.positions import position_tables
+def clingo_partial_side(task: Task, objective: str, time_limit: float | None, box=(1, 1, 1),
+                        horizon: int = 1) -> Side:
+    """clingo's answer on a partial-move task (SEMANTICS §9): the optimum over the plans of at most
+    `horizon` steps inside `box` (`asp.partial_check`)."""
+    from .asp.partial_check import check_partial
 
     try:
-        r = solve_fd_partial(task, position_tables(task, radius), objective, time_limit=time_limit)
-    except InputError as exc:  # e.g. a domain too large to write
-        return _unsupported("fast-downward", exc.reason)
-    side = _fd_answer(task, r)
-    side.radius = radius
+        r = check_partial(task, box, horizon, time_limit, objective)
+    except InputError as exc:  # e.g. a lock, or a slot needing two repairs
+        return _unsupported("clingo-partial", exc.reason)
+    plan = r.plan
+    status = ("optimal" if plan is not None else "no-plan") if r.exhausted else "timeout"
+    side = _replayed(task, Side("clingo-partial", status, r.exhausted and plan is not None, False, plan,
+                                None if plan is None else len(moved_parts(plan)), None if plan is None else len(plan),
+                                r.seconds, box=r.box, horizon=horizon, exhausted=r.exhausted))
+    if side.valid is False:
+        failure = task.world.restoration(task.actual, plan, task.target).failure  # type: ignore[arg-type]  # valid is False only with a plan
+        side.relaxed = failure is not None and failure.reason.code == "not_separable"
     return side
 
 
 # the cross-checking planners of the registry, by name: how each one's answer is read
-SIDES = {"fast-downward": fd_side, "fast-downward-partial": fd_partial_side}
+SIDES: dict[str, Callable[..., Side]] = {"fast-downward": fd_side, "clingo-partial": clingo_partial_side}
 
 
 def _fd_answer(task: Task, r) -> Side:
@@ -187,43 +197,64 @@ def judge(objective: str, a: Side, b: Side) -> tuple[str, str]:
     return "unknown", f"no optimality proof from {' and '.join(missing)} ({', '.join(f'{s.planner}: {s.status}' for s in (a, b))})"
 
 
-def judge_sub_domain(objective: str, prover: Side, checker: Side, holds_prover: bool) -> tuple[str, str]:
-    """(verdict, reason) when the checker's optimum is one over a sub-domain of partial moves: an agreement
-    when it holds the prover's plan and both values are equal (the checker's optimum is then at most the
-    prover's), a disagreement as `judge` finds one, else unknown."""
-    verdict, reason = judge(objective, prover, checker)
-    if verdict != "unknown" or not (prover.optimal and checker.plan is not None and checker.valid):
-        return verdict, reason
-    if holds_prover and value(objective, checker) == value(objective, prover):
-        return "agree", (f"same optimum ({labelled(objective, value(objective, prover))}); Fast Downward's over the "
-                         f"offsets within {checker.radius} of the target, which hold the search's plan")
-    return "unknown", (f"Fast Downward's optimum over the offsets within {checker.radius} "
-                       f"({labelled(objective, value(objective, checker))}) is no proof beyond them")
+def judge_partial(objective: str, prover: Side, checker: Side) -> tuple[str, str]:
+    """(verdict, reason) when the checker's universe (a box and a horizon, groups' separable condition
+    relaxed) holds the prover's plan: its optimum is then at most the prover's value."""
+    for s in (prover, checker):
+        if s.problem:
+            return "disagree", f"{s.planner}: {s.problem}"
+    if prover.valid is False or (checker.valid is False and not checker.relaxed):
+        return "disagree", f"{prover.planner if prover.valid is False else checker.planner}'s plan is not valid in the engine"
+    if not checker.exhausted or not prover.optimal or prover.plan is None:
+        return "unknown", f"no optimum from both ({prover.planner}: {prover.status}, {checker.planner}: {checker.status})"
+    where = f"over the plans of at most {checker.horizon} steps inside the box {list(checker.box or ())}"
+    vp = value(objective, prover)
+    if checker.plan is None:
+        return "disagree", f"{checker.planner} finds no plan {where}, which holds {prover.planner}'s plan"
+    vc = value(objective, checker)
+    if vc == vp:
+        return "agree", f"same optimum ({labelled(objective, vp)}); {checker.planner}'s {where}, which hold the search's plan"
+    if vc > vp:
+        return "disagree", (f"{checker.planner}'s optimum {where} ({labelled(objective, vc)}) is above "
+                            f"{prover.planner}'s plan there ({labelled(objective, vp)})")
+    if checker.valid:
+        return "disagree", (f"{checker.planner}'s plan ({labelled(objective, vc)}) beats {prover.planner}'s optimum "
+                            f"({labelled(objective, vp)})")
+    return "unknown", (f"{checker.planner}'s optimum {where} ({labelled(objective, vc)}) needs a group that does not "
+                       "come apart (the separable condition it relaxes)")
 
 
-def plan_radius(task: Task, plan) -> int:
-    """The largest |offset| along any axis that any state of `plan` visits."""
-    state, far = task.actual, max([0] + [max(map(abs, s.offset)) for s in task.actual.slots if s.present])
-    for a in plan:
-        state = task.world.apply(state, a)
-        far = max([far] + [max(map(abs, s.offset)) for s in state.slots if s.present])
-    return far
+def plan_box(task: Task, plan) -> tuple[int, int, int]:
+    """Per axis, the largest |offset| that any state of `plan` visits (at least 1)."""
+    state, far = task.actual, [1, 1, 1]
+    for a in (None, *plan):
+        state = state if a is None else task.world.apply(state, a)
+        for slot in state.slots:
+            if slot.present:
+                far = [max(f, abs(c)) for f, c in zip(far, slot.offset)]
+    return far[0], far[1], far[2]
+
+
+PARTIAL_HORIZON = 8   # the checker's horizon on a partial-move task when the prover has no valid plan
 
 
 def compare_task(task: Task, objective: str = "moved-parts,actions", time_limit: float | None = None,
-                 path: str | None = None, radius: int | None = None) -> Comparison:
-    """The registry's proving planner against its cross-check (`radius`: the checker's sub-domain on a
-    partial-move task; by default the smallest that holds the prover's plan, at least 1)."""
+                 path: str | None = None, box=None, horizon: int | None = None) -> Comparison:
+    """The registry's proving planner against its cross-check (`box`, `horizon`: the checker's universe on
+    a partial-move task; by default the smallest that hold the prover's plan)."""
     prover = prover_side(task, objective, time_limit)
     name = planner_for(task, Guarantee.CROSS_CHECK).name
     if name == "fast-downward":
         checker = SIDES[name](task, objective, time_limit)
         verdict, reason = judge(objective, prover, checker)
         return Comparison(task.sample_id, objective, verdict, reason, prover, checker, path)
-    reach = plan_radius(task, prover.plan) if prover.plan else None
-    radius = radius if radius is not None else max(1, reach or 1)
-    checker = SIDES[name](task, objective, time_limit, radius)
-    verdict, reason = judge_sub_domain(objective, prover, checker, reach is not None and reach <= radius)
+    plan = prover.plan if prover.valid else None
+    box = box if box is not None else plan_box(task, plan or ())
+    horizon = horizon if horizon is not None else len(plan) if plan else PARTIAL_HORIZON
+    checker = SIDES[name](task, objective, time_limit, box, horizon)
+    outside = plan is not None and (len(plan) > horizon or any(f > b for f, b in zip(plan_box(task, plan), checker.box or box)))
+    verdict, reason = (("unknown", f"the checker's universe (box {list(checker.box or box)}, {horizon} steps) does not "
+                        "hold the search's plan") if outside else judge_partial(objective, prover, checker))
     return Comparison(task.sample_id, objective, verdict, reason, prover, checker, path)
 
 

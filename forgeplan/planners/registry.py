@@ -87,8 +87,8 @@ PLANNERS: tuple[Planner, ...] = (
             summary="planners/slide_search.py over the grounded universe of SEMANTICS §9"),
     Planner("fast-downward", STRAIGHT_OR_GROUPS, Guarantee.CROSS_CHECK, None,
             summary="astar(lmcut()) on the grounded PDDL export"),
-    Planner("fast-downward-partial", PARTIAL, Guarantee.CROSS_CHECK, None,
-            summary="astar(blind()) on the grounded partial-move problem (pddl/slide_groups.py) over a sub-domain"),
+    Planner("clingo-partial", PARTIAL, Guarantee.CROSS_CHECK, None,
+            summary="encodings/partial_check.lp over the box and horizon that hold the proving planner's plan"),
     Planner("repair-search", STRAIGHT_OR_GROUPS, Guarantee.FEASIBLE, _repair_search,
             summary="planners/repair.py: take out what blocks, repair, put back"),
     Planner("chain-repair", PARTIAL, Guarantee.FEASIBLE, _chain_repair,
@@ -119,6 +119,11 @@ def solve(task: Task, objective: str = "moved-parts,actions", time_limit: float 
           all_optimal: bool = False, max_plans: int = 100):
     """The proving planner's `SolveResult` for `task`."""
     return planner_for(task)(task, objective, time_limit, all_optimal, max_plans)
+
+
+def renders_partial_moves(task: Task) -> bool:
+    """Does the task's PDDL export take the grounded partial-move rendering (`pddl.slide_groups`, SEMANTICS §9)?"""
+    return kind_of(task) is MoveKind.PARTIAL
 
 
 def feasible_plan(task: Task):

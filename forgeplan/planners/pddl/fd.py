@@ -1,9 +1,8 @@
-"""Fast Downward (astar(lmcut()), through unified-planning) on the expanded problem; A* on the partial-move problem."""
+"""Fast Downward (astar(lmcut()), through unified-planning) on the expanded problem."""
 
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,50 +84,3 @@ def _last_number(pattern: str, log: str) -> float | None:
 
     found = re.findall(pattern, log)
     return float(found[-1]) if found else None
-
-
-PARTIAL_CONFIG = "astar(blind())"   # the group rendering has axioms and conditional effects, which lmcut refuses
-
-
-def solve_fd_partial(task: Task, tables, objective: str = "moved-parts,actions", time_limit: float | None = None,
-                     weight: int = DEFAULT_WEIGHT) -> PlannerResult:
-    """Fast Downward's A* on the grounded partial-move problem (SEMANTICS §9) over the position domains
-    of `tables`, in the rendering with one action per group move (`slide_groups`), handed to the search
-    as output.sas (`sas`: the problem is grounded already, and the translator would spend longer on its
-    text than the search on the task). `optimal` means optimal for that problem over the grounded task's
-    whole position domain (over a sub-domain the plan is only a plan); the caller replays it in the engine."""
-    import tempfile
-    import time
-    from pathlib import Path
-
-    from unified_planning.engines import PlanGenerationResultStatus as S
-
-    from .external import fast_downward_script, run_planner
-    from .sas import sas_text
-    from .slide_groups import build_group_problem
-    from .slides import decode
-
-    t0 = time.perf_counter()
-    sp = build_group_problem(task, tables, objective, weight)
-    sas = sas_text(sp)
-    t1 = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="forgeplan-partial-") as tmp:
-        Path(tmp, "output.sas").write_text(sas, encoding="utf-8")
-        plan_file = Path(tmp, "sas_plan")
-        command = [sys.executable, str(fast_downward_script()), "--plan-file", str(plan_file), "output.sas",
-                   "--search", PARTIAL_CONFIG]
-        code = run_planner(command, Path(tmp), time_limit)
-        text = plan_file.read_text(encoding="utf-8") if code is not None and plan_file.exists() else None
-    t2 = time.perf_counter()
-    if text is None:
-        # exit 12: the search space is exhausted, which proves nothing beyond the position domains; None: the limit
-        status = S.UNSOLVABLE_INCOMPLETELY if code == 12 else S.TIMEOUT if code is None else S.INTERNAL_ERROR
-        return PlannerResult(status, None, None, None, t2 - t1, t1 - t0, None)
-    names = [line.strip()[1:-1].strip() for line in text.splitlines() if line.startswith("(")]
-    plan = decode(sp, names)
-    cost = plan_value(objective, plan, weight)
-    status = S.SOLVED_OPTIMALLY if tables.full else S.SOLVED_SATISFICING   # a sub-domain proves nothing beyond it
-    if objective == "moved-parts,actions" and len(plan) >= weight:
-        status = S.SOLVED_SATISFICING
-    reported = _last_number(r"cost = (\d+)", text)
-    return PlannerResult(status, plan, cost, None if reported is None else int(reported), t2 - t1, t1 - t0, None)

@@ -1,6 +1,6 @@
-"""PDDL files of a partial-move task (SEMANTICS.md §9): the problem Fast Downward cross-checks with, and its plans back.
+"""PDDL files of a partial-move task (SEMANTICS.md §9): the grounded problem for external planners, and its plans back.
 
-The grounded problem of `slide_groups` (the one `crosscheck` hands to Fast Downward) written as PDDL by
+The grounded problem of `slide_groups` written as PDDL by
 `slides.pddl_text`: parameterless actions over constant atoms, with derived atoms and conditional
 effects, so planners that read them (Fast Downward with `astar(blind())`) solve it. It is grounded
 already: only `--grounded` and the `full` profile apply.

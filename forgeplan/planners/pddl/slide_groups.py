@@ -12,7 +12,8 @@ are the grounded task's (`semantics.grounded`): `slide_groups` slide, `separable
   along axis a is v) and their differences (`rel g h a v`): one rule per relative offset, for the
   shortest move it blocks (a longer move inherits it). `edge g d k`: `g` is at a position from which
   `k` steps along `d` leave its position domain.
-- `slide G d k`, one action per non-empty set `G` of slots (`slide_groups`): every member present with its own part,
+- `slide G d k`, one action per non-empty set `G` of slots (`slide_groups`) and choice of occupants (a
+  slot that may hold its spare slides it, as `out` does): every member present with that occupant,
   touched, not `edge`, and `¬blk g h d k` for every member `g` and non-member `h`; conditional effects
   move each member from where it is. Members never block each other; every present non-member is
   checked: exactly the rigid move of §9.
@@ -158,20 +159,25 @@ def _free(sp: SlideProblem, g: tuple[int, ...], d: str, k: int | None) -> list:
 
 
 def _slide(sp: SlideProblem, ab: Abstraction, g: tuple[int, ...], d: str, k: int) -> None:
+    """slide G along d by k, once per choice of occupants: a slot that may hold its spare slides it as
+    its slot's part (§9: a spare blocks and moves as its slot's part does), and the action names it."""
     world, tables = sp.task.world, sp.tables
     ids = [world.ids[i] for i in g]
-    pre = [("(idle)", True), *_free(sp, g, d, k)]
-    when = []
-    for i, pid in zip(g, ids):
-        pre += [(_flu(sp, "present", pid), True), *_touched(sp, [pid])]
-        pre += [(_flu(sp, "wrong", pid), False)] if ("wrong", pid) in ab.fluents else []
-        pre += [(_edge(i, d, k), False)] if _edge(i, d, k) in sp.derived else []
-        for o in tables.positions[i]:
-            to = tables.shifted(i, o, d, k)
-            if to is not None:
-                when.append(([(_at(sp, pid, o), True)], [(_at(sp, pid, o), False), (_at(sp, pid, to), True)]))
-    name = "_".join(["slide", *(sp.names[p] for p in ids), DIRECTION_NAMES[d], f"k{k}"])
-    sp.add(name, pre, [], sp.step_cost, ("action", Slide(tuple(ids), d, k)), when=tuple(when))
+    choices = [[pid] + ([ab.spare_in[pid]] if pid in ab.spare_in else []) for pid in ids]
+    for occupants in product(*choices):
+        pre = [("(idle)", True), *_free(sp, g, d, k)]
+        when = []
+        for i, pid, x in zip(g, ids, occupants):
+            wrong = ("wrong", pid) in ab.fluents
+            pre += [(_flu(sp, "present", pid), True), *_touched(sp, [x])]
+            pre += ([(_flu(sp, "wrong", pid), False)] if wrong else []) if x == pid else [(_flu(sp, "wrong", pid), True)]
+            pre += [(_edge(i, d, k), False)] if _edge(i, d, k) in sp.derived else []
+            for o in tables.positions[i]:
+                to = tables.shifted(i, o, d, k)
+                if to is not None:
+                    when.append(([(_at(sp, pid, o), True)], [(_at(sp, pid, o), False), (_at(sp, pid, to), True)]))
+        name = "_".join(["slide", *(sp.names[x] for x in occupants), DIRECTION_NAMES[d], f"k{k}"])
+        sp.add(name, pre, [], sp.step_cost, ("action", Slide(tuple(occupants), d, k)), when=tuple(when))
 
 
 def _out(sp: SlideProblem, ab: Abstraction, g: tuple[int, ...], d: str, _k=None) -> None:

@@ -167,6 +167,15 @@ def test_a_partial_move_task_is_checked_by_the_moved_set_search_against_clingo()
     assert (c.prover.planner, c.checker.planner) == ("moved-set-search", "clingo-partial")
     assert c.verdict == "agree" and c.checker.box == (1, 1, 1) and c.checker.horizon == 1, c.reason
     assert c.prover.optimal and c.checker.valid and (c.checker.moved_parts, c.checker.actions) == (1, 1)
+    longer = cc.compare_task(make_task(zigzag_puzzle(), [FaultSpec("missing_part", "Cap")]), time_limit=60,
+                             extra_steps=3)   # plans three steps longer are in the checker's universe too
+    assert longer.verdict == "agree" and longer.checker.horizon == 4 and longer.checker.exhausted, longer.reason
+
+
+def test_the_extra_steps_of_the_crosscheck_are_bounded(tmp_path, capsys):
+    for bad in ("-1", "51"):
+        assert main(["crosscheck", str(tmp_path), "--extra-steps", bad]) == 2
+        assert "--extra-steps" in capsys.readouterr().err
 
 
 @pytest.mark.slow

@@ -6,6 +6,8 @@ from pathlib import Path
 
 from . import EXIT_NEGATIVE, emit_json
 
+MAX_EXTRA_STEPS = 50   # the grounding grows with the horizon: a bound on what one flag can ask of clingo
+
 
 def register(sub) -> None:
     from ..model.choices import OBJECTIVES
@@ -26,6 +28,9 @@ def register(sub) -> None:
     p.add_argument("--time-limit", type=float, metavar="S", help="seconds per planner per task (then: unknown)")
     p.add_argument("--objective", choices=objectives, default=objectives[0], metavar="OBJECTIVE",
                    help="what both planners minimise, one of: " + " | ".join(objectives) + f" (default: {objectives[0]})")
+    p.add_argument("--extra-steps", type=int, default=0, metavar="K",
+                   help="partial moves: the checker's horizon is the first plan's length plus K, so plans up to K "
+                        "steps longer (which may move fewer parts) are covered too (default 0; each step costs time)")
     p.add_argument("--json", action="store_true", help="print every comparison and the summary as JSON")
     p.add_argument("--jobs", type=int, default=1, help="tasks compared at a time (worker processes or Ray CPUs)")
     add_executor_arguments(p)
@@ -48,9 +53,11 @@ def run(args) -> int:
         raise InputError("must be a positive number of seconds", field="--time-limit")
     if args.jobs < 1:
         raise InputError(f"must be at least 1, got {args.jobs}", field="--jobs")
+    if not 0 <= args.extra_steps <= MAX_EXTRA_STEPS:
+        raise InputError(f"must be 0 to {MAX_EXTRA_STEPS} steps, got {args.extra_steps}", field="--extra-steps")
     done = []
     for c in crosscheck(args.path, limit=args.limit, time_limit=args.time_limit, objective=args.objective,
-                        jobs=args.jobs, executor=args.executor, address=args.address):
+                        jobs=args.jobs, executor=args.executor, address=args.address, extra_steps=args.extra_steps):
         done.append(c)
         if not args.json:
             ratio = "-" if c.ratio is None else f"{c.ratio:.1f}x"

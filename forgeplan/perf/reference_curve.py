@@ -189,10 +189,11 @@ def figure(result: dict, path: Path) -> None:
             for mode in result["modes"]:
                 pts = [(r["step"], r[key]) for r in result["curve"] if r["seed"] == seed and r["mode"] == mode]
                 ax.plot(*zip(*pts), marker="o", label=f"seed {seed}, {mode}")
-        for name, style in zip(LINES, ("--", ":")):
+        for name, style, color in zip(LINES, ("--", ":"), ("tab:red", "black")):
             if result["baselines"].get(name, {}).get(key) is not None:
-                ax.axhline(result["baselines"][name][key], color="gray", linestyle=style, label=name)
+                ax.axhline(result["baselines"][name][key], color=color, linestyle=style, label=name)
         ax.set(xlabel="optimizer step", ylabel=key, title=f"{key}, {result['split']}")
+        ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
     axes[1].legend(fontsize=8)
     fig.tight_layout()

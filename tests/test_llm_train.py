@@ -520,3 +520,82 @@ def test_reference_model_command_runs_the_whole_recipe(tmp_path, capsys):
         run = out / f"seed-{seed}"
         assert (run / "adapter" / "loss_curve.png").is_file() and (run / "predictions_test_none.jsonl").is_file()
         assert json.loads((run / "run.json").read_text())["training"]["steps"] == 2
+
+
+def _curve_run(root: Path, bench: Path) -> Path:
+    """A reference-model run folder as the command leaves it, without a model: seed 1 trained 2 steps with
+    checkpoint-1 kept, the final model's legal predictions the references, and the losses the trainer logs."""
+    import shutil
+
+    shutil.copytree(bench, root / "iid")
+    adapter = root / "seed-1" / "adapter"
+    (adapter / "checkpoint-1").mkdir(parents=True)
+    write_json(adapter / "checkpoint-1" / "trainer_state.json", {"global_step": 1})
+    write_json(adapter / SAVED_NAME, {"run": {"prompt": "compact"}, "summary": {"steps": 2, "cpu_seconds": 1.5}})
+    write_json(adapter / "log_history.json", [{"loss": 3.0, "step": 1}, {"eval_loss": 2.5, "step": 1},
+                                              {"loss": 1.0, "step": 2}])
+    refs = [(sid, load_sample(bench, sid)[1]) for sid in split_ids(bench, "test")]
+    (root / "seed-1" / "predictions_test_legal.jsonl").write_text(
+        "".join(json.dumps({"sample_id": sid, "raw_output": target_text(ref)}) + "\n" for sid, ref in refs))
+    baseline = {"Overall-Core": 10.0, "DGTR": 20.0, "SAPF": 30.0, "schema_valid": 100.0, "illegal_plan": 0.0}
+    write_json(root / "baselines.json", {"in_distribution": {"local-repair": baseline, "greedy-legal": baseline}})
+    return root
+
+
+def test_reference_curve_scores_each_step_beside_the_baselines(small_bench, tmp_path, capsys):
+    """Every checkpoint and the final model of a seed, scored from their predictions (the final model's are
+    the run's own; a checkpoint's come from --work), with the losses logged at that step; --store writes the
+    result and its plot."""
+    run = _curve_run(tmp_path / "run", small_bench)
+    work = tmp_path / "work"
+    (work / "seed-1").mkdir(parents=True)
+    ids = split_ids(small_bench, "test")
+    (work / "seed-1" / "step-1_test_legal.jsonl").write_text(
+        "".join(json.dumps({"sample_id": sid, "raw_output": "not json"}) + "\n" for sid in ids))
+    argv = ["perf", "reference-curve", "--run", str(run), "--work", str(work)]
+    assert main([*argv, "--store", str(tmp_path / "docs")]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert json.loads((tmp_path / "docs" / "reference-curve.json").read_text())["result"] == result
+    assert (tmp_path / "docs" / "reference-curve.png").read_bytes()[:4] == b"\x89PNG"
+    first, final = result["curve"]
+    assert [first["step"], final["step"]] == [1, 2] and result["seeds"] == [1] and result["modes"] == ["legal"]
+    assert first["schema_valid"] == 0.0 and first["Overall-Core"] == 0.0
+    assert final["schema_valid"] == 100.0 and final["illegal_plan"] == 0.0 and final["DGTR"] > 0
+    assert (first["train_loss"], first["eval_loss"], final["train_loss"], final["eval_loss"]) == (3.0, 2.5, 1.0, 2.5)
+    assert final["predictions"] == str(run / "seed-1" / "predictions_test_legal.jsonl")
+    assert result["baselines"]["local-repair"]["DGTR"] == 20.0 and result["baselines_from"].endswith("baselines.json")
+    assert result["training"]["1"]["steps"] == 2 and result["training"]["1"]["cpu_seconds"] == 1.5
+
+
+def test_reference_curve_refuses_what_it_cannot_score(small_bench, tmp_path, capsys):
+    run = _curve_run(tmp_path / "run", small_bench)
+    assert main(["perf", "reference-curve", "--run", str(tmp_path)]) == 2          # no iid/
+    assert main(["perf", "reference-curve", "--run", str(run), "--modes", "beam"]) == 2
+    assert main(["perf", "reference-curve", "--run", str(run), "--seeds", "7"]) == 2
+    assert main(["perf", "reference-curve", "--run", str(run), "--checkpoints", str(tmp_path)]) == 2
+    assert main(["perf", "reference-curve", "--run", str(run), "--checkpoints", f"2:{tmp_path}"]) == 2
+    err = capsys.readouterr().err
+    assert "iid/" in err and "--modes" in err and "trainer_state.json" in err and "SEED:DIR" in err
+
+
+@pytest.mark.slow
+def test_reference_curve_scores_the_checkpoints_of_a_real_run(tmp_path, capsys):
+    """A 2-step reference-model run saving every step: the curve decodes checkpoint-1 and reuses the final
+    model's predictions, which score as the run scored them."""
+    config = tmp_path / "ref.toml"
+    text = (MODELS_DIR / "reference-cpu.toml").read_text()
+    config.write_text(text.replace("save_steps = 400", "save_steps = 1").replace("eval_steps = 200", "eval_steps = 1")
+                      .replace("logging_steps = 20", "logging_steps = 1"))
+    out = tmp_path / "ref"
+    assert main(["reference-model", "--out", str(out), "--tasks", "20", "--max-steps", "2", "--heldout", "2",
+                 "--test-fraction", "0.3", "--seeds", "1", "--modes", "legal", "--config", str(config)]) == 0
+    capsys.readouterr()
+    assert main(["perf", "reference-curve", "--run", str(out)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert [r["step"] for r in result["curve"]] == [1, 2] and result["baselines_from"].endswith("baselines.json")
+    first, final = result["curve"]
+    assert first["model"].endswith("checkpoint-1") and final["model"] == str(out / "seed-1" / "adapter")
+    run = json.loads((out / "seed-1" / "run.json").read_text())["figures"]["in_distribution"]["legal"]
+    assert {k: final[k] for k in ("Overall-Core", "DGTR", "SAPF")} == {k: run[k] for k in ("Overall-Core", "DGTR", "SAPF")}
+    assert first["schema_valid"] == 100.0 and first["illegal_plan"] == 0.0   # the legal mask's guarantee
+    assert first["eval_loss"] is not None and first["train_loss"] is not None

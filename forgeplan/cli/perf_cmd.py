@@ -48,6 +48,8 @@ def run_benchmark(module, args) -> int:
 
         words = [w for i, w in enumerate(args.argv) if w != "--store" and (i == 0 or args.argv[i - 1] != "--store")]
         store(args.store, module.NAME, shlex.join(["forgeplan", *words]), result)
+        if hasattr(module, "figure"):   # drawn from the stored result alone
+            module.figure(result, args.store / f"{module.NAME}.png")
     return 0
 
 

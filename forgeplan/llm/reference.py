@@ -58,12 +58,16 @@ def baseline_predictions(bench: Path, split: str) -> dict[str, dict[str, str]]:
     return {name: {sid: fn(task, ref) for sid, task, ref in samples} for name, fn in fns.items()}
 
 
+def split_baselines(bench: Path, split: str) -> dict:
+    """baseline -> its figures on one split."""
+    return {name: score(bench, split, preds) for name, preds in baseline_predictions(bench, split).items()}
+
+
 def baseline_figures(bench: Path, saved: Path) -> dict:
     """label -> baseline -> figures on both splits, kept in SAVED (the split is a function of the folder)."""
     if saved.is_file():
         return json.loads(saved.read_text(encoding="utf-8"))
-    figures = {label: {name: score(bench, split, preds) for name, preds in baseline_predictions(bench, split).items()}
-               for split, label in SPLITS.items()}
+    figures = {label: split_baselines(bench, split) for split, label in SPLITS.items()}
     saved.write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")
     return figures
 

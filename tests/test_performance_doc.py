@@ -39,8 +39,8 @@ def test_every_readme_figure_is_a_stored_value():
     """README's headline table cites, per figure, the stored file and the path of the value it shows."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     section = text[text.index("## Figures"):]
-    cited = re.findall(r"\| \*\*([^*|]+)\*\*[^|]*\| `([\w-]+)\.json: ([\w.]+)` \|", section)
-    assert len(cited) >= 5
+    cited = re.findall(r"\| \*\*([^*|]+)\*\*[^|]*\| `([\w-]+)\.json: ([\w.-]+)` \|", section)
+    assert len(cited) == section.count(".json: ") >= 5   # every cited figure is checked
     for shown, name, path in cited:
         value = lookup(json.loads((RESULTS / f"{name}.json").read_text(encoding="utf-8")), path)
         assert shown == f"{value:,}" if isinstance(value, int) else shown == str(value), (name, path, value)

@@ -84,7 +84,7 @@ def solve_partial_asp(task: Task, max_horizon: int, radius: int | None = None,
         if h > 1:
             ctl.release_external(clingo.Function("query", [clingo.Number(h - 1)]))
         ctl.assign_external(clingo.Function("query", [clingo.Number(h)]), True)
-        found, exhausted = _optimise(ctl, deadline)
+        found, exhausted = optimise(ctl, deadline)
         if not exhausted:   # a model found under the cap still beats every plan of <= result.horizon steps
             result.timed_out = True
             if found is not None:
@@ -104,7 +104,7 @@ def solve_partial_asp(task: Task, max_horizon: int, radius: int | None = None,
     return result
 
 
-def _optimise(ctl, deadline: float | None) -> tuple[Optional[tuple], bool]:
+def optimise(ctl, deadline: float | None) -> tuple[Optional[tuple], bool]:
     """The last (best) model's actions and cost, and whether the optimisation was exhausted."""
     best = None
     with ctl.solve(yield_=True, async_=True) as handle:

@@ -25,6 +25,7 @@ from ...model.assembly import DIRECTIONS
 from ...model.errors import InputError
 from ...semantics.grounded import rotation_fix, slide_groups, task_positions
 from ...semantics.task import Task
+from .partial_asp import optimise
 
 AXIS = {"x": 1, "y": 2, "z": 3}
 
@@ -155,19 +156,7 @@ def check_partial(task: Task, radius, horizon: int, time_limit: float | None = N
     ctl.ground([("base", [])])
     result.ground_seconds = time.perf_counter() - t0
     result.atoms = len(ctl.symbolic_atoms)
-    best = None
-    with ctl.solve(yield_=True, async_=True) as handle:
-        while True:
-            handle.resume()
-            wait = None if deadline is None else max(0.0, deadline - time.perf_counter())
-            if not handle.wait(wait):
-                handle.cancel()
-                break
-            model = handle.model()
-            if model is None:
-                result.exhausted = handle.get().exhausted
-                break
-            best = (model.symbols(shown=True), list(model.cost))
+    best, result.exhausted = optimise(ctl, deadline)
     if best is not None:
         result.plan, result.cost = decode(task, best[0]), best[1]
     result.seconds = time.perf_counter() - t0

@@ -114,7 +114,10 @@ def prover_side(task: Task, objective: str, time_limit: float | None) -> Side:
     except InputError as exc:  # a task the planner declines (e.g. too many separable groups to ground)
         return _unsupported(planner.name, exc.reason)
     has_plan = r.status in (Status.OPTIMAL, Status.FEASIBLE)
-    return _replayed(task, Side(planner.name, r.status.value, r.optimal, r.status is Status.UNSOLVABLE,
+    # on a partial-move task the cross-check's universe is a bounded part of the grounded one: what it
+    # checks is the search's grounded optimum (`grounded_optimal`), proved over every engine plan or not
+    optimal = r.optimal or r.grounded_optimal is True
+    return _replayed(task, Side(planner.name, r.status.value, optimal, r.status is Status.UNSOLVABLE,
                                 r.plan if has_plan else None, r.moved_parts if has_plan else None,
                                 r.actions if has_plan else None, r.seconds))
 

@@ -2,10 +2,12 @@
 (`planners.registry`); `solve_result` gives its outcome as the `SolveResult` every proving planner returns.
 
 The moved-set search (`slide_search.minimal_rework`) proves the lexicographic optimum (`J_move`, then
-`c`) over the grounded universe of §9 and picks the tie-break plan; when it cannot finish (time limit,
-or a moved set with more configurations than its cap) the better (J_move, then c) of the best plan it
-found and the repair search's plan is reported as FEASIBLE. Nothing is claimed that the search did not
-exhaust.
+`c`) over the grounded universe of §9 and picks the tie-break plan. OPTIMAL claims more: no plan the
+engine accepts is better (§9 "One universe"), so it is reported only where both levels are proved over
+every engine plan; a grounded optimum proved over the engine in `J_move` only is FEASIBLE, with
+`proved: [moved-parts]` and `grounded_optimal`. When the search cannot finish (time limit, or a moved set
+with more configurations than its cap) the better (J_move, then c) of the best plan it found and the
+repair search's plan is reported as FEASIBLE. Nothing is claimed that the search did not exhaust.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from ..semantics.closure import dependency_closure
 from ..semantics.diagnosis import faulty_slots
 from ..semantics.task import Task
 from .partial_repair import partial_repair_plan
-from .slide_search import minimal_rework
+from .slide_search import LEVELS, minimal_rework
 
 PROOF = "moved-set-search"
 
@@ -31,13 +33,17 @@ _FOUND_MAX = 4096
 
 
 class PartialOutcome(NamedTuple):
-    """`status` is one of asp.solve.Status's values; `proof` names what the plan rests on."""
+    """`status` is one of asp.solve.Status's values; `proof` names what the plan rests on; `proved` the
+    levels of the objective proved over every engine plan; `grounded` whether no plan of the grounded
+    universe is better."""
 
     status: str
     plan: tuple[Action, ...]
     proof: str
     closure: list[str]
     seconds: float
+    proved: tuple[str, ...] = ()
+    grounded: bool = False
 
 
 def solve_partial(task: Task, objective: str = "moved-parts,actions", time_limit: float | None = None,
@@ -53,14 +59,17 @@ def solve_partial(task: Task, objective: str = "moved-parts,actions", time_limit
     world = task.world
     closure = [world.ids[i] for i in dependency_closure(world, task.actual, faulty_slots(world, task.actual, task.target))]
     found = _minimal_rework(world, task.actual, time_limit)
-    plan, status, proof = found.plan, "optimal" if found.optimal else "feasible", PROOF
+    plan, proof = found.plan, PROOF
+    status = "optimal" if found.optimal and found.proved == LEVELS else "feasible"
     if plan is None or not found.optimal:
         fallback = partial_repair_plan(world, task.actual, task.target)
         if fallback is not None and (plan is None or _cost(fallback) < _cost(plan)):
             plan, status, proof = fallback, "feasible", "repair-search"
     if plan is None:
         status, proof, plan = "timeout", "", []
-    return PartialOutcome(status, tuple(plan), proof, closure, time.perf_counter() - t0)
+    grounded = proof == PROOF and found.optimal
+    return PartialOutcome(status, tuple(plan), proof, closure, time.perf_counter() - t0,
+                          found.proved if grounded else (), grounded)
 
 
 def _cost(plan) -> tuple[int, int]:
@@ -94,4 +103,5 @@ def solve_result(task: Task, objective: str = "moved-parts,actions", time_limit:
     status, moved = Status(out.status), len(moved_parts(out.plan))
     optimal = status is Status.OPTIMAL
     return SolveResult(status, optimal, out.plan, moved, len(out.plan), out.closure, out.seconds, None, (),
-                       len(out.plan), objective, moved if optimal else None, out.proof, optimal)
+                       len(out.plan), objective, moved if "moved-parts" in out.proved else None, out.proof, optimal,
+                       proved=out.proved, grounded_optimal=out.grounded)

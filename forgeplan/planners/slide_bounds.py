@@ -43,13 +43,14 @@ class LowerBound:
 
     def __call__(self, node: tuple[Config, int]) -> int:
         config, bad = node
-        if sum(o is None for o in config) > sum(config[q] is None for q in self.leave):
-            return FAR      # a slot outside the moved set is absent and never comes back
-        absent = [q for q, e in self.leave.items() if config[q] is None]
-        if absent:
+        if None in config:
+            absent = [q for q, o in enumerate(config) if o is None]
+            if any(q not in self.leave for q in absent):
+                return FAR      # a slot outside the moved set is absent and never comes back
             return max(FAR if self.leave[q] is None else self.leave[q] + 1 for q in absent)  # type: ignore[operator]  # the conditional excludes None
         slides = 0
         for axis in range(3):
-            values = len({o[axis] for o in config if o[axis]})   # type: ignore[index]  # absent slots returned above: every offset is set
-            slides += values.bit_length()      # the least m with 2^m > values
+            values = {o[axis] for o in config}   # type: ignore[index]  # absent slots returned above: every offset is set
+            values.discard(0)
+            slides += len(values).bit_length()      # the least m with 2^m > values
         return min(slides + bin(bad).count("1"), self.away)

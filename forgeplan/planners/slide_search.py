@@ -37,6 +37,7 @@ from ..semantics.grounded import canonical_key, part_ranks, rotation_fix
 from ..semantics.partial_offers import bits, offer_table
 from ..semantics.partial_universe import Config, Move, landing_index, offered_steps, to_action
 from .slide_bounds import LowerBound
+from .slide_engine import shorter_plan_exists
 from .slide_mirror import mirror_optimum, mirror_plan
 from .slide_reach import Undecided, has_plan
 
@@ -49,11 +50,18 @@ PROBE_DEPTH = 16  # and its deepest search
 PROOF_CAP = 200_000  # configurations per search of the exact arguments (`slide_reach`, `_mirror`, `_bounded`)
 PROOF_BUDGET = 400_000  # and over all of them, per task
 LONGEST = 40      # the longest plan a bounded search looks for when nothing shorter is known
+ENGINE_BUDGET = 40_000  # nodes the searches over every engine move (`slide_engine`) keep, per task
+
+
+LEVELS = ("moved-parts", "actions")
 
 
 @dataclass(frozen=True)
 class SlideResult:
-    """`plan` is None when no plan exists; `optimal` only when every smaller moved set was exhausted."""
+    """`plan` is None when no plan exists; `optimal`: no plan of the grounded universe is better (every
+    smaller moved set was exhausted, or the exact arguments decided it); `proved`: the levels of the
+    objective proved over every plan the engine accepts (§9 "One universe": both, only `moved-parts`,
+    or none)."""
 
     plan: Optional[list[Action]]
     moved: int
@@ -61,6 +69,7 @@ class SlideResult:
     optimal: bool
     states: int
     seconds: float
+    proved: tuple[str, ...] = ()
 
 
 def start_node(world: World, actual: State, spares: bool = False) -> Node:
@@ -224,15 +233,20 @@ def minimal_rework(world: World, actual: State, time_limit: float | None = None,
     states, probed, unproved, stopped, decided = 0, 0, False, False, True
     exact = [min(proof_cap, PROOF_BUDGET), PROOF_BUDGET]     # per search, and what is left for this task
     for size, candidates in candidate_sets(world, start):
+        smaller = decided     # every smaller set proved planless over the engine's moves (`slide_reach`)
         verdicts = {m: set_verdict(world, start, m, exact, deadline) for m in candidates}
         sets = [m for m, v in verdicts.items() if v is not False]
         decided = decided and None not in verdicts.values()
+
+        def proved(plan: list[Action], spent: int) -> SlideResult:
+            """The grounded optimum, with the levels that hold over every engine plan too (`lift`)."""
+            plan, levels = lift(world, actual, start, sets, plan, smaller, exact, deadline)
+            return SlideResult(plan, size + spares, len(plan), True, spent, time.perf_counter() - t0, levels)
+
         if sets and decided and not _mirrored(start):    # this size is J_move*: the pruned searches find c*
-            proved = _bounded(world, actual, start, sets, [], exact, deadline)
-            if proved is not None:
-                plan, spent = proved
-                return SlideResult(plan, size + spares, len(plan), True, spent,
-                                   time.perf_counter() - t0)
+            found = _bounded(world, actual, start, sets, [], exact, deadline)
+            if found is not None:
+                return proved(*found)
         shallow, spent = _probe(world, start, sets, cap, deadline)
         probed += spent
         if stopped:     # out of budget: only the probe looks on, for a shallow plan with more moved parts
@@ -241,21 +255,75 @@ def minimal_rework(world: World, actual: State, time_limit: float | None = None,
             best, states, cut, stopped = _search_sets(world, start, sets, shallow[0] if shallow else None, cap,
                                                       (states, budget), deadline)
         if sets and (cut or unproved) and decided:
-            proved = (_mirror(world, actual, start, sets, best, exact, deadline)
-                      or _bounded(world, actual, start, sets, best, exact, deadline))
-            if proved is not None:
-                plan, spent = proved
-                return SlideResult(plan, size + spares, len(plan), True, states + probed + spent,
-                                   time.perf_counter() - t0)
+            found = (_mirror(world, actual, start, sets, best, exact, deadline)
+                     or _bounded(world, actual, start, sets, best, exact, deadline))
+            if found is not None:
+                return proved(found[0], states + probed + found[1])
         unproved = unproved or cut
         if best:
             c = best[0][0]
             plans = [_canonical_plan(world, actual, start, m, c) for _, m in best]
             ranks = part_ranks(world)
             plan = min(plans, key=lambda p: [canonical_key(a, ranks) for a in p])
-            return SlideResult(plan, size + spares, len(plan), not unproved, states + probed,
-                               time.perf_counter() - t0)
+            if not unproved:
+                return proved(plan, states + probed)
+            return SlideResult(plan, size + spares, len(plan), False, states + probed, time.perf_counter() - t0)
     return SlideResult(None, 0, 0, not unproved, states + probed, time.perf_counter() - t0)
+
+
+def lift(world: World, actual: State, start: Node, sets: list[int], plan: list[Action], smaller: bool,
+         exact: list[int], deadline: float | None) -> tuple[list[Action], tuple[str, ...]]:
+    """The grounded optimum `plan` over the moved sets `sets` of its size, and the levels of the objective
+    it is proved minimal in over every plan the engine accepts (SEMANTICS §9 "One universe"):
+
+    * `moved-parts` when every smaller moved set was proved planless by `slide_reach` (`smaller`), whose
+      verdicts are exact over every engine move;
+    * `actions` too when, in addition, an argument exact over every engine move gives the same length:
+      the mirror argument (`slide_mirror`, one faulty part, every slot home), or, per moved set of the
+      optimum's size, the lower bound (`slide_bounds`) at the start or a search over every engine move
+      that finds no shorter plan (`slide_engine`). Where the mirror argument finds a shorter plan (one
+      that slides a group with a clear ray ahead, which the grounded universe leaves out), that plan is
+      returned; where the engine search meets one, only `moved-parts` holds (and the dominance claim of §9
+      "One universe" 5. is refuted on this task, which the randomised search of the tests would report).
+
+    The arguments spend the task's exact budget `exact`; one cut by it, or by the deadline, lifts nothing."""
+    if not smaller:
+        return plan, ()
+    c = len(plan)
+    try:
+        if _mirrored(start):
+            p = start[1].bit_length() - 1
+            found = [(got[0], m, got[2]) for m in sets
+                     if (got := _spend(exact, mirror_optimum(world, p, m, min(exact), deadline))) is not None]
+            best = min((f[0] for f in found), default=None)
+            if best is not None and best < c:
+                ranks = part_ranks(world)
+                plan = min((mirror_plan(world, p, m, best, layers, _mends(world, actual, p),
+                                        occupied(world, actual, start[1])) for cm, m, layers in found if cm == best),
+                           key=lambda plan: [canonical_key(a, ranks) for a in plan])
+            return plan, LEVELS if best is not None and best <= c else LEVELS[:1]
+        bounds = [LowerBound(world, m, min(exact), deadline) for m in sets]
+        exact[1] -= sum(b.states for b in bounds)
+        if exact[1] < 0:
+            return plan, LEVELS[:1]
+        engine = [ENGINE_BUDGET]
+        for m, bound in zip(sets, bounds):
+            if bound(start) < c and _spend(exact, _spend(engine, shorter_plan_exists(
+                    world, start, m, c, bound, min(exact[0], exact[1], engine[0]), deadline)))[0]:
+                return plan, LEVELS[:1]
+        return plan, LEVELS
+    except Undecided:
+        return plan, LEVELS[:1]
+
+
+def _spend(exact: list[int], got):
+    """A search's result, its configurations taken off what is left of a budget (the list's last entry;
+    Undecided past it)."""
+    if got is not None:
+        exact[-1] -= got[1]
+        if exact[-1] < 0:
+            raise Undecided("past the task's budget of exact configurations")
+    return got
 
 
 def candidate_sets(world: World, start: Node) -> Iterator[tuple[int, list[int]]]:

@@ -6,7 +6,10 @@ radius per axis (`task_positions`), slides move its `slide_groups`, the pairwise
 own gaps (`geometry.displacement.Shapes.gaps`) over every relative offset two slots of the box can have.
 clingo optimises (distinct moved slots @2, actions @1) over every plan of at most `horizon` steps and
 exhausts its search: the result is the optimum of that universe (the box, the horizon, and the groups'
-*separable* condition left out), found without any argument of the moved-set search. The encoding counts
+*separable* condition left out), found without any argument of the moved-set search. The moves are the
+engine's within the box, not only the grounded universe's: a group slides also with a clear ray ahead,
+and arrivals land at any offset of the box, so an agreement with the moved-set search checks §9 "One
+universe" (no plan the engine accepts beats the grounded optimum) for the plans inside the box. The encoding counts
 moved slots; `J_move` counts part ids, so a slot that holds its spare counts twice there (the spare and
 its target part) in every plan alike, and the order of plans is the same.
 """

@@ -60,17 +60,25 @@ class SolveResult:
     lower_bound: int | None = None    # relaxation bound on J_move (None when not computed)
     proof: str = ""                   # how optimality was established (encodings/README.md)
     canonical: bool = False           # the plan is the tie-break reference (SEMANTICS §4), proved
+    # partial moves (SEMANTICS §9 "One universe"): the objective's levels proved over every plan the engine
+    # accepts, and whether no plan of the grounded universe is better; None: every level when optimal
+    proved: tuple[str, ...] | None = None
+    grounded_optimal: bool | None = None
 
     def to_json(self) -> dict:
-        return {
+        proved = self.proved if self.proved is not None else OBJECTIVES[self.objective] if self.optimal else ()
+        out = {
             "status": self.status.value, "optimal": self.optimal, "objective": self.objective,
-            "proved": list(OBJECTIVES[self.objective]) if self.optimal else [],
+            "proved": list(proved),
             "moved_parts": self.moved_parts, "actions": self.actions, "proof": self.proof,
             "lower_bound_moved_parts": self.lower_bound, "horizon": self.horizon, "canonical": self.canonical,
             "closure": self.closure, "seconds": round(self.seconds, 4),
             "plan": [a.to_json() for a in self.plan], "n_optimal": self.n_optimal,
             "optimal_plans": [[a.to_json() for a in p] for p in self.optimal_plans],
         }
+        if self.grounded_optimal is not None:
+            out["grounded_optimal"] = self.grounded_optimal
+        return out
 
 
 class _Clock:

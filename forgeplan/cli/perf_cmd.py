@@ -47,7 +47,9 @@ def run_benchmark(module, args) -> int:
         from ..perf.results import store
 
         words = [w for i, w in enumerate(args.argv) if w != "--store" and (i == 0 or args.argv[i - 1] != "--store")]
-        store(args.store, module.NAME, shlex.join(["forgeplan", *words]), result)
+        # a benchmark with modes that measure different things stores each under its own name
+        name = module.stored_name(args) if hasattr(module, "stored_name") else module.NAME
+        store(args.store, name, shlex.join(["forgeplan", *words]), result)
         if hasattr(module, "figure"):   # drawn from the stored result alone
             module.figure(result, args.store / f"{module.NAME}.png")
     return 0

@@ -12,6 +12,11 @@ from . import machine
 NAME = "crosscheck"
 
 
+def stored_name(args) -> str:
+    """`--tier` measures another thing than the built-in comparison: it is stored as crosscheck-tier.json."""
+    return f"{NAME}-tier" if args.tier is not None else NAME
+
+
 def add_arguments(p) -> None:
     p.add_argument("--runs", type=int, default=3, help="repetitions per task (median reported)")
     p.add_argument("--time-limit", type=float, default=120.0, help="seconds per planner per run")

@@ -144,7 +144,7 @@ def paper_reference(task: Task, reference: dict) -> dict:
 def summarise(samples: list[SampleScore], split: str, reference_cost: str = "forgeplan") -> dict:
     rules = {"reference_cost": reference_cost, "magar_profile_samples": sum(s.magar_profile for s in samples if s.is_fault)}
     unproved = sum(s.is_fault and not s.reference_proved for s in samples)
-    if unproved:   # expert-tier references (partial moves) the moved-set search did not prove
+    if unproved:   # expert-tier references (partial moves) not proved minimal over every plan the engine accepts
         rules["unproved_references"] = unproved
     return {
         "split": split, "samples": len(samples), "fault_samples": sum(s.is_fault for s in samples),

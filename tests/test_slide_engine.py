@@ -9,6 +9,7 @@ import random
 
 import pytest
 
+from forgeplan.cli.solve_cmd import _summary
 from forgeplan.library import build
 from forgeplan.planners.crosscheck import prover_side
 from forgeplan.planners.reference import describe_proof, proven_reference
@@ -118,6 +119,8 @@ def test_references_say_which_levels_hold_over_every_engine_plan():
     assert ref["proof"]["grounded_optimal"] and "NOT proved minimal over every plan" in describe_proof(ref)
     assert prover_side(missing, "moved-parts,actions", None).optimal
     assert json.loads(json.dumps(ref))["proof"]["proved"] == ["moved-parts"]
+    assert _summary(result).startswith("feasible: fewest moved parts proved over every plan; fewest actions proved "
+                                       "over the grounded partial-move universe only")
 
 
 def test_straight_move_proofs_keep_their_shape():

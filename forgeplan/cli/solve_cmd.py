@@ -70,7 +70,9 @@ def run_solve(args) -> int:
 
 def _summary(r, all_optimal: bool = False) -> str:
     head = {"optimal": f"optimal ({r.objective}; proof: {r.proof})",
-            "feasible": "feasible: best plan found within the time limit, optimality NOT proved",
+            "feasible": ("feasible: fewest moved parts proved over every plan; fewest actions proved over the grounded "
+                         "partial-move universe only (SEMANTICS §9 \"One universe\")" if r.grounded_optimal else
+                         "feasible: best plan found within the time limit, optimality NOT proved"),
             "unsolvable": f"unsolvable: no plan of any length restores the target (proof: {r.proof})",
             "timeout": "timeout: no plan found within the time limit"}[r.status.value]
     lines = [head]

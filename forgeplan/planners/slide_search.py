@@ -290,18 +290,13 @@ def lift(world: World, actual: State, start: Node, sets: list[int], plan: list[A
     if not smaller:
         return plan, ()
     c = len(plan)
+    if _mirrored(start):
+        mirrored = _mirror(world, actual, start, sets, [], exact, deadline)
+        if mirrored is None or len(mirrored[0]) > c:
+            return plan, LEVELS[:1]
+        exact[1] -= mirrored[1]
+        return (mirrored[0] if len(mirrored[0]) < c else plan), LEVELS
     try:
-        if _mirrored(start):
-            p = start[1].bit_length() - 1
-            found = [(got[0], m, got[2]) for m in sets
-                     if (got := _spend(exact, mirror_optimum(world, p, m, min(exact), deadline))) is not None]
-            best = min((f[0] for f in found), default=None)
-            if best is not None and best < c:
-                ranks = part_ranks(world)
-                plan = min((mirror_plan(world, p, m, best, layers, _mends(world, actual, p),
-                                        occupied(world, actual, start[1])) for cm, m, layers in found if cm == best),
-                           key=lambda plan: [canonical_key(a, ranks) for a in plan])
-            return plan, LEVELS if best is not None and best <= c else LEVELS[:1]
         bounds = [LowerBound(world, m, min(exact), deadline) for m in sets]
         exact[1] -= sum(b.states for b in bounds)
         if exact[1] < 0:

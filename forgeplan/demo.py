@@ -44,11 +44,13 @@ def run_demo(out: Path, *, tasks: int = REDUCED_TASKS, seed: int = 42, jobs: int
               for r in manifest["records"] if r["assembly_id"] in PARTIAL_MOVES]
     grounded = sum(not p["optimal"] and bool(p.get("grounded_optimal")) for p in proofs)
     unproved = sum(not p["optimal"] and not p.get("grounded_optimal") for p in proofs)
-    proved = "every reference proven minimal" if not grounded + unproved else "proven minimal but for " + " and ".join(
-        part for part in (f"{grounded} expert-tier tasks (partial moves: fewest moved parts proved, fewest actions "
-                          "proved over the grounded universe only)" if grounded else "",
-                          f"{unproved} expert-tier tasks (partial moves: valid plans, not proved minimal)"
-                          if unproved else "") if part)
+    exceptions = []
+    if grounded:
+        exceptions.append(f"{grounded} expert-tier tasks (partial moves: fewest moved parts proved, fewest actions "
+                          "proved over the grounded universe only)")
+    if unproved:
+        exceptions.append(f"{unproved} expert-tier tasks (partial moves: valid plans, not proved minimal)")
+    proved = "proven minimal but for " + " and ".join(exceptions) if exceptions else "every reference proven minimal"
     stage.done(f"{tasks} tasks, references verified, {proved}: {bench}")
 
     test_ids = manifest["splits"]["test"]

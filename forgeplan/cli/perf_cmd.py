@@ -51,7 +51,7 @@ def run_benchmark(module, args) -> int:
         name = module.stored_name(args) if hasattr(module, "stored_name") else module.NAME
         store(args.store, name, shlex.join(["forgeplan", *words]), result)
         if hasattr(module, "figure"):   # drawn from the stored result alone
-            module.figure(result, args.store / f"{module.NAME}.png")
+            module.figure(result, args.store / f"{name}.png")
     return 0
 
 

@@ -17,9 +17,18 @@ from forgeplan.io.catalog import load_assembly
 from forgeplan.library import BUILTIN, PARTIAL_MOVES
 from forgeplan.model.actions import Action, Insert, Join, Remove, Replace, Rotate, Separate, lock_action
 from forgeplan.model.state import Tolerances
+from forgeplan.semantics.assembly_grounding import AssemblyGrounding
 from forgeplan.semantics.diagnosis import MISTAKE_TYPES
 from forgeplan.semantics.faults import FaultSpec, candidates, make_task
-from forgeplan.semantics.task import Task, world_for
+from forgeplan.semantics.engine import World
+from forgeplan.semantics.task import Task
+
+
+@lru_cache(maxsize=64)
+def grounding(world: World) -> AssemblyGrounding:
+    """The tests' assembly grounding of a world, one per world (as a benchmark batch keeps one for its
+    tasks): what `legal_actions` and the searches take."""
+    return AssemblyGrounding(world)
 
 
 @lru_cache(maxsize=None)
@@ -27,7 +36,7 @@ def all_cases(seeds: int = 2) -> tuple[tuple[str, Task], ...]:
     out = []
     for asm_id in (a for a in BUILTIN if a not in PARTIAL_MOVES):   # §9 burrs: tests/test_expert_burrs.py
         asm = load_assembly(asm_id)
-        world = world_for(asm, Tolerances())
+        world = World(asm, Tolerances())
         out.append((f"{asm_id}/nofault", make_task(asm, [], seed=0)))
         out.append((f"{asm_id}/boundary", make_task(asm, [], seed=1, boundary=True)))
         for ftype in MISTAKE_TYPES:

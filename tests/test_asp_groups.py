@@ -18,6 +18,7 @@ from forgeplan.planners.asp.facts import task_facts
 from forgeplan.planners.asp.solve import check_plan, solve_task
 from forgeplan.planners.crosscheck import compare_task
 from forgeplan.semantics.legal import legal_actions
+from cases import grounding
 
 from burrdata import EXAMPLES, HAVE_SHARED, SHARED, burr, level1, needs_shared
 
@@ -86,7 +87,7 @@ def brute_optimum(task) -> tuple[int, int]:
         if world.equivalent(state, target):
             return cost
         if state not in memo:
-            memo[state] = [(a, world.apply(state, a)) for a in legal_actions(world, state)]
+            memo[state] = [(a, world.apply(state, a)) for a in legal_actions(grounding(world), state)]
         for a, nxt in memo[state]:
             parts = a.touched
             m = moved | set(parts)

@@ -29,6 +29,7 @@ from forgeplan.model.assembly import DIRECTIONS
 from forgeplan.planners.asp.solve import reference_output, solve_task
 from forgeplan.semantics.faults import FaultSpec, make_task
 from forgeplan.semantics.legal import legal_actions
+from cases import grounding
 
 GROUPS = "mj_burr6_puzzle4.json"         # level 1, comes apart only with group moves
 SINGLE = "mj_burr6_puzzle0.json"         # level 1, single-part moves suffice
@@ -125,7 +126,7 @@ def test_the_whole_assembly_is_a_legal_group(burr):
     engine lets every part of the assembly leave together (the whole burr is separable)."""
     tasks, _ = burr
     task = tasks[1]  # wrong orientation: every part present
-    everything = [a for a in legal_actions(task.world, task.actual)
+    everything = [a for a in legal_actions(grounding(task.world), task.actual)
                   if isinstance(a, GroupMove) and len(a.part_ids) == len(task.assembly.part_ids)]
     assert everything and all(a.name == "separate" for a in everything)
 

@@ -15,7 +15,7 @@ from unified_planning.engines import PlanGenerationResultStatus as S
 from unified_planning.io import PDDLReader, PDDLWriter
 from unified_planning.shortcuts import OneshotPlanner, get_environment
 
-from cases import all_cases
+from cases import all_cases, grounding
 from forgeplan.bench.burr_faults import FAULTS, fault_task, level1_puzzles
 from forgeplan.cli import main
 from forgeplan.geometry.checks import check_geometry
@@ -193,7 +193,7 @@ def engine_legal(world, state) -> list[Action]:
     """The engine's legal actions over the grounded parameters: single-part moves as grounded, and for an
     assembly that needs group moves every separate/join of two or more slots along every direction that
     `World.check` accepts (SEMANTICS §5; enumerated here without forgeplan.geometry.separation or forgeplan.planners.pddl)."""
-    out = [a for a in legal_actions(world, state) if not isinstance(a, GroupMove)]
+    out = [a for a in legal_actions(grounding(world), state) if not isinstance(a, GroupMove)]
     if not world.needs_groups:
         return out
     occupant = [s.occupant if s.present else pid for pid, s in zip(world.ids, state.slots)]

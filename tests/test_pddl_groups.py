@@ -26,7 +26,7 @@ from forgeplan.semantics.faults import FaultSpec, make_task
 from burrdata import FOLDER as BURR, HAVE_SHARED, burr, needs_shared, param
 from forgeplan.io.task_files import write_task
 from forgeplan.planners.repair import repair_plan
-from cases import uniform_cost_optimum
+from cases import grounding, uniform_cost_optimum
 from test_pddl import burr_jobs, engine_legal, walk_expanded_problem
 
 get_environment().credits_stream = None
@@ -57,7 +57,7 @@ def test_candidate_groups_are_the_separable_sets_and_the_export_drops_only_domin
     for path in level1_puzzles(BURR):
         asm = import_puzzle(path)
         world = make_task(asm, []).world
-        found = candidate_groups(world)
+        found = candidate_groups(grounding(world))
         if not world.needs_groups:
             assert not any(found.groups.values()) and not any(found.moves.values()), path.name
             continue
@@ -195,7 +195,7 @@ def _detour(task, plan):
     along such a direction, or else a group separated and joined back that way; None if the engine
     allows neither on the way."""
     world, state = task.world, task.actual
-    kept = candidate_groups(world).moves
+    kept = candidate_groups(grounding(world)).moves
     for k, a in enumerate(plan):
         for b in engine_legal(world, state):
             if isinstance(b, GroupMove) and tuple(slots_of(world, b)) not in kept[b.direction]:

@@ -90,13 +90,13 @@ def run(args) -> dict:
     from ..semantics.faults import FaultSpec, candidates, make_task
     from ..library import BUILTIN, PARTIAL_MOVES
     from ..bench.synthetic import chain_task
-    from ..semantics.task import world_for
+    from ..semantics.engine import World
     from ..model.state import Tolerances
 
     rows = []
     for asm_id in (a for a in BUILTIN if a not in PARTIAL_MOVES):   # neither planner grounds slides yet
         asm = load_assembly(asm_id)
-        if candidates(world_for(asm, Tolerances()), args.fault):
+        if candidates(World(asm, Tolerances()), args.fault):
             rows.append(_row("builtin", make_task(asm, [FaultSpec(args.fault)], seed=0), args.runs, args.time_limit))
     for n in (int(x) for x in args.sizes.split(",")):
         rows.append(_row("synthetic", chain_task(n, args.depth), args.runs, args.time_limit))

@@ -56,9 +56,10 @@ def _puzzle_row(name: str, asm, args) -> dict:
     from ..geometry.separation import disassembly_verdict
     from ..planners.pddl.groups import candidate_groups
     from ..model.state import Tolerances
-    from ..semantics.task import world_for
+    from ..semantics.assembly_grounding import AssemblyGrounding
+    from ..semantics.engine import World
 
-    counts = candidate_groups(world_for(asm, Tolerances())).counts()
+    counts = candidate_groups(AssemblyGrounding(World(asm, Tolerances()))).counts()
     return {"puzzle": name, "assembly_id": asm.assembly_id, "parts": len(asm.parts),
             "mode": disassembly_verdict(asm)["mode"], "candidate_groups": counts["candidates"],
             "group_moves_exported": counts["exported"],

@@ -46,11 +46,11 @@ def builtin_tasks(seeds: int, assemblies=None):
     from ..semantics.faults import FaultSpec, candidates, make_task
     from ..library import BUILTIN, PARTIAL_MOVES
     from ..model.state import Tolerances
-    from ..semantics.task import world_for
+    from ..semantics.engine import World
 
     for asm_id in assemblies or [a for a in BUILTIN if a not in PARTIAL_MOVES]:   # clingo does not ground slides yet
         asm = load_assembly(asm_id)
-        world = world_for(asm, Tolerances())
+        world = World(asm, Tolerances())
         types = [t for t in MISTAKE_TYPES if candidates(world, t)]
         for seed in range(seeds):
             for ftype in types:

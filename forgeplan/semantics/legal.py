@@ -5,6 +5,7 @@ groups); this module lists, per state, the actions whose part is in the right pl
 not: the single-part ones (`slot_actions`) and those of each offer the world's move model names
 (`semantics.moves.Offer`, one function per offer in `OFFERS`), and filters them with the engine
 (`legal_actions`). Which offers a state has is the move model's answer, not a question of the kind here.
+Each function takes the assembly grounding (`semantics.assembly_grounding`), whose answers it reuses.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from ..model.actions import Action, Insert, Join, Remove, Replace, ResetPose, Rotate, Separate, Slide
 from ..model.assembly import DIRECTIONS
 from ..model.state import NO_OFFSET, State
+from .assembly_grounding import AssemblyGrounding
 from .engine import World
 from .grounded import lock_action, rotation_fix, separable_groups
 from .moves import Offer
@@ -35,16 +37,16 @@ def slot_actions(world: World, state: State, i: int) -> list[Action]:
     return out
 
 
-def separable_group_actions(world: World, state: State) -> list[Action]:
+def separable_group_actions(ag: AssemblyGrounding, state: State) -> list[Action]:
     """Grounded separate/join moves (SEMANTICS §5), offered where straight group moves are in play.
 
     Every separable group of two or more parts (grounded.separable_groups) along every direction:
     separate when all members are in the assembly, join when all are absent. The engine checks
     locks, supports and paths.
     """
-    ids = world.ids
+    ids = ag.world.ids
     out: list[Action] = []
-    for g in sorted(separable_groups(world), key=lambda m: (bin(m).count("1"), m)):
+    for g in sorted(separable_groups(ag), key=lambda m: (bin(m).count("1"), m)):
         members = [j for j in range(len(ids)) if g >> j & 1]
         if g & state.mask == g:
             names = [state.slots[j].occupant for j in members]
@@ -54,7 +56,7 @@ def separable_group_actions(world: World, state: State) -> list[Action]:
     return out
 
 
-def leaving_group_actions(world: World, state: State) -> list[Action]:
+def leaving_group_actions(ag: AssemblyGrounding, state: State) -> list[Action]:
     """Where partial moves are in play (§9): separate for the groups of two or more present parts that can
     leave now (clear rays from where they are), and the joins that undo a separation of the level
     search's main chain (`_chain_joins`). Other joins are judged by the engine when a plan names one,
@@ -62,6 +64,7 @@ def leaving_group_actions(world: World, state: State) -> list[Action]:
     from ..geometry.displacement import FREE
     from ..geometry.partial import movable_groups
 
+    world = ag.world
     here = tuple(j for j in range(len(world.ids)) if state.mask >> j & 1)
     out: list[Action] = []
     for g, d, room in movable_groups(world.assembly, here, tuple(state.slots[j].offset for j in here)):
@@ -88,7 +91,7 @@ def _chain_joins(world: World, state: State) -> list[Action]:
     return out
 
 
-def displacement_actions(world: World, state: State) -> list[Action]:
+def displacement_actions(ag: AssemblyGrounding, state: State) -> list[Action]:
     """Slides and insertions at an offset (SEMANTICS §9), offered where partial moves are in play.
 
     Every group of present parts that can move along a direction (`geometry.partial.movable_groups`),
@@ -104,6 +107,7 @@ def displacement_actions(world: World, state: State) -> list[Action]:
     from ..geometry.partial import movable_groups
     from .partial_universe import landing_arrivals
 
+    world = ag.world
     reach, bound = extent(world), position_bound(world.assembly)
     here = tuple(j for j in range(len(world.ids)) if state.mask >> j & 1)
     out: list[Action] = []
@@ -119,7 +123,7 @@ def displacement_actions(world: World, state: State) -> list[Action]:
         if not state.mask >> i & 1:
             at = arrival_offsets(sh, i, here, offsets, world.parts[i].removal_dirs, reach)
             out += [Insert(world.ids[i], o) for o in at if o != NO_OFFSET]
-    return out + landing_arrivals(world, tuple(s.offset if s.present else None for s in state.slots))
+    return out + landing_arrivals(ag, tuple(s.offset if s.present else None for s in state.slots))
 
 
 def extent(world: World) -> int:
@@ -137,12 +141,14 @@ OFFERS = {
 }
 
 
-def offered_actions(world: World, state: State) -> list[Action]:
+def offered_actions(ag: AssemblyGrounding, state: State) -> list[Action]:
     """The grounded actions of every offer of the world's move model (`MoveModel.offers`), legal or not."""
-    return [a for offer in world.moves.offers for a in OFFERS[offer](world, state)]
+    return [a for offer in ag.world.moves.offers for a in OFFERS[offer](ag, state)]
 
 
-def legal_actions(world: World, state: State, slots=None) -> list[Action]:
+def legal_actions(ag: AssemblyGrounding, state: State, slots=None) -> list[Action]:
+    """The grounded actions legal in `state` (on the slots `slots`, default all; then every offer)."""
+    world = ag.world
     idx = range(len(world.ids)) if slots is None else slots
     single = [a for i in idx for a in slot_actions(world, state, i) if world.check(state, a) is None]
-    return single + [a for a in offered_actions(world, state) if world.check(state, a) is None]
+    return single + [a for a in offered_actions(ag, state) if world.check(state, a) is None]

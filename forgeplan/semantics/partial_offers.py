@@ -5,7 +5,8 @@ benchmark's batch on one assembly, meets the same configurations. So per configu
 of its present slots are looked up once (`_Pairs`: the gap rows and, per direction, which slots each one
 touches ahead), and per (configuration, movable slots) the offered steps are kept: each move with the
 configuration it leads to, so a search never rebuilds a configuration it has seen offered. Both tables
-are bounded; dropping them changes no answer, only the time.
+are bounded; dropping them changes no answer, only the time. A world's table is kept by its assembly
+grounding (`semantics.assembly_grounding.AssemblyGrounding.offers`).
 """
 
 from __future__ import annotations
@@ -165,15 +166,3 @@ def room(pairs: _Pairs, group: int, d: int) -> int:
                 best = g
     return best
 
-
-_TABLES: dict[World, OfferTable] = {}
-
-
-def offer_table(world: World) -> OfferTable:
-    """The world's table (a few worlds are kept: a process works through one assembly's batch at a time)."""
-    table = _TABLES.get(world)
-    if table is None:
-        if len(_TABLES) >= 8:
-            _TABLES.clear()
-        table = _TABLES[world] = OfferTable(world)
-    return table

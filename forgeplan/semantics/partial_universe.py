@@ -35,10 +35,10 @@ from typing import Iterator, Sequence
 from ..geometry.displacement import FREE, Shapes, Vec, shapes
 from ..model.actions import Action, Insert, Join, Remove, Separate, Slide
 from ..model.assembly import DIRECTION_VECTORS, DIRECTIONS, Assembly
+from .assembly_grounding import AssemblyGrounding
 from .engine import World
 from .moves import MoveKind
-from .partial_offers import Config, Move, Step, position_bound, separable_at  # noqa: F401 (part of this API)
-from .partial_offers import bits, offer_table as _offer_table
+from .partial_offers import Config, Move, Step, bits, position_bound, separable_at  # noqa: F401 (part of this API)
 ZERO: Vec = (0, 0, 0)
 _VEC = tuple(DIRECTION_VECTORS[d] for d in DIRECTIONS)
 
@@ -88,16 +88,16 @@ def slide_members(world: World) -> tuple[str, ...]:
     return tuple(world.ids) + tuple(w.part_id for w in world.assembly.spares)
 
 
-def landing_arrivals(world: World, config: Config) -> list[Action]:
+def landing_arrivals(ag: AssemblyGrounding, config: Config) -> list[Action]:
     """The universe's arrivals into `config` with every slot movable (`landing_index` from the target),
     the index cut at LANDING_DEPTH moves: what a decoding mask offers without knowing which parts a plan
     will move (the searches index the arrivals of each moved set to the depth of the plan they seek)."""
-    n = len(world.ids)
+    n = len(ag.world.ids)
     try:
-        index = landing_index(world, (1 << n) - 1, (ZERO,) * n, LANDING_CAP, LANDING_DEPTH)
+        index = landing_index(ag, (1 << n) - 1, (ZERO,) * n, LANDING_CAP, LANDING_DEPTH)
     except OverflowError as err:
         index = err.partial  # type: ignore[attr-defined]  # landing_index attaches the index built before the cap
-    return [to_action(world, config, move) for move, _ in index.get(config, ())]
+    return [to_action(ag.world, config, move) for move, _ in index.get(config, ())]
 
 
 LANDING_DEPTH = 7       # slides and departures from the target whose reverses a mask offers as arrivals
@@ -134,25 +134,25 @@ def apply_move(config: Config, move: Move) -> Config:
     return tuple(placed.get(i, o) for i, o in enumerate(config))
 
 
-def offered_steps(world: World, config: Config, movable: int, landings: dict | None = None) -> Iterator[Step]:
+def offered_steps(ag: AssemblyGrounding, config: Config, movable: int, landings: dict | None = None) -> Iterator[Step]:
     """`offered_moves` with the configuration each move leads to: what the searches expand."""
-    yield from _offer_table(world).steps(config, movable)
+    yield from ag.offers.steps(config, movable)
     if landings is None:
-        for m in _arrivals(world, config, movable & ~sum(1 << i for i, o in enumerate(config) if o is not None)):
+        for m in _arrivals(ag.world, config, movable & ~sum(1 << i for i, o in enumerate(config) if o is not None)):
             yield m, apply_move(config, m)
     else:
         yield from landings.get(config, ())
 
 
-def offered_moves(world: World, config: Config, movable: int, landings: dict | None = None) -> Iterator[Move]:
+def offered_moves(ag: AssemblyGrounding, config: Config, movable: int, landings: dict | None = None) -> Iterator[Move]:
     """The universe's moves legal in `config` that move slots of `movable` only (§9 "Grounded moves").
 
     `landings` (config -> its arrival steps, from `landing_index`) offers only the arrivals that land where
     the target can be reached by slides and arrivals; None offers every arrival of the domain."""
-    return (m for m, _ in offered_steps(world, config, movable, landings))
+    return (m for m, _ in offered_steps(ag, config, movable, landings))
 
 
-def landing_index(world: World, movable: int, home: Config, cap: int = 1_000_000,
+def landing_index(ag: AssemblyGrounding, movable: int, home: Config, cap: int = 1_000_000,
                   depth: int | None = None, deadline: float | None = None) -> dict[Config, list[Step]]:
     """Every configuration reachable from `home` by finite slides and departures of `movable` slots
     (within `depth` moves when given), indexed by what a departure leaves: config -> the arrival steps
@@ -160,18 +160,19 @@ def landing_index(world: World, movable: int, home: Config, cap: int = 1_000_000
     elsewhere are never needed (§9 "Grounded moves"). Past `cap` configurations or the `deadline`
     (time.perf_counter) it raises OverflowError, whose `partial` holds the arrivals found so far.
 
-    The index depends on the world, the slots and the limits only, so it is kept per world: every task
-    on an assembly asks for the same moved sets (a clock-cut index is not kept)."""
-    key = (world, movable, home, cap, depth)
-    hit = _LANDINGS.get(key)
+    The index depends on the assembly, the slots and the limits only, so it is kept by the assembly
+    grounding: every task on an assembly asks for the same moved sets (a clock-cut index is not kept)."""
+    kept = ag.memo(LANDINGS)
+    key = (movable, home, cap, depth)
+    hit = kept.get(key)
     if hit is None:
-        out, complete, by_clock = _landings(world, movable, home, cap, depth, deadline)
+        out, complete, by_clock = _landings(ag, movable, home, cap, depth, deadline)
         if by_clock:
             hit = (out, complete)
         else:
-            if len(_LANDINGS) >= _LANDINGS_MAX:
-                _LANDINGS.clear()
-            hit = _LANDINGS[key] = (out, complete)
+            if len(kept) >= LANDINGS_MAX:
+                kept.clear()
+            hit = kept[key] = (out, complete)
     out, complete = hit
     if not complete:
         err = OverflowError(f"more than {cap} configurations, or past the deadline")
@@ -180,17 +181,17 @@ def landing_index(world: World, movable: int, home: Config, cap: int = 1_000_000
     return out
 
 
-_LANDINGS: dict = {}
-_LANDINGS_MAX = 512
+LANDINGS = "landing indexes"   # the memo of `AssemblyGrounding` that keeps them
+LANDINGS_MAX = 512             # and how many it keeps
 
 
-def _landings(world: World, movable: int, home: Config, cap: int, depth: int | None,
+def _landings(ag: AssemblyGrounding, movable: int, home: Config, cap: int, depth: int | None,
               deadline: float | None) -> tuple[dict[Config, list[Step]], bool, bool]:
     """landing_index's breadth-first search: (index, complete, cut by the clock). A cut index keeps its
     arrivals in the order met; a complete one sorts them."""
     seen, queue = {home: 0}, deque([home])
     out: dict[Config, list[Step]] = {}
-    table = _offer_table(world)
+    table = ag.offers
     while queue:
         config = queue.popleft()
         t = seen[config]

@@ -18,15 +18,15 @@ any task's own actions as its own ranks do.
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 
 from ...io.quoting import asp_comment, asp_string
 from ...model.actions import Action, GroupMove, OnePart, Replace, Turn
 from ...model.state import State
+from ...semantics.assembly_grounding import AssemblyGrounding
 from ...semantics.engine import ZERO3, World
-from ...semantics.grounded import (Rotation, SlotRotations, action_universe, canonical_key, check_canonical_target,
-                                   part_ranks, slot_rotations)
+from ...semantics.grounded import (GroundedTask, Rotation, SlotRotations, as_grounded, canonical_key,
+                                   check_canonical_target, part_ranks, slot_rotations)
 from ...semantics.task import Task
 
 @dataclass(frozen=True)
@@ -58,13 +58,14 @@ def action_term(action: Action) -> str:
     return f"{a.name}({','.join(asp_string(x) for x in args)})"
 
 
-def task_facts(task: Task) -> Facts:
+def task_facts(task: Task | GroundedTask) -> Facts:
     """Compile a task; deterministic (same task, same text)."""
-    check_canonical_target(task)
-    world, actual = task.world, task.actual
+    g = as_grounded(task)
+    check_canonical_target(g.task)
+    world, actual = g.world, g.task.actual
     ranks = part_ranks(world)
-    lines = _header_lines(task, ranks) + _static_lines(world) + _rotation_lines(world, actual)
-    actions = action_universe(task)
+    lines = _header_lines(g.task, ranks) + _static_lines(world) + _rotation_lines(g.shared, actual)
+    actions = list(g.actions)
     terms = {a: action_term(a) for a in actions}
     lines += ["", "% --- grounded actions (forgeplan/semantics/grounded.py) with their tie-break rank"]
     lines += [f"action({terms[a]}). rank({terms[a]},{k})." for k, a in enumerate(actions)]
@@ -87,26 +88,27 @@ class Universe:
         return Universe(self.rotation_facts | other.rotation_facts, self.actions | other.actions)
 
 
-def task_universe(task: Task) -> Universe:
+def task_universe(task: Task | GroundedTask) -> Universe:
     """The rotation facts and action universe of one task (what its own fact program holds)."""
-    check_canonical_target(task)
-    world, actual = task.world, task.actual
-    rotation = [f for i in range(len(world.ids)) for f in _slot_facts(world, actual, i)]
-    return Universe(frozenset(rotation), frozenset(action_universe(task)))
+    g = as_grounded(task)
+    check_canonical_target(g.task)
+    actual = g.task.actual
+    rotation = [f for i in range(len(g.world.ids)) for f in _slot_facts(g.shared, actual, i)]
+    return Universe(frozenset(rotation), frozenset(g.actions))
 
 
-_SLOT_FACTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # World -> {slot key: rotation facts}
+ROTATION_FACTS = "rotation facts"   # the memo of `AssemblyGrounding` that keeps `_slot_facts`
 
 
-def _slot_facts(world: World, actual: State, i: int) -> tuple[str, ...]:
-    """Slot i's rotation facts, cached per world and slot state like `slot_rotations` (same key)."""
-    cache = _SLOT_FACTS.setdefault(world, {})
+def _slot_facts(ag: AssemblyGrounding, actual: State, i: int) -> tuple[str, ...]:
+    """Slot i's rotation facts, kept per assembly and slot state like `slot_rotations` (same key)."""
+    cache = ag.memo(ROTATION_FACTS)
     key = (i, repr(actual.slots[i]))
     hit = cache.get(key)
     if hit is None:
         if len(cache) > 4096:
             cache.clear()
-        hit = cache[key] = tuple(_slot_rotation_facts(world, i, *slot_rotations(world, actual, i)))
+        hit = cache[key] = tuple(_slot_rotation_facts(ag.world, i, *slot_rotations(ag, actual, i)))
     return hit
 
 
@@ -189,12 +191,12 @@ def _static_lines(world: World) -> list[str]:
     return lines
 
 
-def _rotation_lines(world: World, actual: State) -> list[str]:
+def _rotation_lines(ag: AssemblyGrounding, actual: State) -> list[str]:
     """Per slot: the rotation values it can take, which are off, and the repairing turns."""
     lines = ["", "% --- rotation values (Euler x-y-z degrees) each slot can take; rot_off, repairing turns",
              "%     rot_fix(S,R,Axis,Angle,R2): the grounded rotate from value R lands on R2"]
-    for i in range(len(world.ids)):
-        lines += _slot_rotation_lines(world, i, *slot_rotations(world, actual, i))
+    for i in range(len(ag.world.ids)):
+        lines += _slot_rotation_lines(ag.world, i, *slot_rotations(ag, actual, i))
     return lines
 
 

@@ -17,7 +17,7 @@ from ...geometry.displacement import FREE, ZERO, shapes
 from ...io.resources import encodings_dir
 from ...model.assembly import DIRECTION_VECTORS, DIRECTIONS
 from ...model.errors import InputError
-from ...semantics.grounded import Positions, separable_groups, slide_groups, task_positions
+from ...semantics.grounded import Positions, ground, slide_groups, task_positions
 from ...semantics.task import Task
 from ..moved_set.search import start_node
 
@@ -53,7 +53,7 @@ def partial_facts(task: Task, radius: int | None = None) -> str:
     out += [f"dist(1..{dom.longest})."]
     for g in sorted(slide_groups(world)):
         out += [f"grp({g})."] + [f"member({g},{i})." for i in range(n) if g >> i & 1]
-    out += [f"sep({g})." for g in sorted(separable_groups(world))]
+    out += [f"sep({g})." for g in sorted(ground(task).separable_groups)]
     out += _pair_facts(task, dom) + _sep2_facts(task, dom)
     for i, o in enumerate(config):
         if o is not None:

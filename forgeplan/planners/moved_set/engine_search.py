@@ -19,8 +19,8 @@ from typing import Iterator
 
 from ...geometry.displacement import FREE, arrival_offsets
 from ...model.assembly import DIRECTIONS
-from ...semantics.engine import World
-from ...semantics.partial_offers import Config, bits, groups, offer_table, room, separable_at
+from ...semantics.assembly_grounding import AssemblyGrounding
+from ...semantics.partial_offers import Config, bits, groups, room, separable_at
 from ...semantics.partial_universe import in_domain
 from .bounds import LowerBound
 from .reach import Undecided, within
@@ -29,7 +29,7 @@ Node = tuple[Config, int]     # offsets (None when absent) and the mask of prese
 HOME = (0, 0, 0)
 
 
-def shorter_plan_exists(world: World, start: Node, movable: int, c: int, bound: LowerBound, cap: int,
+def shorter_plan_exists(ag: AssemblyGrounding, start: Node, movable: int, c: int, bound: LowerBound, cap: int,
                         deadline: float | None = None) -> tuple[bool, int]:
     """Does a plan of fewer than `c` actions from `start` move only `movable` slots, over every engine
     move? And the nodes kept. Raises Undecided past `cap` or `deadline`, or where a join could follow.
@@ -42,7 +42,7 @@ def shorter_plan_exists(world: World, start: Node, movable: int, c: int, bound: 
     if limit == 0 or bound(start) > limit:
         return False, 1
     if limit == 1:
-        return _one_move_home(world, start, movable), 1
+        return _one_move_home(ag, start, movable), 1
     goal = (tuple(HOME for _ in start[0]), 0)
     seen, layer = {start}, [start]
     for depth in range(1, limit):
@@ -53,13 +53,13 @@ def shorter_plan_exists(world: World, start: Node, movable: int, c: int, bound: 
 
         nxt_layer = []
         for node in layer:
-            for nxt in _engine_moves(world, node, movable, fits):
+            for nxt in _engine_moves(ag, node, movable, fits):
                 if nxt in seen:
                     continue
                 if nxt == goal:
                     return True, len(seen)
                 if near:
-                    if _one_move_home(world, nxt, movable):
+                    if _one_move_home(ag, nxt, movable):
                         return True, len(seen)
                     continue
                 if depth + bound(nxt) > limit:
@@ -76,12 +76,12 @@ def _goal(node: Node) -> bool:
     return bad == 0 and all(o == HOME for o in config)
 
 
-def _engine_moves(world: World, node: Node, movable: int, fits=lambda nxt: True) -> Iterator[Node]:
+def _engine_moves(ag: AssemblyGrounding, node: Node, movable: int, fits=lambda nxt: True) -> Iterator[Node]:
     """The nodes every engine move of `movable` slots leads to: mends, slides (a clear ray ahead too, up
     to the bound), departures, insertions. A group's departure is offered only where `fits` admits the
     node it leads to, before its separability (a search of its own) is asked."""
     config, bad = node
-    table = offer_table(world)
+    table = ag.offers
     pairs = table.pairs_of(config)
     for i in bits(bad & movable & pairs.present):
         if table.clear(config, i):
@@ -92,7 +92,7 @@ def _engine_moves(world: World, node: Node, movable: int, fits=lambda nxt: True)
             if r >= FREE:
                 gone = (tuple(None if group >> i & 1 else o for i, o in enumerate(config)), bad & ~group)
                 if group & (group - 1) == 0 or fits(gone) and separable_at(
-                        world, group, [config[i] for i in bits(group)]):  # type: ignore[misc]  # members are present
+                        ag.world, group, [config[i] for i in bits(group)]):  # type: ignore[misc]  # members are present
                     yield gone
             for _, nxt in table.slides(config, group, d, r):
                 yield nxt, bad
@@ -108,12 +108,12 @@ def _engine_moves(world: World, node: Node, movable: int, fits=lambda nxt: True)
                 yield tuple(o if j == i else x for j, x in enumerate(config)), bad
 
 
-def _one_move_home(world: World, node: Node, movable: int) -> bool:
+def _one_move_home(ag: AssemblyGrounding, node: Node, movable: int) -> bool:
     """Does one engine move of `movable` slots take `node` to the goal? Only a mend of its one faulty slot
     (every slot home), a slide back of the displaced slots (all by the same step along one axis), an
     insertion or a join at the target of the absent ones can."""
     config, bad = node
-    table = offer_table(world)
+    table = ag.offers
     away = sum(1 << i for i, o in enumerate(config) if o != HOME)
     if bad:
         return bad & (bad - 1) == 0 and not away and bool(bad & movable) and table.clear(config, bad.bit_length() - 1)
@@ -125,7 +125,7 @@ def _one_move_home(world: World, node: Node, movable: int) -> bool:
             return False
         home = tuple(HOME for _ in config)
         pairs = table.pairs_of(home)
-        if absent & (absent - 1) and not world.separable(absent):
+        if absent & (absent - 1) and not ag.world.separable(absent):
             return False
         others = bits(pairs.present & ~absent)
         return any(all(pairs.rows[i][j][d] >= FREE for i in bits(absent) for j in others)

@@ -19,17 +19,18 @@ from ...model.actions import Action, moved_parts
 from ...model.errors import InputError
 from ...semantics.closure import dependency_closure
 from ...semantics.diagnosis import faulty_slots
-from ...semantics.task import Task
+from ...semantics.grounded import GroundedTask
 from ..partial_repair import partial_repair_plan
+from ..result import Options, SolveResult, Status
 from .search import LEVELS, minimal_rework
 
 PROOF = "moved-set-search"
 
-# Results of budget-bound searches, per (world, actual state). Such a search is deterministic (the state
-# budget, not the clock, stops it), so a benchmark's many tasks with the same fault on the same assembly
-# share one search; the plan depends on nothing else.
-_FOUND: dict = {}
-_FOUND_MAX = 4096
+# Results of budget-bound searches, per actual state, kept by the assembly grounding (`FOUND`). Such a
+# search is deterministic (the state budget, not the clock, stops it), so a benchmark's many tasks with
+# the same fault on the same assembly share one search; the plan depends on nothing else.
+FOUND = "moved-set results"
+FOUND_MAX = 4096
 
 
 class PartialOutcome(NamedTuple):
@@ -46,7 +47,7 @@ class PartialOutcome(NamedTuple):
     grounded: bool = False
 
 
-def solve_partial(task: Task, objective: str = "moved-parts,actions", time_limit: float | None = None,
+def solve_partial(g: GroundedTask, objective: str = "moved-parts,actions", time_limit: float | None = None,
                   all_optimal: bool = False) -> PartialOutcome:
     """The minimal rework of a partial-move task, with an honest proof status."""
     if objective != "moved-parts,actions":
@@ -56,9 +57,9 @@ def solve_partial(task: Task, objective: str = "moved-parts,actions", time_limit
         raise InputError("--all-optimal is not available for tasks with partial moves (SEMANTICS §9)",
                          field="--all-optimal")
     t0 = time.perf_counter()
-    world = task.world
+    world, task = g.world, g.task
     closure = [world.ids[i] for i in dependency_closure(world, task.actual, faulty_slots(world, task.actual, task.target))]
-    found = _minimal_rework(world, task.actual, time_limit)
+    found = _minimal_rework(g, time_limit)
     plan, proof = found.plan, PROOF
     status = "optimal" if found.optimal and found.proved == LEVELS else "feasible"
     if plan is None or not found.optimal:
@@ -77,26 +78,26 @@ def _cost(plan) -> tuple[int, int]:
     return len(moved_parts(plan)), len(plan)
 
 
-def _minimal_rework(world, actual, time_limit: float | None):
-    """`minimal_rework`, memoised when no clock limit makes its outcome depend on the machine."""
+def _minimal_rework(g: GroundedTask, time_limit: float | None):
+    """`minimal_rework`, memoised per actual state when no clock limit makes its outcome depend on the
+    machine."""
+    actual = g.task.actual
     if time_limit is not None:
-        return minimal_rework(world, actual, time_limit)
-    key = (world, actual)
-    found = _FOUND.get(key)
+        return minimal_rework(g.shared, actual, time_limit)
+    kept = g.shared.memo(FOUND)
+    found = kept.get(actual)
     if found is None:
-        if len(_FOUND) >= _FOUND_MAX:
-            _FOUND.clear()
-        found = _FOUND[key] = minimal_rework(world, actual, None)
+        if len(kept) >= FOUND_MAX:
+            kept.clear()
+        found = kept[actual] = minimal_rework(g.shared, actual, None)
     return found
 
 
-def solve_result(task: Task, objective: str = "moved-parts,actions", time_limit: float | None = None,
-                 all_optimal: bool = False):
+def solve_result(g: GroundedTask, options: Options = Options()) -> SolveResult:
     """`solve_partial` as a `SolveResult`; the plan replays or it is a bug."""
-    from ..asp.solve import SolveResult, Status, check_arguments
-
-    check_arguments(objective, all_optimal, time_limit)
-    out = solve_partial(task, objective, time_limit, all_optimal)
+    objective, time_limit = options.check().objective, options.time_limit
+    out = solve_partial(g, objective, time_limit, options.all_optimal)
+    task = g.task
     replay = task.world.restoration(task.actual, out.plan, task.target)
     if out.plan and not replay.restored:
         raise RuntimeError(f"internal: partial-move plan does not replay in the engine: {replay.failure}")

@@ -24,7 +24,7 @@ from .task import fault_notes, save
 
 MAX_PANELS = 24
 COLUMNS = 6
-PANEL_W, PANEL_H, CAPTION_H = 2.6, 3.0, 0.85   # inches: one cell of the strip, the caption's part of it
+PANEL_W, PANEL_H, CAPTION_H = 2.6, 3.2, 0.85   # inches: one cell of the strip, the caption's part of it
 FRAME_MS, LAST_FRAME_MS = 900, 2600   # animation: each frame, and the last or failing one
 
 
@@ -109,7 +109,7 @@ def _draw_panel(fig, rect, panel: Panel, look: Look, limits, frame) -> None:
     from matplotlib.patches import Rectangle
 
     ax = fig.add_axes(rect, projection="3d")
-    draw_bodies(ax, panel.bodies, look.elev, look.azim, limits, zoom=1.3)
+    draw_bodies(ax, panel.bodies, look.elev, look.azim, limits, zoom=1.05)
     _caption(ax, panel)
     if panel.failing:
         fig.add_artist(Rectangle(frame[:2], *frame[2:], transform=fig.transFigure, fill=False, edgecolor=FAULT,

@@ -172,9 +172,9 @@ function labels(ctx, scene, owner, marked, red) {
 
 function picture(scene, poses, box, marked, red, ghosts) {
   const ratio = window.devicePixelRatio || 1;
-  const canvas = el("canvas", {width: String(Math.round(190 * ratio)), height: String(Math.round(150 * ratio))});
-  canvas.style.width = "190px";
-  canvas.style.height = "150px";
+  const canvas = el("canvas", {width: String(Math.round(230 * ratio)), height: String(Math.round(180 * ratio))});
+  canvas.style.width = "230px";
+  canvas.style.height = "180px";
   draw(canvas, scene, poses, box, marked, red, ghosts);
   return canvas;
 }

@@ -43,12 +43,12 @@ def plan_data(task, trace: Trace, look, labels: dict) -> dict:
 
 def _parsed(raw: str | None):
     """The prediction's plan: the raw output as is, else the one JSON object inside it (a fenced or chatty
-    answer; evaluate's --extract-json reads it the same way), else None."""
+    answer, read as `--extract-json` reads it), else None."""
     if raw is None:
         return None
-    for text in (raw, raw[raw.find("{"): raw.rfind("}") + 1] if "{" in raw else ""):
+    for extract in (False, True):
         try:
-            return parse_output(text, strict=False).actions
+            return parse_output(raw, strict=False, extract=extract).actions
         except ContractError:
             continue
     return None

@@ -264,7 +264,7 @@ def test_bad_arguments_are_input_errors():
 def test_assemblies_needing_group_moves_are_planned_with_group_moves():
     """(More in tests/test_asp_groups.py.)"""
     asm = import_puzzle(burr("mj_burr6_puzzle4"))
-    assert World(asm, Tolerances()).needs_groups
+    assert World(asm, Tolerances()).moves.groups
     task = make_task(asm, [FaultSpec("missing_part")], seed=3)
     r = solve_task(task)
     assert r.optimal and any(a.name == "join" for a in r.plan) and check_plan(task, r.plan) == []

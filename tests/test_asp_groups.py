@@ -36,7 +36,7 @@ def burr_task(name: str, fault: str):
 
 
 def group_burrs() -> list[str]:
-    return [n for n in LEVEL1 if burr_task(n, "missing_part").world.needs_groups]
+    return [n for n in LEVEL1 if burr_task(n, "missing_part").world.moves.groups]
 
 
 @needs_shared
@@ -57,7 +57,7 @@ def test_inner_faults_in_level1_burrs_get_proved_optimal_plans(name, fault):
     assert r.lower_bound is not None and r.lower_bound <= r.moved_parts
     moved = {x for a in r.plan for x in a.touched}
     assert r.moved_parts == len(moved)
-    if world.needs_groups:
+    if world.moves.groups:
         assert "separate(" in task_facts(task).text
     else:
         assert not any(isinstance(a, GroupMove) for a in r.plan) and "separate(" not in task_facts(task).text

@@ -29,7 +29,7 @@ def test_faults_in_level1_burrs_get_valid_plans(name, fault):
     plan = repair_plan(world, task.actual, task.target)
     assert plan is not None
     assert world.restoration(task.actual, plan, task.target).restored
-    if world.needs_groups and fault == "missing_part" and not any(a.name == "insert" for a in plan):
+    if world.moves.groups and fault == "missing_part" and not any(a.name == "insert" for a in plan):
         assert any(a.name == "join" for a in plan)
 
 

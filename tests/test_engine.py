@@ -243,7 +243,7 @@ def grun(state, *actions):
 
 def test_group_moves_are_illegal_where_the_assembly_needs_none():
     s = run(T, UNLATCH, UNCLIP)
-    assert W.needs_groups is False and code(s, SEP) == "not_applicable" and gcode(s, SEP) is None
+    assert W.moves.groups is False and code(s, SEP) == "not_applicable" and gcode(s, SEP) is None
     assert "one part at a time" in W.check(s, SEP).message
 
 

@@ -7,11 +7,11 @@ import re
 
 import pytest
 
-from cases import all_cases, grounding
+from cases import PARTIAL_MOVES, all_cases, grounding
 from forgeplan.io.catalog import load_assembly
 from forgeplan.geometry.partial import needs_partial_moves
 from forgeplan.geometry.separation import needs_group_moves
-from forgeplan.library import BUILTIN, PARTIAL_MOVES
+from forgeplan.library import BUILTIN
 from forgeplan.llm.grammar import vocabulary
 from forgeplan.model.actions import GroupMove, lock_action
 from forgeplan.model.state import State, Tolerances

@@ -14,7 +14,7 @@ from forgeplan.geometry.graphs import assembly_sequence, blocking_depth
 from forgeplan.geometry.relations import symmetry_group
 from forgeplan.geometry.separation import disassembly_verdict, needs_group_moves
 from forgeplan.io.catalog import load_assembly
-from forgeplan.library import BUILTIN, PARTIAL_MOVES
+from forgeplan.library import BUILTIN
 from forgeplan.library.voxels import box, part
 from forgeplan.model.assembly import DIRECTIONS
 from forgeplan.model.state import Tolerances
@@ -28,7 +28,7 @@ from forgeplan.semantics.faults import FaultSpec, candidates, make_task
 from forgeplan.semantics.legal import legal_actions
 from forgeplan.semantics.engine import World
 from forgeplan.verify import verify
-from cases import grounding
+from cases import PARTIAL_MOVES, grounding
 
 IDS = list(BUILTIN)
 PART_ID = re.compile(r"^[A-Z][A-Za-z0-9]*_Part\d{2}_[A-Z][A-Za-z]*$")

@@ -52,7 +52,7 @@ def _reference(task) -> str:
 def burr():
     """Two faults of one group-move burr (one shared DFA), with their proved plans as contract text."""
     tasks = [_task(GROUPS, "missing_part"), _task(GROUPS, "wrong_orientation")]
-    assert all(t.world.needs_groups for t in tasks)
+    assert all(t.world.moves.groups for t in tasks)
     texts = [_reference(t) for t in tasks]
     for t, text in zip(tasks, texts):
         names = [a.name for a in parse_output(text).actions]
@@ -133,7 +133,7 @@ def test_the_whole_assembly_is_a_legal_group(burr):
 
 def test_assemblies_without_group_moves_keep_the_nine_forge_actions(tmp_path, capsys):
     task = _task(SINGLE, "missing_part")
-    assert not task.world.needs_groups and group_limit(task) == 0
+    assert not task.world.moves.groups and group_limit(task) == 0
     spec = specialise(task)
     code = "\n".join(l for l in spec.splitlines() if not l.lstrip().startswith("//"))
     assert "separate" not in code and "join" not in code and "part_ids" not in code

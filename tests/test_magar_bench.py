@@ -16,9 +16,10 @@ from forgeplan.bench.magar import family_split, plan_magar
 from forgeplan.bench.store import load_manifest, load_sample_task
 from forgeplan.evaluation.decision_baselines import magar_answer
 from forgeplan.evaluation.magar_eval import magar_summary, read_decision, score_magar_split
-from forgeplan.library import BUILTIN, PARTIAL_MOVES, build
+from forgeplan.library import BUILTIN, build
 from forgeplan.semantics.intents import decision_of, subgoal_holds
 from forgeplan.model.actions import Action
+from cases import PARTIAL_MOVES
 
 TASKS = 24
 

@@ -101,7 +101,7 @@ def test_action_space_names_the_fields_the_contract_writes(tmp_path):
     from cases import plan_cases
     from forgeplan.semantics.legal import legal_actions
 
-    case = next(c for c in plan_cases() if c.task.world.needs_groups)
+    case = next(c for c in plan_cases() if c.task.world.moves.groups)
     tasks = [case.task] + [t for _, t in all_cases()[::7]]
     fields = {}
     for task in tasks:

@@ -15,7 +15,7 @@ import pytest
 
 from forgeplan.io.contract import parse_output
 from forgeplan.io.task_files import load_task
-from forgeplan.library import PARTIAL_MOVES, build
+from forgeplan.library import build
 from forgeplan.llm.grammar import compact, lark_parser, specialise
 from forgeplan.llm.masking import LegalMask, task_dfa
 from forgeplan.llm.prompt import target_text
@@ -24,7 +24,7 @@ from forgeplan.planners.reference import proven_reference
 from forgeplan.semantics.faults import FaultSpec, make_task
 from forgeplan.semantics.legal import legal_actions
 from forgeplan.semantics.partial_universe import offset_ranges, position_bound, slide_members, slide_steps
-from cases import grounding
+from cases import PARTIAL_MOVES, grounding
 
 SPARE = "Burr6Level5_Part01_Stick_Miscut"
 # engine refusals that a plan's vocabulary cannot cause: the grammar names only ids, directions, distances

@@ -11,7 +11,6 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from ..geometry.separation import needs_group_moves
 from ..io.quoting import markdown_cell
 from ..model.errors import InputError
 from ..semantics.grounded import DEFAULT_WEIGHT, ground
@@ -63,7 +62,7 @@ def _export_task(bench: Path, sid: str, out: Path, name: str) -> dict:
     if not isinstance(proof, dict) or not proof.get("optimal") or proof.get("objective") != "moved-parts,actions":
         raise InputError("the reference is not a proven moved-parts,actions optimum", file=str(sample_folder(bench, sid) / "reference.json"),
                          field="proof")
-    lifted = not needs_group_moves(task.assembly)
+    lifted = not ground(task).has_groups
     for sub, (profile, grounded) in FOLDERS.items():
         if sub == "lifted" and not lifted:
             continue

@@ -68,10 +68,10 @@ def _puzzle_row(name: str, asm, args) -> dict:
 
 def builtin_group_assemblies() -> list:
     """The built-in assemblies that come apart only with group moves, in library order."""
-    from ..geometry.separation import needs_group_moves
     from ..library import BUILTIN, build
+    from ..semantics.grounded import Capability, assembly_capabilities
 
-    return [build(a) for a in BUILTIN if needs_group_moves(build(a))]
+    return [build(a) for a in BUILTIN if assembly_capabilities(build(a)) == {Capability.GROUPS}]
 
 
 def _times(rows: list[dict]) -> dict:

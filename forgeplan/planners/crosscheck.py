@@ -161,9 +161,6 @@ def clingo_partial_side(task: Task, objective: str, time_limit: float | None, bo
     return side
 
 
-# the cross-checking planners of the registry, by name: how each one's answer is read
-SIDES: dict[str, Callable[..., Side]] = {"fast-downward": fd_side, "clingo-partial": clingo_partial_side}
-
 
 def _fd_answer(task: Task, r) -> Side:
     from unified_planning.engines import PlanGenerationResultStatus as S
@@ -254,21 +251,34 @@ def compare_task(task: Task | GroundedTask, objective: str = "moved-parts,action
     a partial-move task; by default the smallest that hold the prover's plan, the horizon `extra_steps`
     longer: plans that many steps longer than the prover's, which may move fewer parts, are then covered)."""
     grounded = as_grounded(task)
-    task = grounded.task
     prover = prover_side(grounded, objective, time_limit)
-    name = planner_for(grounded, Guarantee.CROSS_CHECK).name
-    if name == "fast-downward":
-        checker = SIDES[name](task, objective, time_limit)
-        verdict, reason = judge(objective, prover, checker)
-        return Comparison(task.sample_id, objective, verdict, reason, prover, checker, path)
+    check = CHECKS[planner_for(grounded, Guarantee.CROSS_CHECK).name]
+    verdict, reason, checker = check(grounded.task, prover, objective, time_limit, box, horizon, extra_steps)
+    return Comparison(grounded.task.sample_id, objective, verdict, reason, prover, checker, path)
+
+
+def _check_fd(task: Task, prover: Side, objective: str, time_limit: float | None, *universe) -> tuple[str, str, Side]:
+    """Fast Downward's optimum against the prover's: (verdict, reason, its side)."""
+    checker = fd_side(task, objective, time_limit)
+    return (*judge(objective, prover, checker), checker)
+
+
+def _check_partial(task: Task, prover: Side, objective: str, time_limit: float | None, box, horizon: int | None,
+                   extra_steps: int) -> tuple[str, str, Side]:
+    """clingo's optimum over a box and a horizon that hold the prover's plan: (verdict, reason, its side)."""
     plan = prover.plan if prover.valid else None
     box = box if box is not None else plan_box(task, plan or ())
     horizon = horizon if horizon is not None else (len(plan) if plan else PARTIAL_HORIZON) + extra_steps
-    checker = SIDES[name](task, objective, time_limit, box, horizon)
+    checker = clingo_partial_side(task, objective, time_limit, box, horizon)
     outside = plan is not None and (len(plan) > horizon or any(f > b for f, b in zip(plan_box(task, plan), checker.box or box)))
-    verdict, reason = (("unknown", f"the checker's universe (box {list(checker.box or box)}, {horizon} steps) does not "
-                        "hold the search's plan") if outside else judge_partial(objective, prover, checker))
-    return Comparison(task.sample_id, objective, verdict, reason, prover, checker, path)
+    if outside:
+        return "unknown", (f"the checker's universe (box {list(checker.box or box)}, {horizon} steps) does not hold "
+                           "the search's plan"), checker
+    return (*judge_partial(objective, prover, checker), checker)
+
+
+# the cross-checking planners of the registry, by name: how each one's optimum is compared with the proof
+CHECKS: dict[str, Callable[..., tuple[str, str, Side]]] = {"fast-downward": _check_fd, "clingo-partial": _check_partial}
 
 
 def find_tasks(path: Path) -> list[Path]:

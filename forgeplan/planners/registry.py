@@ -13,7 +13,7 @@ returns a `planners.result.SolveResult`. Guarantees:
 * `PROVED_MINIMAL`: a plan proved minimal in the objective over the grounded universe, or an honest status
   saying it was not (feasible, timeout, unsolvable);
 * `CROSS_CHECK`: an independent optimum over the same task, compared with the proof by `crosscheck`
-  (which runs it: `crosscheck.SIDES`);
+  (which runs it: `crosscheck.CHECKS`);
 * `FEASIBLE`: a valid plan, not minimal (a fallback and an upper bound): status feasible, or timeout
   when it finds none.
 """

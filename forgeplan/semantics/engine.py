@@ -173,7 +173,7 @@ class World:
 
     def _check_group(self, state: State, a: GroupMove) -> Illegal | None:
         """separate / join (SEMANTICS §5): a group of two or more parts moving along one direction."""
-        if not self.needs_groups:
+        if not self.moves.groups:
             return Illegal("not_applicable", f"{self.assembly.assembly_id} comes apart one part at a time: group moves "
                                              "(separate/join) exist only for assemblies that need them")
         if len(a.part_ids) < 2 or len(set(a.part_ids)) != len(a.part_ids):
@@ -244,12 +244,6 @@ class World:
 
     def _blocked_along(self, x: str, i: int, d: str, blocking: int) -> Illegal | None:
         return Illegal("blocked", f"{x} is blocked along {d} by {self._names(blocking)}") if blocking else None
-
-    @property
-    def needs_groups(self) -> bool:
-        """True when separate/join are in play: the assembly comes apart only with subassembly (group)
-        moves or needs partial moves, unless the constructor forced it either way."""
-        return self.moves.groups
 
     def separable(self, group: int, offsets: tuple[Offset, ...] | None = None) -> bool:
         """Can the slots of bitmask `group` (at `offsets`, catalog order; default the target) be

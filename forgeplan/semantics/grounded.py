@@ -484,7 +484,7 @@ def separable_groups(ag: AssemblyGrounding) -> tuple[int, ...]:
 
 def _separable_groups(world: World) -> tuple[int, ...]:
     n, level, out = len(world.ids), [1 << i for i in range(len(world.ids))], []
-    while level and world.needs_groups:
+    while level and world.moves.groups:
         level = [h for g in level for j in range(g.bit_length(), n) if world.separable(h := g | 1 << j)]
         out += level
         if len(out) > MAX_GROUP_SETS:

@@ -37,7 +37,6 @@ from ..model.actions import Action, Insert, Join, Remove, Separate, Slide
 from ..model.assembly import DIRECTION_VECTORS, DIRECTIONS, Assembly
 from .assembly_grounding import AssemblyGrounding
 from .engine import World
-from .moves import MoveKind
 from .partial_offers import Config, Move, Step, bits, position_bound, separable_at  # noqa: F401 (part of this API)
 ZERO: Vec = (0, 0, 0)
 _VEC = tuple(DIRECTION_VECTORS[d] for d in DIRECTIONS)
@@ -66,7 +65,7 @@ def slide_universe(asm: Assembly) -> tuple[Slide, ...]:
 def slide_steps(world: World) -> tuple[tuple[str, int], ...]:
     """Every (direction, distance) a slide of the universe takes, direction-major: up to twice the bound
     along the direction's axis. Empty where partial moves are not in play (no slide exists there)."""
-    if world.moves.kind is not MoveKind.PARTIAL:
+    if world.moves.slides_refused():
         return ()
     bound = position_bound(world.assembly)
     return tuple((d, k) for d in DIRECTIONS for k in range(1, 2 * bound["xyz".index(d[1])] + 1))
@@ -75,7 +74,7 @@ def slide_steps(world: World) -> tuple[tuple[str, int], ...]:
 def offset_ranges(world: World) -> tuple[range, range, range] | None:
     """Per axis, the coordinates an offset of the universe takes (`position_domain`'s axes); None where
     partial moves are not in play (every offset is 0 there)."""
-    if world.moves.kind is not MoveKind.PARTIAL:
+    if world.moves.offsets_refused("inserted"):
         return None
     return tuple(range(-b, b + 1) for b in position_bound(world.assembly))  # type: ignore[return-value]  # one range per axis of a Vec
 
@@ -83,7 +82,7 @@ def offset_ranges(world: World) -> tuple[range, range, range] | None:
 def slide_members(world: World) -> tuple[str, ...]:
     """The part ids a slide may name: every target part and every spare (a spare in its slot moves as the
     slot's part does, §1). Empty where partial moves are not in play."""
-    if world.moves.kind is not MoveKind.PARTIAL:
+    if world.moves.slides_refused():
         return ()
     return tuple(world.ids) + tuple(w.part_id for w in world.assembly.spares)
 

@@ -15,6 +15,7 @@ from functools import lru_cache
 
 from forgeplan.io.catalog import load_assembly
 from forgeplan.library import BUILTIN
+from forgeplan.library.burr import LEVELS
 from forgeplan.model.actions import Action, Insert, Join, Remove, Replace, Rotate, Separate, lock_action
 from forgeplan.model.state import Tolerances
 from forgeplan.semantics.assembly_grounding import AssemblyGrounding

@@ -1,4 +1,5 @@
-"""The named choices a user picks on the command line: objectives, PDDL export profiles, external planners.
+"""The named choices a user picks on the command line: objectives, PDDL export profiles, external planners,
+serving engines.
 
 Plain data, so that the command line offers them without importing the planners that act on them.
 """
@@ -12,3 +13,6 @@ PROFILES = ("full", "strips", "strips-costs")
 
 # external PDDL planner -> (default profile, default configuration) (planners.pddl.external)
 PLANNERS = {"fd": ("strips-costs", "astar(lmcut())"), "pyperplan": ("strips", "-s astar -H lmcut")}
+
+# serving engine -> the request field that carries the task's grammar (llm.serving.constraint)
+SERVING_ENGINES = ("vllm", "sglang", "llama.cpp", "openai")

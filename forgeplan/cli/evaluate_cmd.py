@@ -14,12 +14,13 @@ def register(sub) -> None:
         "evaluate", help="score a predictions JSONL on a benchmark split",
         description="Verify every prediction of a split against its task and score them with the FORGE metrics "
                     "(SSE, SAPF, VMRE, DGTR, MVE, HRQ, Overall-Core), the MAGAR metrics (MPA, RCA) and the "
-                    "ambiguity-aware SSE-any/MVE-any; --out writes metrics.json, report.md (with a glossary) and plots.")
+                    "ambiguity-aware SSE-any/MVE-any; --out writes metrics.json, report.md (with a glossary), plots, and the run: run.json and samples.jsonl (one row per "
+                    "sample with its verdict, every metric and the raw output; samples.parquet too when pyarrow is installed).")
     e.add_argument("--bench", required=True, type=Path, metavar="DIR", help="benchmark folder")
     e.add_argument("--predictions", required=True, type=Path, metavar="FILE.jsonl",
                    help="one {\"sample_id\", \"raw_output\"} object per line (as `baseline` and `infer` write)")
     e.add_argument("--split", default="test", help="benchmark split to score (train or test)")
-    e.add_argument("--out", type=Path, metavar="REPORT_DIR", help="write metrics.json, report.md and plots here")
+    e.add_argument("--out", type=Path, metavar="REPORT_DIR", help="write metrics.json, report.md, plots, run.json and samples.jsonl here")
     e.add_argument("--json", action="store_true", help="print the full metrics JSON")
     e.add_argument("--reference-cost", choices=["forgeplan", "paper"], default="forgeplan",
                    help="forgeplan: the proven (moved parts, actions) optimum; paper: FORGE's c*, the fewest actions "
@@ -66,8 +67,10 @@ def run_evaluate(args) -> int:
         samples = score_split(args.bench, preds, args.split, progress=bar.update, reference_cost=args.reference_cost,
                               jobs=args.jobs, executor=args.executor, address=args.address)
     summary = summarise(samples, args.split, args.reference_cost)
+    rows = _with_intervals(args, summary, samples, preds, "forge")
     if args.out:
         files = write_report(summary, args.out, args.predictions.stem)
+        _write_run(args, rows)
         print(f"report: {files[1]}", file=sys.stderr if args.json else sys.stdout)  # --json: stdout is JSON only
     if args.json:
         print(json.dumps(summary, indent=1))
@@ -85,12 +88,35 @@ def _evaluate_magar(args, preds) -> int:
     if args.reference_cost != "forgeplan":
         raise InputError("a magar-profile benchmark keeps MAGAR's moved-part-minimal reference; "
                          "--reference-cost applies to FORGE-profile benchmarks", field="--reference-cost")
-    summary = magar_summary(score_magar_split(args.bench, preds, args.split), args.split)
+    samples = score_magar_split(args.bench, preds, args.split)
+    summary = magar_summary(samples, args.split)
+    rows = _with_intervals(args, summary, samples, preds, "magar")
     if args.out:
         files = write_magar_report(summary, args.out, args.predictions.stem)
+        _write_run(args, rows)
         print(f"report: {files[1]}", file=sys.stderr if args.json else sys.stdout)
     print(json.dumps(summary, indent=1) if args.json else print_line(summary))
     return 0
+
+
+def _with_intervals(args, summary: dict, samples: list, preds: dict, profile: str) -> list[dict]:
+    """The rows of samples.jsonl; adds each figure's n and bootstrap interval to the summary."""
+    from ..evaluation.figures import columns_of
+    from ..evaluation.resampling import summary_intervals
+    from ..evaluation.rows import FORGE_COLUMNS, MAGAR_COLUMNS, sample_rows
+
+    columns = FORGE_COLUMNS if profile == "forge" else MAGAR_COLUMNS
+    rows = sample_rows(args.bench, samples, preds, args.split, columns)
+    summary["intervals"] = summary_intervals(columns_of(rows, list(columns)))
+    return rows
+
+
+def _write_run(args, rows: list[dict]) -> None:
+    """run.json, samples.jsonl and samples.parquet beside the report."""
+    from ..evaluation.run_dir import run_info, write_run
+
+    options = {"reference_cost": args.reference_cost, "jobs": args.jobs, "executor": args.executor}
+    write_run(args.out, run_info(args.bench, args.predictions, args.split, options, rows), rows, args.predictions)
 
 
 def run_baseline(args) -> int:

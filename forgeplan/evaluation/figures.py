@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .decisions import AD_METRICS, MR_METRICS, family_score, overall
-from .metrics import CORE, overall_core
+from .decisions import AD_METRICS, MR_METRICS
+from .metrics import CORE
 
 AGGREGATION: dict[str, tuple[str, ...]] = {
     "SSE": ("assembly_id",), "SAPF": ("assembly_id", "stratum"), "VMRE": ("assembly_id", "stratum"),
@@ -31,19 +31,31 @@ AGGREGATION: dict[str, tuple[str, ...]] = {
 }
 
 
-def _overall_core(m: dict) -> float | None:
-    return overall_core(m)
+def _zero_mean(arrays: list[np.ndarray]) -> np.ndarray:
+    """The mean of the figures, "–" (NaN) counting as 0; NaN where every one is NaN."""
+    stacked = np.stack(arrays)
+    return np.where(np.isnan(stacked).all(axis=0), np.nan, np.nan_to_num(stacked).sum(axis=0) / len(arrays))
+
+
+def _overall_core(f: dict[str, np.ndarray]) -> np.ndarray:
+    """FORGE eq. 18 (`metrics.overall_core`): the six core figures' mean, "–" counting 0."""
+    return np.nan_to_num(np.stack([f[k] for k in CORE])).sum(axis=0) / len(CORE)
 
 
 def _family(names: tuple[str, ...]):
-    return lambda m: family_score(m, names)
+    """A MAGAR family score (`decisions.family_score`)."""
+    return lambda f: _zero_mean([f[k] for k in names])
 
 
-def _overall(m: dict) -> float | None:
-    return overall(m)["Overall"]
+def _overall(f: dict[str, np.ndarray]) -> np.ndarray:
+    """MAGAR eq. 13 over the families present (`decisions.overall`)."""
+    families = np.stack([_zero_mean([f[k] for k in AD_METRICS]), _zero_mean([f[k] for k in MR_METRICS])])
+    present = ~np.isnan(families)
+    total = np.nan_to_num(families).sum(axis=0)
+    return np.divide(total, present.sum(axis=0), out=np.full(total.shape, np.nan), where=present.any(axis=0))
 
 
-# composite -> (the metrics it reads, the paper's formula over their figures, None for "–")
+# composite -> (the metrics it reads, the paper's formula over their (R,) figures, NaN for "–")
 COMPOSITES = {
     "Overall-Core": (CORE, _overall_core),
     "Assembly Decision": (AD_METRICS, _family(AD_METRICS)),
@@ -71,7 +83,9 @@ class Columns:
 
 
 def columns_of(rows: list[dict], metrics: list[str]) -> Columns:
-    """The columns of `metrics` (those of AGGREGATION) in the rows."""
+    """The columns of `metrics` (those of AGGREGATION) in the rows, ordered by assembly and stratum (stable),
+    so that most groupings are runs of consecutive rows."""
+    rows = sorted(rows, key=lambda r: (str(r["assembly_id"]), str(r["stratum"])))
     values = {m: np.array([np.nan if r[m] is None else float(r[m]) for r in rows], dtype=float) for m in metrics}
     groups = {g: np.unique([str(r[g]) for r in rows], return_inverse=True)[1].reshape(-1).astype(np.int64)
               for g in ("assembly_id", "stratum")}
@@ -88,7 +102,7 @@ def composites_of(metrics) -> tuple[str, ...]:
     return tuple(c for c in PROFILE_COMPOSITES[profile_of(metrics)] if set(COMPOSITES[c][0]) <= set(metrics))
 
 
-def _steps(cols: Columns, levels: tuple[str, ...]) -> list[np.ndarray]:
+def steps_of(cols: Columns, levels: tuple[str, ...]) -> list[np.ndarray]:
     """The groupings a metric is averaged in, innermost first: rows -> cells of all levels, cells ->
     their parents one level up, ..., last all into one group. Codes run 0..G-1, each present."""
     steps, codes = [], np.zeros(cols.n, dtype=np.int64)
@@ -110,6 +124,10 @@ def _steps(cols: Columns, levels: tuple[str, ...]) -> list[np.ndarray]:
 
 def _group_sums(x: np.ndarray, groups: np.ndarray) -> np.ndarray:
     """(R, m) -> (R, G): the sums over the columns of each group."""
+    if not groups.any():
+        return x.sum(axis=1, keepdims=True)
+    if (np.diff(groups) >= 0).all():   # runs of consecutive columns: no reordering
+        return np.add.reduceat(x, np.flatnonzero(np.r_[True, np.diff(groups) != 0]), axis=1)
     order = np.argsort(groups, kind="stable")
     starts = np.flatnonzero(np.r_[True, np.diff(groups[order]) != 0])
     return np.add.reduceat(x[:, order], starts, axis=1)
@@ -140,13 +158,11 @@ def figure_arrays(cols: Columns, weights: np.ndarray | None = None,
     out = {}
     for m, v in cols.values.items():
         vals = (values or {}).get(m, v)
-        out[m] = aggregate(vals if vals.ndim == 2 else vals[None, :], w, _steps(cols, AGGREGATION[m]))
+        out[m] = aggregate(vals if vals.ndim == 2 else vals[None, :], w, steps_of(cols, AGGREGATION[m]))
     resamples = max(len(a) for a in out.values()) if out else 1
     for c in composites_of(cols.values):
         names, formula = COMPOSITES[c]
-        arrays = [np.broadcast_to(out[k], (resamples,)) for k in names]
-        out[c] = np.array([_none_nan(formula({k: _nan_none(a[r]) for k, a in zip(names, arrays)}))
-                           for r in range(resamples)])
+        out[c] = formula({k: np.broadcast_to(out[k], (resamples,)) for k in names})
     return out
 
 
@@ -166,7 +182,3 @@ def figures(rows: list[dict], metrics: list[str]) -> dict[str, float | None]:
 
 def _nan_none(x) -> float | None:
     return None if np.isnan(x) else float(x)
-
-
-def _none_nan(x) -> float:
-    return np.nan if x is None else float(x)

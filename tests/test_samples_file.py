@@ -271,3 +271,16 @@ def test_a_large_file_whose_first_rows_lack_a_column_still_loads_in_datasets(tmp
     # the witnesses first: s0 (sample_id, reason), s50001 (fault_types, HRQ); then every other row in order
     assert len(data) == 60_000 and data[1]["HRQ"] == 50.0 and data[1]["fault_types"] == ["x"]
     assert [data[k]["sample_id"] for k in (0, 1, 2, 50_001)] == ["s0", "s50001", "s1", "s50000"]
+
+
+def test_extract_json_marks_the_rows_it_took_out_of_a_fence(forge_run, small_bench, tmp_path):
+    folder, _, answers = forge_run
+    code, _, err = run("evaluate", "--bench", small_bench, "--predictions", folder.parent / "preds.jsonl", "--split",
+                       "train", "--out", tmp_path / "loose", "--extract-json")
+    assert code == 0, err
+    rows = {r["sample_id"]: r for r in read_rows(tmp_path / "loose")}
+    fenced = [sid for sid, raw in answers.items() if raw.startswith("```")]
+    assert fenced and [sid for sid, r in rows.items() if r["extracted"]] == fenced
+    assert rows[fenced[0]]["category"] != "schema_failure" and rows[fenced[0]]["raw_output"].startswith("```")
+    info = json.loads((tmp_path / "loose" / "run.json").read_text())
+    assert info["counts"]["extracted"] == 1 and info["options"]["extract_json"] is True

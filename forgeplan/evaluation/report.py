@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..io.contract import EXTRACT_HINT, FENCE
 from ..io.quoting import markdown_cell
 from .metrics import CORE, FAILURE_CATEGORIES
 
@@ -32,6 +33,35 @@ def fmt(value) -> str:
     return "–" if value is None else f"{value:.2f}"
 
 
+def answer_counts(samples: list, split_samples: int, answered: int, *, extract: bool, only_predicted: bool) -> dict:
+    """How the answers were read: the split's samples, those with a prediction, and how many answers were
+    taken out of a fence or surrounding text (`extracted`, with --extract-json) or failed for want of it
+    (`needs_extraction`, without)."""
+    return {"split_samples": split_samples, "answered": answered, "unanswered": split_samples - answered,
+            "scored": len(samples), "only_predicted": only_predicted, "extract_json": extract,
+            "extracted": sum(s.extracted for s in samples),
+            "needs_extraction": sum(EXTRACT_HINT in s.reason for s in samples)}
+
+
+def answer_lines(c: dict) -> list[str]:
+    """The report's paragraph on missing and extracted answers."""
+    if c["only_predicted"]:
+        lines = [f"- Scored: only the {c['answered']} samples of the split's {c['split_samples']} that have a prediction "
+                 f"(`--only-predicted`); the {c['unanswered']} without one are left out of every figure."]
+    elif c["unanswered"]:
+        lines = [f"- Scored: all {c['split_samples']} samples of the split; {c['unanswered']} have no prediction and "
+                 "score as schema failures (0 on every metric)."]
+    else:
+        lines = [f"- Scored: all {c['split_samples']} samples of the split, each with a prediction."]
+    if c["extract_json"]:
+        lines.append(f"- `--extract-json`: {c['extracted']} answers were taken out of a {FENCE} fence or surrounding "
+                     "text; the others were one JSON object as they stand.")
+    else:
+        lines.append(f"- Answers are parsed strictly, as FORGE scores raw JSON: {c['needs_extraction']} failed only "
+                     f"because of a {FENCE} fence or text around the JSON object (`--extract-json` reads them).")
+    return ["## Answers", "", *lines, ""]
+
+
 def _table(rows: dict[str, dict], cols) -> list[str]:
     out = ["| | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
     for name, m in rows.items():
@@ -53,6 +83,7 @@ def write_report(summary: dict, out: Path, name: str = "predictions") -> list[Pa
     lines += _table({name: m}, COLUMNS)
     lines += [""]
     lines += interval_lines(summary)
+    lines += answer_lines(summary["answers"]) if "answers" in summary else []
     lines += _rules(summary["rules"])
     lines += ["## Beyond the papers", "",
               f"- SSE-any (credits any proven-optimal plan): {fmt(m['SSE-any'])}",

@@ -56,7 +56,7 @@ def decision_verdict(s: DecisionScore) -> tuple[str | None, str]:
 
 
 def sample_row(score: SampleScore | DecisionScore, meta: dict, split: str, answered: bool,
-               columns: tuple[str, ...], extracted: bool = False) -> dict:
+               columns: tuple[str, ...]) -> dict:
     """The row of one sample, without its raw output (added when the file is written). `meta` is the
     sample's meta.json; `columns` the metrics of the report (FORGE_COLUMNS or MAGAR_COLUMNS)."""
     if isinstance(score, DecisionScore):
@@ -70,7 +70,7 @@ def sample_row(score: SampleScore | DecisionScore, meta: dict, split: str, answe
     verdict = "unanswered" if not answered else "correct" if category is None else "incorrect"
     row = {"sample_id": score.sample_id, "family": family, "split": split, "assembly_id": meta["assembly_id"],
            "assembly_family": meta["family"], "fault_types": list(meta.get("fault_types", [])), "stratum": stratum,
-           "difficulty": meta["difficulty"], "answered": answered, "extracted": extracted, "verdict": verdict,
+           "difficulty": meta["difficulty"], "answered": answered, "extracted": score.extracted, "verdict": verdict,
            "category": category, "failing_step": step, "reason": reason}
     return row | {c: values.get(c) for c in columns}
 

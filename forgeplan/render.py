@@ -258,6 +258,7 @@ def _draw(ax, asm: Assembly, shapes: dict[str, frozenset[Voxel]], elev: float, a
 def _axis_marker(fig, elev: float, azim: float) -> None:
     """A small x/y/z triad in the lower left corner, seen from the same camera (plot axes are x, -z, y)."""
     ax = fig.add_axes((0.01, 0.01, 0.13, 0.18), projection="3d")
+    ax.set_facecolor((1, 1, 1, 0))   # see-through: a part drawn behind the triad stays visible
     for label, (dx, dy, dz), colour in (("x", (1, 0, 0), "#c00000"), ("y", (0, 0, 1), "#008000"),
                                         ("z", (0, -1, 0), "#0000c0")):
         ax.quiver(0, 0, 0, dx, dy, dz, color=colour, linewidth=1.5, arrow_length_ratio=0.25)

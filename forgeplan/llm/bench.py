@@ -35,22 +35,15 @@ def load_sample(bench: Path, sample_id: str) -> tuple[Task, dict | None]:
 
 def prompt_completion_rows(bench: Path, split: str, style: str = DEFAULT_PROMPT, *, limit: int = 0,
                            with_ids: bool = False) -> list[dict]:
-    """Conversational prompt/completion rows (TRL's format) of a split; every sample needs its reference."""
-    from .prompt import build_prompt, completion  # noqa: PLC0415
-
-    from .decision_prompt import decision_completion, decision_prompt  # noqa: PLC0415
+    """Conversational prompt/completion rows (TRL's format) of a split, each sample with its family's
+    prompt and answer (llm.families); every sample needs its reference."""
+    from .families import completion_for, prompt_for, read_sample  # noqa: PLC0415
 
     rows = []
     for sid in split_ids(bench, split)[: limit or None]:
-        task, ref = load_sample(bench, sid)
-        decision = task_dir(bench, sid) / "decision.json"
-        if ref is None and decision.is_file():   # an Assembly Decision sample (bench build --profile magar)
-            answer = read_json(decision, "bench file", root=Path(bench))["reference"]
-            row = {"sample_id": sid} if with_ids else {}
-            rows.append({**row, "prompt": decision_prompt(task, style), "completion": decision_completion(answer)})
-            continue
-        if ref is None:
+        sample = read_sample(bench, sid)
+        if sample.answer is None:
             raise InputError("reference.json is missing (needed for training data)", file=str(task_dir(bench, sid)))
         row = {"sample_id": sid} if with_ids else {}
-        rows.append({**row, "prompt": build_prompt(task, style), "completion": completion(ref)})
+        rows.append({**row, "prompt": prompt_for(sample, style)[0], "completion": completion_for(sample)})
     return rows

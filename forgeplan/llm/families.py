@@ -4,7 +4,8 @@ A FORGE-profile benchmark holds rework samples (reference.json; the answer is th
 grammars/rework_plan.lark). A `--profile magar` benchmark adds Assembly Decision samples (decision.json
 beside the task; the answer is MAGAR's structured intent, grammars/assembly_decision.lark). `prompt_for`
 is the one place that chooses a sample's messages and grammar: in-process decoding (`infer`), requests
-to servers (`requests`, `infer --endpoint`) and training data (`bench export`, `train`) all call it.
+to servers (`requests`, `infer --endpoint`) and training data (`prompt_completion_rows`, which `bench
+export` and `train` take) all call it.
 A sample's `Grammar` renders its task grammar in every flavour a decoder reads: Lark (forgeplan's masks,
 llguidance, vLLM's guidance backend), portable Lark (vLLM's xgrammar path), GBNF (llama.cpp, SGLang)
 and JSON Schema (servers that take only schemas); `mask_for` gives the in-process mask of a decoding mode.
@@ -18,8 +19,9 @@ from pathlib import Path
 
 from ..io.task_files import read_json
 from ..model.choices import DEFAULT_PROMPT
+from ..model.errors import InputError
 from ..semantics.task import Task
-from .bench import load_sample, task_dir
+from .bench import load_sample, split_ids, task_dir
 
 REWORK, DECISION = "rework", "decision"
 
@@ -118,3 +120,17 @@ def mask_for(sample: Sample | Task, mode: str, vocab):
     if s.family == REWORK or mode not in ("grammar", "legal"):
         return make_mask(mode, s.task, vocab)   # None for none; refuses an unknown mode
     return DecisionMask(legal_grammar(s.task) if mode == "legal" else decision_grammar(s.task), vocab)
+
+
+def prompt_completion_rows(bench: Path, split: str, style: str = DEFAULT_PROMPT, *, limit: int = 0,
+                           with_ids: bool = False) -> list[dict]:
+    """Conversational prompt/completion rows (TRL's format) of a split, each sample with its family's
+    prompt and answer; every sample needs its reference (the rows `bench export` writes and `train` reads)."""
+    rows = []
+    for sid in split_ids(bench, split)[: limit or None]:
+        sample = read_sample(bench, sid)
+        if sample.answer is None:
+            raise InputError("reference.json is missing (needed for training data)", file=str(task_dir(bench, sid)))
+        row = {"sample_id": sid} if with_ids else {}
+        rows.append({**row, "prompt": prompt_for(sample, style)[0], "completion": completion_for(sample)})
+    return rows

@@ -1,11 +1,14 @@
 """Both MAGAR families through the model side: on a `--profile magar` build every Assembly Decision sample
 gets the decision prompt and grammar (in-process masks, every server export, the SFT export) and every
-rework sample the rework ones; the tiny model answers both under each decoding mode and `evaluate`
-scores both families from one predictions file."""
+rework sample the rework ones; the tiny model (in process) and a stand-in OpenAI-compatible server
+(`infer --endpoint`) answer both, and `evaluate` scores both families from one predictions file."""
 
 from __future__ import annotations
 
 import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -13,6 +16,7 @@ from lark.exceptions import LarkError
 
 from forgeplan.bench.magar import build_magar_bench
 from forgeplan.cli import main
+from forgeplan.evaluation.decision_baselines import magar_answer
 from forgeplan.evaluation.decisions import parse_decision
 from forgeplan.io.contract import parse_output
 from forgeplan.llm.bench import split_ids
@@ -165,3 +169,87 @@ def test_a_decision_sample_is_decoded_under_its_own_grammar(magar, samples, tiny
                  "--prompt", "compact", "--max-new-tokens", "120", "--device", "cpu"]) == 0
     row = json.loads(preds.read_text())
     assert row["sample_id"] == sid and parse_decision(row["raw_output"])[0] is not None
+
+
+# ----------------------------------------------------------------------------- a stand-in server, both families
+
+class _StandIn(ThreadingHTTPServer):
+    """An OpenAI-compatible chat endpoint that answers each sample with its reference (the oracle), in a
+    ``` fence when `fence` says so, after checking that the request carries the sample's own family's
+    prompt and, when it carries one, a grammar that accepts the answer."""
+
+    daemon_threads = True
+
+    def __init__(self, bench, samples):
+        super().__init__(("127.0.0.1", 0), _Answer)
+        self.samples, self.fence, self.seen = samples, set(), []
+        self.answers = {sid: magar_answer("oracle", bench, sid) for sid in samples}
+
+    def complete(self, body: dict) -> str:
+        system, user = (m["content"] for m in body["messages"])
+        sid = re.search(r'"sample_id":"([^"]+)"', user).group(1)
+        s, answer = self.samples[sid], self.answers[sid]
+        assert system == (DECISION_SYSTEM if s.family == DECISION else SYSTEM), sid
+        grammar = body.get("structured_outputs", {}).get("grammar")
+        if grammar is not None:
+            assert grammar == grammar_for(s).portable_lark()
+            lark_parser(grammar_for(s).lark).parse(compact(json.loads(answer)))
+            answer = compact(json.loads(answer))   # the grammar's one spelling
+        self.seen.append((sid, s.family, grammar is not None))
+        return f"Here it is:\n```json\n{answer}\n```" if sid in self.fence else answer
+
+
+class _Answer(BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):  # noqa: N802 - http.server's name
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        content = self.server.complete(body)
+        data = json.dumps({"id": "c", "object": "chat.completion", "model": body["model"],
+                           "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                                        "finish_reason": "stop"}],
+                           "usage": {"prompt_tokens": 1, "completion_tokens": 1}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture
+def stand_in(magar, samples):
+    srv = _StandIn(magar, samples)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+@pytest.mark.slow   # the fast lane's sample: test_requests_send_each_sample_its_familys_prompt_and_grammar
+def test_a_served_model_answers_both_families_and_evaluate_scores_them(magar, stand_in, tmp_path, capsys):
+    url = f"http://127.0.0.1:{stand_in.server_address[1]}/v1"
+    test = split_ids(magar, "test")
+    families = {stand_in.samples[sid].family for sid in test}
+    assert families == {DECISION, REWORK}
+    # under the grammar: every answer is the sample's reference, both families score 100
+    preds = tmp_path / "grammar.jsonl"
+    assert main(["infer", "--endpoint", url, "--bench", str(magar), "--out", str(preds), "--concurrency", "2"]) == 0
+    assert sorted(sid for sid, _, sent in stand_in.seen if sent) == sorted(test)
+    capsys.readouterr()
+    assert main(["evaluate", "--bench", str(magar), "--predictions", str(preds), "--json"]) == 0
+    m = json.loads(capsys.readouterr().out)["metrics"]
+    assert m["Assembly Decision"] == m["Minimal Rework"] == m["Overall"] == 100.0
+    # no grammar, and one answer of each family in a fence: strict scoring fails them, --extract-json reads them
+    stand_in.fence = {next(sid for sid in test if stand_in.samples[sid].family == f) for f in families}
+    preds = tmp_path / "free.jsonl"
+    assert main(["infer", "--endpoint", url, "--bench", str(magar), "--out", str(preds), "--constrained", "none"]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", "--bench", str(magar), "--predictions", str(preds), "--json"]) == 0
+    strict = json.loads(capsys.readouterr().out)
+    assert strict["answers"]["needs_extraction"] == 2 and strict["metrics"]["Overall"] < 100.0
+    assert strict["metrics"]["Assembly Decision"] < 100.0 and strict["metrics"]["Minimal Rework"] < 100.0
+    assert main(["evaluate", "--bench", str(magar), "--predictions", str(preds), "--json", "--extract-json"]) == 0
+    loose = json.loads(capsys.readouterr().out)
+    assert loose["answers"]["extracted"] == 2 and loose["metrics"]["Overall"] == 100.0

@@ -19,9 +19,9 @@ from ..semantics.grounded import group_names, separable_groups
 from ..semantics.intents import INSPECT, OPERATIONS, decision_of, subgoal_text
 from ..semantics.legal import legal_actions
 from ..semantics.task import Task
-from .automaton import DEAD, ByteDFA, compile_lark
+from .automaton import ByteDFA, compile_lark
 from .grammar import compact, lark_literal
-from .masking import LazyTables, MaskEntry
+from .masking import PRE, LazyTables, MaskEntry, advance, first_space_entry
 from .vocab import Vocab
 
 GRAMMAR_PATH = grammars_dir() / "assembly_decision.lark"
@@ -100,14 +100,16 @@ class DecisionMask:
         self.vocab = vocab
         self.dfa: ByteDFA = _dfa(grammar_text)
         self.tables = LazyTables(self.dfa, vocab)
+        self._pre: MaskEntry | None = None
 
-    def start(self) -> int:
-        return 0
+    def start(self):
+        return PRE if self.vocab.strip_first_space else 0
 
-    def entry(self, state: int) -> MaskEntry:
+    def entry(self, state) -> MaskEntry:
+        if state == PRE:
+            self._pre = self._pre or first_space_entry(self.dfa, self.vocab)
+            return self._pre
         return self.tables[state]
 
-    def advance(self, state: int, token_id: int) -> int | None:
-        data = self.vocab.token_bytes[token_id] if token_id < self.vocab.size else None
-        q = DEAD if data is None else self.dfa.run(data, state)
-        return None if q == DEAD else q
+    def advance(self, state, token_id: int):
+        return advance(self.dfa, self.vocab, state, token_id)

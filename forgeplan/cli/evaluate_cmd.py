@@ -25,7 +25,8 @@ def register(sub) -> None:
         "evaluate", help="score a predictions JSONL on a benchmark split",
         description="Verify every prediction of a split against its task and score them with the FORGE metrics "
                     "(SSE, SAPF, VMRE, DGTR, MVE, HRQ, Overall-Core), the MAGAR metrics (MPA, RCA) and the "
-                    "ambiguity-aware SSE-any/MVE-any; --out writes metrics.json, report.md (with a glossary) and plots.")
+                    "ambiguity-aware SSE-any/MVE-any; --out writes metrics.json, report.md (with a glossary), plots, and the run: run.json and samples.jsonl (one row per "
+                    "sample with its verdict, every metric and the raw output; samples.parquet too when pyarrow is installed).")
     e.add_argument("--bench", required=True, type=Path, metavar="DIR", help="benchmark folder")
     e.add_argument("--predictions", required=True, type=Path, metavar="FILE.jsonl", action=_Once,
                    help="one {\"sample_id\", \"raw_output\"} object per line (as `baseline` and `infer` write); "
@@ -37,7 +38,7 @@ def register(sub) -> None:
                    help="score only the samples that have a prediction (default: every sample of the split, a missing "
                         "prediction scoring as a schema failure); the report says how many")
     e.add_argument("--split", default="test", help="benchmark split to score (train or test)")
-    e.add_argument("--out", type=Path, metavar="REPORT_DIR", help="write metrics.json, report.md and plots here")
+    e.add_argument("--out", type=Path, metavar="REPORT_DIR", help="write metrics.json, report.md, plots, run.json and samples.jsonl here")
     e.add_argument("--json", action="store_true", help="print the full metrics JSON")
     e.add_argument("--reference-cost", choices=["forgeplan", "paper"], default="forgeplan",
                    help="forgeplan: the proven (moved parts, actions) optimum; paper: FORGE's c*, the fewest actions "
@@ -89,8 +90,10 @@ def run_evaluate(args) -> int:
                               only_predicted=args.only_predicted)
     _warn_missing(n, len(preds), args.only_predicted)
     summary = summarise(samples, args.split, args.reference_cost, answer_counts(samples, **count))
+    rows = _with_intervals(args, summary, samples, preds, "forge")
     if args.out:
         files = write_report(summary, args.out, args.predictions.stem)
+        _write_run(args, rows)
         print(f"report: {files[1]}", file=sys.stderr if args.json else sys.stdout)  # --json: stdout is JSON only
     if args.json:
         print(json.dumps(summary, indent=1))
@@ -123,11 +126,34 @@ def _evaluate_magar(args, preds, count: dict) -> int:
                                 only_predicted=args.only_predicted)
     _warn_missing(count["split_samples"], count["answered"], args.only_predicted)
     summary = magar_summary(samples, args.split, answer_counts(samples, **count))
+    rows = _with_intervals(args, summary, samples, preds, "magar")
     if args.out:
         files = write_magar_report(summary, args.out, args.predictions.stem)
+        _write_run(args, rows)
         print(f"report: {files[1]}", file=sys.stderr if args.json else sys.stdout)
     print(json.dumps(summary, indent=1) if args.json else print_line(summary))
     return 0
+
+
+def _with_intervals(args, summary: dict, samples: list, preds: dict, profile: str) -> list[dict]:
+    """The rows of samples.jsonl; adds each figure's n and bootstrap interval to the summary."""
+    from ..evaluation.figures import columns_of
+    from ..evaluation.resampling import summary_intervals
+    from ..evaluation.rows import FORGE_COLUMNS, MAGAR_COLUMNS, sample_rows
+
+    columns = FORGE_COLUMNS if profile == "forge" else MAGAR_COLUMNS
+    rows = sample_rows(args.bench, samples, preds, args.split, columns)
+    summary["intervals"] = summary_intervals(columns_of(rows, list(columns)))
+    return rows
+
+
+def _write_run(args, rows: list[dict]) -> None:
+    """run.json, samples.jsonl and samples.parquet beside the report."""
+    from ..evaluation.run_dir import run_info, write_run
+
+    options = {"reference_cost": args.reference_cost, "extract_json": args.extract_json,
+               "only_predicted": args.only_predicted, "jobs": args.jobs, "executor": args.executor}
+    write_run(args.out, run_info(args.bench, args.predictions, args.split, options, rows), rows, args.predictions)
 
 
 def run_baseline(args) -> int:

@@ -12,7 +12,7 @@ from ..model.errors import InputError
 from .decisions import (AD_METRICS, DecisionScore, decision_metrics, operation_recall, overall, parse_decision,
                         score_decision)
 from .metrics import magar_metrics
-from .report import answer_lines, fmt
+from .report import answer_lines, fmt, interval_lines
 from .evaluate import scored_ids
 from .samples import SampleScore, score_sample
 
@@ -98,9 +98,10 @@ def write_magar_report(summary: dict, out: Path, name: str = "predictions") -> l
              "", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS),
              "| " + " | ".join(fmt(m[c]) for c in COLUMNS) + " |", "",
              "| " + " | ".join(ANY_COLUMNS) + " | Assembly Decision | Minimal Rework |", "|" + "---|" * 6,
-             "| " + " | ".join(fmt(m[c]) for c in (*ANY_COLUMNS, "Assembly Decision", "Minimal Rework")) + " |", "",
-             *(answer_lines(summary["answers"]) if "answers" in summary else []),
-             "## Operation recall (OBA's terms)", "", "| reference operation | samples | recall |", "|---|---|---|"]
+             "| " + " | ".join(fmt(m[c]) for c in (*ANY_COLUMNS, "Assembly Decision", "Minimal Rework")) + " |", ""]
+    lines += interval_lines(summary)
+    lines += answer_lines(summary["answers"]) if "answers" in summary else []
+    lines += ["## Operation recall (OBA's terms)", "", "| reference operation | samples | recall |", "|---|---|---|"]
     lines += [f"| {op} | {v['samples']} | {fmt(v['recall'])} |" for op, v in summary["per_operation"].items()]
     lines += ["", "## Glossary", "",
              "- OPG: operation and involved-part set exact, over samples with a nonempty reference part set (MAGAR C.3.1).",

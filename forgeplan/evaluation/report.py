@@ -82,6 +82,7 @@ def write_report(summary: dict, out: Path, name: str = "predictions") -> list[Pa
              "## Core metrics", ""]
     lines += _table({name: m}, COLUMNS)
     lines += [""]
+    lines += interval_lines(summary)
     lines += answer_lines(summary["answers"]) if "answers" in summary else []
     lines += _rules(summary["rules"])
     lines += ["## Beyond the papers", "",
@@ -102,6 +103,21 @@ def write_report(summary: dict, out: Path, name: str = "predictions") -> list[Pa
     lines += explanation_lines(name)
     (out / "report.md").write_text("\n".join(lines), encoding="utf-8")
     return [out / "metrics.json", out / "report.md", *_plots(summary, out, name)]
+
+
+def interval_lines(summary: dict) -> list[str]:
+    """Each figure's n and 95 % bootstrap interval (docs/metrics.md, "Intervals and paired tests")."""
+    if "intervals" not in summary:
+        return []
+    method, m = summary["intervals"]["method"], summary["metrics"]
+    lines = ["## Uncertainty", "",
+             f"n is the number of samples a figure averages over; the interval is a {100 * method['level']:g} % "
+             f"{method['interval']} ({method['resamples']} resamples, seed {method['seed']}).", "",
+             "| metric | n | value | 95 % interval |", "|---|---|---|---|"]
+    for k, v in summary["intervals"]["figures"].items():
+        span = "–" if v["low"] is None else f"[{fmt(v['low'])}, {fmt(v['high'])}]"
+        lines.append(f"| {k} | {v['n']} | {fmt(m.get(k))} | {span} |")
+    return lines + [""]
 
 
 def _rules(rules: dict) -> list[str]:

@@ -25,7 +25,8 @@ def register(sub) -> None:
         "evaluate", help="score a predictions JSONL on a benchmark split",
         description="Verify every prediction of a split against its task and score them with the FORGE metrics "
                     "(SSE, SAPF, VMRE, DGTR, MVE, HRQ, Overall-Core), the MAGAR metrics (MPA, RCA) and the "
-                    "ambiguity-aware SSE-any/MVE-any; --out writes metrics.json, report.md (with a glossary), plots, and the run: run.json and samples.jsonl (one row per "
+                    "ambiguity-aware SSE-any/MVE-any (a --profile magar benchmark: both families from one file, "
+                    "OPG, OBA, SGF, IBC on the Assembly Decision samples); --out writes metrics.json, report.md (with a glossary), plots, and the run: run.json and samples.jsonl (one row per "
                     "sample with its verdict, every metric and the raw output; samples.parquet too when pyarrow is installed).")
     e.add_argument("--bench", required=True, type=Path, metavar="DIR", help="benchmark folder")
     e.add_argument("--predictions", required=True, type=Path, metavar="FILE.jsonl", action=_Once,

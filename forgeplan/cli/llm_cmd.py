@@ -128,7 +128,9 @@ def _register_infer(sub) -> None:
                        description="Generate an output for every task of a split with greedy decoding, optionally "
                                    "constrained by the task's grammar (always well-formed) or also by the engine "
                                    "(only actions legal in the state reached so far), and write a predictions JSONL "
-                                   "for `evaluate`. In process with --model, or through a running OpenAI-compatible "
+                                   "for `evaluate`. Each sample gets its family's prompt and grammar (an Assembly "
+                                   "Decision sample of a --profile magar benchmark: the decision contract and grammar; "
+                                   "legal: its legal decisions). In process with --model, or through a running OpenAI-compatible "
                                    "server with --endpoint (the requests of `forgeplan requests`; grammar or none). "
                                    "With --endpoint every failure is one line, exit 2, and answers that were sent "
                                    "the grammar are parsed under it: exit 1 with the count when some do not parse.")
@@ -167,7 +169,8 @@ def _register_requests(sub) -> None:
     r = sub.add_parser("requests", help="one OpenAI-compatible request per task, grammar attached -> JSONL",
                        description="Write one chat-completion request per task of a split in the OpenAI batch-file "
                                    "layout (`vllm run-batch` reads it; `infer --endpoint` sends the same requests), "
-                                   "greedy, with the task grammar in the field the chosen engine reads: vllm "
+                                   "greedy, with the sample's prompt and task grammar (an Assembly Decision sample: "
+                                   "the decision ones) in the field the chosen engine reads: vllm "
                                    "structured_outputs.grammar (portable Lark), sglang ebnf (GBNF), llama.cpp "
                                    "grammar (GBNF). `import-answers` turns the batch output into predictions.")
     r.add_argument("--bench", type=Path, required=True, help="benchmark folder")

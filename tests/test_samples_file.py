@@ -284,3 +284,13 @@ def test_extract_json_marks_the_rows_it_took_out_of_a_fence(forge_run, small_ben
     assert rows[fenced[0]]["category"] != "schema_failure" and rows[fenced[0]]["raw_output"].startswith("```")
     info = json.loads((tmp_path / "loose" / "run.json").read_text())
     assert info["counts"]["extracted"] == 1 and info["options"]["extract_json"] is True
+
+
+def test_a_predictions_file_name_with_dollar_signs_is_plotted_as_text(small_bench, tmp_path):
+    """Plot titles name the predictions file; `$...$` in it is text, never a matplotlib formula."""
+    ids = load_manifest(small_bench)["splits"]["test"]
+    preds = tmp_path / "p$\\bad{$.jsonl"
+    write_predictions(preds, {ids[0]: "{}"})
+    code, _, err = run("evaluate", "--bench", small_bench, "--predictions", preds, "--out", tmp_path / "r")
+    assert code == 0, err
+    assert (tmp_path / "r" / "dgtr_per_assembly.png").stat().st_size > 0

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from ..io.contract import EXTRACT_HINT, FENCE
-from ..io.quoting import markdown_cell
+from ..io.quoting import markdown_cell, plot_text
 from .metrics import CORE, FAILURE_CATEGORIES
 
 REFERENCE_RULES = {
@@ -150,7 +150,7 @@ def _plots(summary: dict, out: Path, name: str) -> list[Path]:
     ax.set_ylim(0, 110)
     ax.set_xlabel("assembly")
     ax.set_ylabel("DGTR (x100)")
-    ax.set_title(f"DGTR per assembly — {name}")
+    ax.set_title(f"DGTR per assembly — {plot_text(name)}")
     fig.text(0.01, 0.01, PLOT_CAPTIONS["dgtr_per_assembly.png"], fontsize=7, wrap=True)
     fig.tight_layout(rect=(0, 0.05, 1, 1))
     fig.savefig(out / "dgtr_per_assembly.png", dpi=110)
@@ -163,7 +163,7 @@ def _plots(summary: dict, out: Path, name: str) -> list[Path]:
     ax.set_xlabel("samples")
     ax.set_ylabel("failure category")
     ax.set_xlim(0, max([1] + [fails[c]["count"] for c in fails]) * 1.15)
-    ax.set_title(f"Failure categories — {name}")
+    ax.set_title(f"Failure categories — {plot_text(name)}")
     fig.text(0.01, 0.01, PLOT_CAPTIONS["failures.png"], fontsize=7, wrap=True)
     fig.tight_layout(rect=(0, 0.06, 1, 1))
     fig.savefig(out / "failures.png", dpi=110)

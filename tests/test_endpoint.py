@@ -326,7 +326,7 @@ def test_response_format_carries_the_tasks_json_schema(bench, server, key, tmp_p
     assert "grammar_parse_rate" not in json.loads(capsys.readouterr().out)   # a schema is not the grammar
     for r in server.received:
         fmt = r["body"]["response_format"]
-        assert fmt["type"] == "json_schema" and fmt["json_schema"]["name"] == "forgeplan_output"
+        assert fmt["type"] == "json_schema" and fmt["json_schema"]["name"] == "forgeplan_rework"
         assert fmt["json_schema"]["schema"] == json_schema(load_sample(bench, r["sample"])[0])
         assert fmt["json_schema"]["strict"] is False and "max_completion_tokens" in r["body"]
         assert not {"structured_outputs", "ebnf", "grammar", "max_tokens"} & set(r["body"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from ..model.choices import SERVING_ENGINES
+from ..model.choices import DEFAULT_PROMPT, PROMPTS, SERVING_ENGINES
 from . import EXIT_NEGATIVE, emit_json
 
 
@@ -52,8 +52,8 @@ def _register_tiny_model(sub) -> None:
     t.add_argument("--hidden", type=int, default=64, help="hidden size")
     t.add_argument("--layers", type=int, default=2, help="transformer layers")
     t.add_argument("--seed", type=int, default=0, help="seed of the weights and the tokenizer corpus")
-    t.add_argument("--prompt", choices=("json", "compact"), default="json",
-                   help="prompt rendering whose text trains the tokenizer")
+    t.add_argument("--prompt", choices=PROMPTS, default=DEFAULT_PROMPT,
+                   help=f"prompt style whose text trains the tokenizer (default {DEFAULT_PROMPT})")
     t.set_defaults(func=run_tiny)
 
 
@@ -79,7 +79,8 @@ def _register_train(sub) -> None:
                     help="tensorboard: event files under OUT/runs")
     tr.add_argument("--device", choices=("auto", "cpu", "cuda"), help="override run.device")
     tr.add_argument("--load-in-4bit", action="store_true", help="QLoRA: 4-bit NF4 base weights (CUDA + bitsandbytes)")
-    tr.add_argument("--prompt", choices=("json", "compact"), help="override run.prompt")
+    tr.add_argument("--prompt", choices=PROMPTS, help="prompt style: override run.prompt (forge: FORGE's prompt contract "
+                    "with the whole public task; compact: for small models trained on the assembly; docs/training.md)")
     tr.add_argument("--threads", type=int, default=0, help="CPU threads for torch (default: run.threads)")
     tr.set_defaults(func=run_train)
 
@@ -127,14 +128,16 @@ def _register_infer(sub) -> None:
                        description="Generate an output for every task of a split with greedy decoding, optionally "
                                    "constrained by the task's grammar (always well-formed) or also by the engine "
                                    "(only actions legal in the state reached so far), and write a predictions JSONL "
-                                   "for `evaluate`. In process with --model, or through a running OpenAI-compatible "
-                                   "server with --endpoint (the requests of `forgeplan requests`; grammar or none), "
-                                   "hosted or local: the API key from an environment variable (--api-key-env), "
-                                   "--concurrency requests in flight, retries of what may succeed later, every answer "
-                                   "kept in a cache so that a rerun or an interrupted run sends no request twice, "
-                                   "token usage per sample. With --endpoint a refused key or a failed request is one "
-                                   "line, exit 2, and answers that were sent the grammar are parsed under it: exit 1 "
-                                   "with the count when some do not parse.")
+                                   "for `evaluate`. Each sample gets its family's prompt and grammar (an Assembly "
+                                   "Decision sample of a --profile magar benchmark: the decision contract and grammar; "
+                                   "legal: its legal decisions). In process with --model, or through a running "
+                                   "OpenAI-compatible server with --endpoint (the requests of `forgeplan requests`; "
+                                   "grammar or none), hosted or local: the API key from an environment variable "
+                                   "(--api-key-env), --concurrency requests in flight, retries of what may succeed "
+                                   "later, every answer kept in a cache so that a rerun or an interrupted run sends no "
+                                   "request twice, token usage per sample. With --endpoint a refused key or a failed "
+                                   "request is one line, exit 2, and answers that were sent the grammar are parsed "
+                                   "under it: exit 1 with the count when some do not parse.")
     i.add_argument("--model", type=Path, help="local Hugging Face causal LM folder (in-process inference)")
     i.add_argument("--endpoint", metavar="URL",
                    help="base URL of an OpenAI-compatible server (e.g. http://localhost:8000/v1) instead of --model")
@@ -170,8 +173,9 @@ def _register_infer(sub) -> None:
     i.add_argument("--num-beams", type=int, default=1, help="beam search width (1: greedy)")
     i.add_argument("--limit", type=int, default=0, help="only the first N samples of the split")
     i.add_argument("--max-new-tokens", type=int, default=4096, help="generation length limit per task")
-    i.add_argument("--prompt", choices=("json", "compact"),
-                   help="prompt rendering (default: the one the adapter was trained with, else json)")
+    i.add_argument("--prompt", choices=PROMPTS,
+                   help=f"prompt style (default: the one the adapter was trained with, else {DEFAULT_PROMPT}; "
+                        "docs/training.md)")
     i.add_argument("--threads", type=int, default=0, help="CPU threads for torch (0 = torch's default)")
     i.set_defaults(func=run_infer)
 
@@ -180,7 +184,8 @@ def _register_requests(sub) -> None:
     r = sub.add_parser("requests", help="one OpenAI-compatible request per task, grammar attached -> JSONL",
                        description="Write one chat-completion request per task of a split in the OpenAI batch-file "
                                    "layout (`vllm run-batch` reads it; `infer --endpoint` sends the same requests), "
-                                   "greedy, with the task grammar in the field the chosen engine reads: vllm "
+                                   "greedy, with the sample's prompt and task grammar (an Assembly Decision sample: "
+                                   "the decision ones) in the field the chosen engine reads: vllm "
                                    "structured_outputs.grammar (portable Lark), sglang ebnf (GBNF), llama.cpp "
                                    "grammar (GBNF). `import-answers` turns the batch output into predictions.")
     r.add_argument("--bench", type=Path, required=True, help="benchmark folder")
@@ -189,7 +194,8 @@ def _register_requests(sub) -> None:
     r.add_argument("--served-model", default="forgeplan", help="the model name in each request")
     r.add_argument("--engine", choices=SERVING_ENGINES, default="vllm", help="target server")
     r.add_argument("--constrained", choices=("grammar", "none"), default="grammar", help="attach the task grammar")
-    r.add_argument("--prompt", choices=("json", "compact"), default="json", help="prompt rendering")
+    r.add_argument("--prompt", choices=PROMPTS, default=DEFAULT_PROMPT,
+                   help=f"prompt style (default {DEFAULT_PROMPT}; docs/training.md)")
     r.add_argument("--max-tokens", type=int, default=4096, help="generation length limit per task")
     r.add_argument("--limit", type=int, default=0, help="only the first N samples of the split")
     r.set_defaults(func=run_requests)
@@ -385,7 +391,7 @@ def _infer_endpoint(args) -> int:
     client = EndpointClient(args.endpoint, key_env=args.api_key_env, concurrency=args.concurrency,
                             retries=args.retries, timeout=args.timeout, cache_dir=cache, say=_note)
     lines = requests_for(args.bench, args.split, limit=args.limit, model=args.served_model, engine=args.engine,
-                         prompt=args.prompt or "json", max_tokens=args.max_new_tokens,
+                         prompt=args.prompt or DEFAULT_PROMPT, max_tokens=args.max_new_tokens,
                          constrained=args.constrained == "grammar")
     t0 = time.perf_counter()
     with _sigterm_interrupts():
@@ -461,7 +467,7 @@ def run_infer(args) -> int:
 
     if args.batch_size < 1 or args.max_new_tokens < 1 or args.num_beams < 1:
         raise InputError("--batch-size, --max-new-tokens and --num-beams must be at least 1")
-    prompt = args.prompt or saved_prompt_style(args.adapter) or "json"
+    prompt = args.prompt or saved_prompt_style(args.adapter) or DEFAULT_PROMPT
     model, tokenizer, device = load_for_inference(args.model, args.adapter, args.device, args.dtype)
     emit_json(infer(model, tokenizer, args.bench, args.split, args.out, mode=args.constrained, device=device,
                     batch_size=args.batch_size, limit=args.limit, max_new_tokens=args.max_new_tokens, prompt=prompt,

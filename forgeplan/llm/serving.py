@@ -1,15 +1,16 @@
 """Inference through a serving engine: OpenAI-compatible requests with the task grammar attached.
 
-One request per task, in the OpenAI batch-file layout that `vllm run-batch` reads ({"custom_id",
+One request per sample, in the OpenAI batch-file layout that `vllm run-batch` reads ({"custom_id",
 "method", "url", "body"}); the body is a chat completion (the prompt's messages, greedy, a token
-limit) plus the task's grammar in the field the chosen engine reads:
+limit) plus the sample's grammar in the field the chosen engine reads (both from `families.prompt_for`:
+an Assembly Decision sample gets the decision prompt and grammar):
 
 - vllm: `structured_outputs.grammar`, the portable Lark variant (read by both of vLLM's backends:
   guidance takes it as Lark, xgrammar converts it to EBNF);
 - sglang: `ebnf`, GBNF;
 - llama.cpp: `grammar`, GBNF;
-- openai: `response_format`, the task's JSON Schema (`llm/exports.json_schema`), which OpenAI's API and
-  most servers take; weaker than a grammar (SCHEMA_CANNOT says what it cannot say).
+- openai: `response_format`, the sample's JSON Schema (`Grammar.json_schema`), which OpenAI's API and
+  most servers take; weaker than a grammar (exports.SCHEMA_CANNOT says what it cannot say).
 
 Only the grammar travels: `--constrained legal` needs the engine stepping beside the decoder, which
 a server does not run, so `legal` stays with in-process inference. `endpoint_request` turns a line
@@ -24,39 +25,36 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..model.choices import DEFAULT_PROMPT
 from ..model.choices import SERVING_ENGINES as ENGINES
 from ..model.errors import InputError
-from .bench import load_sample, split_ids
+from .bench import split_ids
 from .endpoint import Answer, EndpointError, Request, read_answer
-from .grammar import specialise
-from .prompt import build_prompt, render_plain
+from .families import Grammar, grammar_for, prompt_for, read_sample
+from .prompt import render_plain
 
 CHAT_URL = "/v1/chat/completions"
 
 
-def constraint(engine: str, task) -> dict:
-    """The body fields that carry the task grammar for `engine`."""
-    from .exports import lark_to_gbnf, portable_lark  # noqa: PLC0415
-
-    lark = specialise(task)
+def constraint(engine: str, grammar: Grammar) -> dict:
+    """The body fields that carry a sample's task grammar for `engine`."""
     if engine == "vllm":
-        return {"structured_outputs": {"grammar": portable_lark(lark)}}
+        return {"structured_outputs": {"grammar": grammar.portable_lark()}}
     if engine == "sglang":
-        return {"ebnf": lark_to_gbnf(lark)}
+        return {"ebnf": grammar.gbnf()}
     if engine == "llama.cpp":
-        return {"grammar": lark_to_gbnf(lark)}
+        return {"grammar": grammar.gbnf()}
     if engine == "openai":
-        return {"response_format": response_format(task)}
+        return {"response_format": response_format(grammar)}
     raise InputError(f"must be one of {list(ENGINES)}, got {engine!r}", field="--engine")
 
 
-def response_format(task) -> dict:
-    """OpenAI's structured output: the task's JSON Schema, not strict. Strict mode needs every property
-    required (absent ones as null), while the output contract omits absent fields and never writes null."""
-    from .exports import json_schema  # noqa: PLC0415
-
-    return {"type": "json_schema", "json_schema": {"name": "forgeplan_output", "schema": json_schema(task),
-                                                   "strict": False}}
+def response_format(grammar: Grammar) -> dict:
+    """OpenAI's structured output: the sample's JSON Schema (named by its family), not strict. Strict mode
+    needs every property required (absent ones as null), while the contracts omit absent fields and never
+    write null."""
+    return {"type": "json_schema", "json_schema": {"name": f"forgeplan_{grammar.family}",
+                                                   "schema": grammar.json_schema(), "strict": False}}
 
 
 # sampling fields that make an engine's decoding greedy beyond `temperature: 0`: llama.cpp's server applies a
@@ -67,18 +65,19 @@ GREEDY = {"llama.cpp": {"top_k": 1, "top_p": 1.0, "min_p": 0.0, "repeat_penalty"
 TOKEN_LIMIT = {"openai": "max_completion_tokens"}
 
 
-def request(task, *, model: str, engine: str, prompt: str = "json", max_tokens: int = 4096,
+def request(sample, *, model: str, engine: str, prompt: str = DEFAULT_PROMPT, max_tokens: int = 4096,
             constrained: bool = True) -> dict:
-    """One batch-file line for a task (custom_id = sample id), decoded greedily."""
-    body = {"model": model, "messages": build_prompt(task, prompt), TOKEN_LIMIT.get(engine, "max_tokens"): max_tokens,
-            "temperature": 0, **GREEDY.get(engine, {})}
+    """One batch-file line for a sample or a task (custom_id = sample id), decoded greedily."""
+    messages, grammar = prompt_for(sample, prompt)
+    body = {"model": model, "messages": messages, TOKEN_LIMIT.get(engine, "max_tokens"): max_tokens, "temperature": 0,
+            **GREEDY.get(engine, {})}
     if constrained:
-        body.update(constraint(engine, task))
-    return {"custom_id": task.sample_id, "method": "POST", "url": CHAT_URL, "body": body}
+        body.update(constraint(engine, grammar))
+    return {"custom_id": grammar.task.sample_id, "method": "POST", "url": CHAT_URL, "body": body}
 
 
 def requests_for(bench: Path, split: str, *, limit: int = 0, **kw) -> list[dict]:
-    return [request(load_sample(bench, sid)[0], **kw) for sid in split_ids(bench, split)[: limit or None]]
+    return [request(read_sample(bench, sid), **kw) for sid in split_ids(bench, split)[: limit or None]]
 
 
 def write_jsonl(rows, out: Path) -> None:
@@ -163,7 +162,7 @@ def grammar_misses(bench: Path, rows: list[dict]) -> tuple[int, list[str]]:
         if row.get("constrained") != "grammar":
             continue
         sent += 1
-        text = specialise(load_sample(bench, row["sample_id"])[0])
+        text = grammar_for(read_sample(bench, row["sample_id"])).lark
         parser = parsers.get(text) or parsers.setdefault(text, lark_parser(text))
         try:
             parser.parse(row["raw_output"])  # type: ignore[attr-defined]  # lark_parser returns a Lark, typed loosely

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
+from ..model.choices import DEFAULT_PROMPT
 from ..model.errors import InputError
 
 CHAT_TEMPLATE = (
@@ -118,18 +119,19 @@ def build_model(tokenizer, *, arch: str = "qwen2", hidden: int = 64, layers: int
     return AutoModelForCausalLM.from_config(config)
 
 
-def corpus(bench: Path | None, limit: int = 400, prompt: str = "json") -> list[str]:
+def corpus(bench: Path | None, limit: int = 400, prompt: str = DEFAULT_PROMPT) -> list[str]:
     """Tokenizer training text: prompts and answers of a benchmark's train split (or built-in tasks)."""
-    from .bench import load_sample, split_ids  # noqa: PLC0415
+    from .bench import split_ids  # noqa: PLC0415
+    from .families import completion_for, prompt_for, read_sample  # noqa: PLC0415
     from .prompt import build_prompt, target_text  # noqa: PLC0415
 
     texts = []
     if bench is not None:
         for sid in split_ids(bench, "train")[:limit]:
-            task, ref = load_sample(bench, sid)
-            texts += [m["content"] for m in build_prompt(task, prompt)]
-            if ref is not None:
-                texts.append(target_text(ref))
+            sample = read_sample(bench, sid)
+            texts += [m["content"] for m in prompt_for(sample, prompt)[0]]
+            if sample.answer is not None:
+                texts.append(completion_for(sample)[0]["content"])
         return texts
     from ..semantics.faults import FaultSpec, candidates, make_task  # noqa: PLC0415
     from ..library import BUILTIN, build  # noqa: PLC0415
@@ -154,7 +156,7 @@ def corpus(bench: Path | None, limit: int = 400, prompt: str = "json") -> list[s
 
 
 def make_tiny(out: Path, *, bench: Path | None = None, vocab_size: int = 2048, kind: str = "byte-level",
-              arch: str = "qwen2", hidden: int = 64, layers: int = 2, seed: int = 0, prompt: str = "json") -> dict:
+              arch: str = "qwen2", hidden: int = 64, layers: int = 2, seed: int = 0, prompt: str = DEFAULT_PROMPT) -> dict:
     """Train the tokenizer, build the model, save both with save_pretrained; returns a summary.
 
     transformers loads a qwen2 model's tokenizer as its Qwen2Tokenizer, which rebuilds the pre-tokenizer as

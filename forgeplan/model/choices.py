@@ -1,5 +1,5 @@
 """The named choices a user picks on the command line: objectives, PDDL export profiles, external planners,
-serving engines.
+prompt styles, serving engines.
 
 Plain data, so that the command line offers them without importing the planners that act on them.
 """
@@ -14,5 +14,11 @@ PROFILES = ("full", "strips", "strips-costs")
 # external PDDL planner -> (default profile, default configuration) (planners.pddl.external)
 PLANNERS = {"fd": ("strips-costs", "astar(lmcut())"), "pyperplan": ("strips", "-s astar -H lmcut")}
 
-# serving engine -> the request field that carries the task's grammar (llm.serving.constraint)
+# prompt styles (llm.prompt): forge, FORGE's inference contract with the full public task representation (the
+# default); compact, the action signatures and the task's state in a few lines, for small models trained on the
+# assembly
+PROMPTS = ("forge", "compact")
+DEFAULT_PROMPT = "forge"
+
+# serving engines, each with its request field that carries the task's grammar (llm.serving.constraint)
 SERVING_ENGINES = ("vllm", "sglang", "llama.cpp", "openai")

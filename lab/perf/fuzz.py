@@ -98,8 +98,8 @@ def _endpoint(sb: Sandbox) -> dict:
 
 def _overshoot(root: Path, runs: int) -> dict:
     """Median seconds past `solve --time-limit` on the built-in assembly with the longest grounding."""
-    from ..planners.asp.solve import solve_task
-    from ..io.task_files import load_task
+    from forgeplan.planners.asp.solve import solve_task
+    from forgeplan.io.task_files import load_task
 
     _ok(run_cli(["task", "make", "burr_6_split", "--out", root / "burr", "--fault", "missing_part"]))
     task = load_task(root / "burr")

@@ -19,7 +19,7 @@ from forgeplan.model.assembly import DIRECTION_VECTORS, DIRECTIONS
 from forgeplan.model.errors import InputError
 from forgeplan.semantics.grounded import Positions, separable_groups, slide_groups, task_positions
 from forgeplan.semantics.task import Task
-from forgeplan.planners.slide_search import start_node
+from forgeplan.planners.moved_set.search import start_node
 
 
 def encoding() -> Path:

@@ -1,6 +1,6 @@
 """Constrained decoding at three vocabularies (forgeplan vs llguidance vs xgrammar) and on the tiny model.
 
-`mask_per_step` (see forgeplan.perf._decode_masks for exactly what each figure times): per-task setup
+`mask_per_step` (see lab.perf._decode_masks for exactly what each figure times): per-task setup
 and per-step cost (advance + allowed set + applying it to a logits row) on the same task grammars and
 token sequences for all three. Vocabularies: 32k (SentencePiece-style), 65k and 150k (byte-level BPE),
 trained here on the installed Python sources once and kept in --cache (no downloads), or the 65k from

@@ -1,4 +1,4 @@
-"""Hostile-input fuzzing of every entry point (forgeplan.fuzzing): cases per entry point, crashes, peak memory.
+"""Hostile-input fuzzing of every entry point (lab.fuzzing): cases per entry point, crashes, peak memory.
 
 The figures behind docs/limits.md: how many mutated cases each entry point judged as a verdict, a
 one-line error or a crash, the peak memory of the fuzz cases and of the large rejected inputs, the

@@ -225,7 +225,7 @@ def _asp(args, folder, rows) -> dict:
     return {"radius": args.asp_radius, "max_horizon": args.asp_horizon, "seconds_limit": args.asp_limit,
             "what": "per task: clingo's (J, c) on encodings/partial.lp within the radius box, proved over every "
                     "plan length (moved-lower-bound) or over plans of at most `horizon` steps; the moved-set "
-                    "search's value with the same time limit; verdict (planners.asp.partial_compare.verdict)",
+                    "search's value with the same time limit; verdict (lab.asp.partial_compare.verdict)",
             "puzzles": {name: asp_rows(asm, FAULTS, args.asp_radius, args.asp_horizon, args.asp_limit, args.asp_tasks)
                         for name, asm in asms.items()}}
 

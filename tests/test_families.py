@@ -10,6 +10,7 @@ import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import jsonschema
 import pytest
 
 from lark.exceptions import LarkError
@@ -61,8 +62,6 @@ def test_samples_know_their_family(samples, magar):
 
 
 def test_requests_send_each_sample_its_familys_prompt_and_grammar(magar, samples, tmp_path):
-    import jsonschema
-
     fields = {"vllm": lambda b: b["structured_outputs"]["grammar"], "sglang": lambda b: b["ebnf"],
               "llama.cpp": lambda b: b["grammar"]}
     render = {"vllm": portable_lark, "sglang": lark_to_gbnf, "llama.cpp": lark_to_gbnf}
@@ -173,10 +172,14 @@ def test_a_decision_sample_is_decoded_under_its_own_grammar(magar, samples, tiny
 
 # ----------------------------------------------------------------------------- a stand-in server, both families
 
+KEY = "sk-stand-in"
+
+
 class _StandIn(ThreadingHTTPServer):
-    """An OpenAI-compatible chat endpoint that answers each sample with its reference (the oracle), in a
-    ``` fence when `fence` says so, after checking that the request carries the sample's own family's
-    prompt and, when it carries one, a grammar that accepts the answer."""
+    """An OpenAI-compatible chat endpoint that wants a key and answers each sample with its reference (the
+    oracle), in a ``` fence when `fence` says so, after checking that the request carries the sample's own
+    family's prompt and, when it carries one, a grammar (vLLM's field) or a JSON Schema (OpenAI's
+    response_format) that accepts the answer."""
 
     daemon_threads = True
 
@@ -195,7 +198,11 @@ class _StandIn(ThreadingHTTPServer):
             assert grammar == grammar_for(s).portable_lark()
             lark_parser(grammar_for(s).lark).parse(compact(json.loads(answer)))
             answer = compact(json.loads(answer))   # the grammar's one spelling
-        self.seen.append((sid, s.family, grammar is not None))
+        schema = body.get("response_format", {}).get("json_schema")
+        if schema is not None:
+            assert schema["name"] == f"forgeplan_{s.family}"
+            jsonschema.validate(json.loads(answer), schema["schema"])
+        self.seen.append((sid, s.family, grammar is not None, schema is not None))
         return f"Here it is:\n```json\n{answer}\n```" if sid in self.fence else answer
 
 
@@ -205,12 +212,16 @@ class _Answer(BaseHTTPRequestHandler):
 
     def do_POST(self):  # noqa: N802 - http.server's name
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        content = self.server.complete(body)
-        data = json.dumps({"id": "c", "object": "chat.completion", "model": body["model"],
-                           "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                                        "finish_reason": "stop"}],
-                           "usage": {"prompt_tokens": 1, "completion_tokens": 1}}).encode()
-        self.send_response(200)
+        if self.headers.get("Authorization") != f"Bearer {KEY}":
+            code, payload = 401, {"error": {"message": "invalid api key"}}
+        else:
+            content = self.server.complete(body)
+            code, payload = 200, {"id": "c", "object": "chat.completion", "model": body["model"],
+                                  "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                                               "finish_reason": "stop"}],
+                                  "usage": {"prompt_tokens": 1, "completion_tokens": 1}}
+        data = json.dumps(payload).encode()
+        self.send_response(code)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
@@ -228,23 +239,29 @@ def stand_in(magar, samples):
 
 
 @pytest.mark.slow   # the fast lane's sample: test_requests_send_each_sample_its_familys_prompt_and_grammar
-def test_a_served_model_answers_both_families_and_evaluate_scores_them(magar, stand_in, tmp_path, capsys):
+def test_a_served_model_answers_both_families_and_evaluate_scores_them(magar, stand_in, tmp_path, capsys,
+                                                                     monkeypatch):
     url = f"http://127.0.0.1:{stand_in.server_address[1]}/v1"
     test = split_ids(magar, "test")
     families = {stand_in.samples[sid].family for sid in test}
     assert families == {DECISION, REWORK}
-    # under the grammar: every answer is the sample's reference, both families score 100
-    preds = tmp_path / "grammar.jsonl"
-    assert main(["infer", "--endpoint", url, "--bench", str(magar), "--out", str(preds), "--concurrency", "2"]) == 0
-    assert sorted(sid for sid, _, sent in stand_in.seen if sent) == sorted(test)
-    capsys.readouterr()
-    assert main(["evaluate", "--bench", str(magar), "--predictions", str(preds), "--json"]) == 0
-    m = json.loads(capsys.readouterr().out)["metrics"]
-    assert m["Assembly Decision"] == m["Minimal Rework"] == m["Overall"] == 100.0
-    # no grammar, and one answer of each family in a fence: strict scoring fails them, --extract-json reads them
+    monkeypatch.setenv("STAND_IN_KEY", KEY)
+    serve = ["infer", "--endpoint", url, "--api-key-env", "STAND_IN_KEY", "--bench", str(magar)]
+    # under each engine's constraint (a grammar, OpenAI's JSON Schema): every answer is the sample's
+    # reference, both families score 100
+    for engine, sent in (("vllm", 2), ("openai", 3)):
+        stand_in.seen.clear()
+        preds = tmp_path / f"{engine}.jsonl"
+        assert main([*serve, "--engine", engine, "--out", str(preds), "--concurrency", "2"]) == 0
+        assert sorted(x[0] for x in stand_in.seen if x[sent]) == sorted(test)
+        capsys.readouterr()
+        assert main(["evaluate", "--bench", str(magar), "--predictions", str(preds), "--json"]) == 0
+        m = json.loads(capsys.readouterr().out)["metrics"]
+        assert m["Assembly Decision"] == m["Minimal Rework"] == m["Overall"] == 100.0
+    # no constraint, and one answer of each family in a fence: strict scoring fails them, --extract-json reads them
     stand_in.fence = {next(sid for sid in test if stand_in.samples[sid].family == f) for f in families}
     preds = tmp_path / "free.jsonl"
-    assert main(["infer", "--endpoint", url, "--bench", str(magar), "--out", str(preds), "--constrained", "none"]) == 0
+    assert main([*serve, "--out", str(preds), "--constrained", "none"]) == 0
     capsys.readouterr()
     assert main(["evaluate", "--bench", str(magar), "--predictions", str(preds), "--json"]) == 0
     strict = json.loads(capsys.readouterr().out)

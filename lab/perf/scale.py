@@ -29,7 +29,7 @@ def add_arguments(p) -> None:
 
 def _build(tasks: int, jobs: int, out) -> None:
     """One build in a fresh process, so that its peak memory (and its workers') is its own."""
-    from ..bench.store import build_bench
+    from forgeplan.bench.store import build_bench
 
     tmp = tempfile.mkdtemp(prefix="forgeplan-scale-")
     try:
@@ -61,11 +61,11 @@ def _in_child(target, *args) -> dict:
 def _cell(parts: int, depth: int, runs: int, out) -> None:
     """clingo per task on one synthetic assembly: its fault tasks on one grounding (the first solve of
     each includes the grounding), warm medians over `runs`."""
-    from ..bench.synthetic import chain_task
-    from ..model.errors import InputError
-    from ..planners.asp.grounding import GROUNDINGS
-    from ..planners.asp.solve import solve_task
-    from ..semantics.diagnosis import MISTAKE_TYPES
+    from forgeplan.bench.synthetic import chain_task
+    from forgeplan.model.errors import InputError
+    from forgeplan.planners.asp.grounding import GROUNDINGS
+    from forgeplan.planners.asp.solve import solve_task
+    from forgeplan.semantics.diagnosis import MISTAKE_TYPES
 
     tasks = []
     for fault in MISTAKE_TYPES:
@@ -102,8 +102,8 @@ def run(args) -> dict:
     out = {"benchmark": "scale", "builds": builds, "solve_cells": cells, "projection": projection, **machine(),
            "load_average": [round(x, 2) for x in os.getloadavg()]}
     if args.out:
-        from ..io.guarded import output_folder
-        from ..io.task_files import write_json
+        from forgeplan.io.guarded import output_folder
+        from forgeplan.io.task_files import write_json
 
         output_folder(args.out)
         write_json(args.out / "scale.json", out)

@@ -6,6 +6,8 @@ import json
 import sys
 from pathlib import Path
 
+from ..io.output import output_path
+
 
 def register(sub) -> None:
     from .bench_cmd import add_executor_arguments
@@ -19,7 +21,7 @@ def register(sub) -> None:
     e.add_argument("--predictions", required=True, type=Path, metavar="FILE.jsonl",
                    help="one {\"sample_id\", \"raw_output\"} object per line (as `baseline` and `infer` write)")
     e.add_argument("--split", default="test", help="benchmark split to score (train or test)")
-    e.add_argument("--out", type=Path, metavar="REPORT_DIR", help="write metrics.json, report.md and plots here")
+    e.add_argument("--out", type=output_path, metavar="REPORT_DIR", help="write metrics.json, report.md and plots here")
     e.add_argument("--json", action="store_true", help="print the full metrics JSON")
     e.add_argument("--reference-cost", choices=["forgeplan", "paper"], default="forgeplan",
                    help="forgeplan: the proven (moved parts, actions) optimum; paper: FORGE's c*, the fewest actions "
@@ -38,7 +40,7 @@ def register(sub) -> None:
                    help="which baseline (a --profile magar benchmark takes oracle, local-heuristic or no-op)")
     b.add_argument("--bench", required=True, type=Path, metavar="DIR", help="benchmark folder")
     b.add_argument("--split", default="test", help="benchmark split (train or test)")
-    b.add_argument("--out", required=True, type=Path, metavar="PREDS.jsonl", help="predictions file to write")
+    b.add_argument("--out", required=True, type=output_path, metavar="PREDS.jsonl", help="predictions file to write")
     b.set_defaults(func=run_baseline)
 
 
@@ -49,13 +51,13 @@ def run_evaluate(args) -> int:
     from ..evaluation.report import fmt as _fmt, write_report
     from ..bench.store import load_manifest
 
-    from ..io.guarded import output_folder
+    from ..io.output import output_folder
     from ..model.errors import InputError
 
     if args.jobs < 1:
         raise InputError(f"must be at least 1, got {args.jobs}", field="--jobs")
     if args.out:
-        output_folder(args.out)
+        output_folder(args.out, create=False)
     magar = load_manifest(args.bench).get("profile") == "magar"
     # compact: only the contract reads them; large ones are read back per sample, except on a Ray cluster
     preds = read_predictions(args.predictions, compact=not magar, stored=args.executor != "ray")
@@ -96,7 +98,7 @@ def _evaluate_magar(args, preds) -> int:
 def run_baseline(args) -> int:
     from ..bench.store import load_manifest
     from ..model.errors import InputError
-    from ..io.guarded import new_file
+    from ..io.output import write_file
 
     manifest = load_manifest(args.bench)
     splits = manifest["splits"]
@@ -104,7 +106,7 @@ def run_baseline(args) -> int:
         raise InputError(f"no split {args.split!r} (have {sorted(splits)})", field="--split")
     answer = _baseline_answer(args.name, args.bench, manifest.get("profile") == "magar")
     ids = splits[args.split]
-    with new_file(args.out, "--out") as fh:
+    with write_file(args.out) as fh:
         for sid in ids:
             raw = answer(sid)
             fh.write(json.dumps({"sample_id": sid, "raw_output": raw}) + "\n")

@@ -7,6 +7,7 @@ import pkgutil
 import shlex
 from pathlib import Path
 
+from ..io.output import output_path
 from . import EXIT_NEGATIVE, emit_json
 
 
@@ -27,7 +28,7 @@ def register(sub) -> None:
         doc = (module.__doc__ or "").strip()
         q = psub.add_parser(module.NAME, help=doc.splitlines()[0], description=doc + " Prints the figures as JSON.")
         module.add_arguments(q)
-        q.add_argument("--store", type=Path, metavar="DIR", help="also write DIR/NAME.json with the command, "
+        q.add_argument("--store", type=output_path, metavar="DIR", help="also write DIR/NAME.json with the command, "
                        "machine, date and load (docs/results for docs/performance.md)")
         q.set_defaults(func=lambda args, m=module: run_benchmark(m, args))
     r = psub.add_parser("report", help="render docs/performance.md from the stored results",
@@ -35,7 +36,7 @@ def register(sub) -> None:
                                     "as one markdown page: per run the command, machine, date and load, then its "
                                     "figures as tables. With --check, exit 1 when the page differs from the rendering.")
     r.add_argument("--results", type=Path, default=Path("docs/results"), metavar="DIR", help="the stored results")
-    r.add_argument("--out", type=Path, default=Path("docs/performance.md"), metavar="FILE", help="the page written")
+    r.add_argument("--out", type=output_path, default="docs/performance.md", metavar="FILE", help="the page written")
     r.add_argument("--check", action="store_true", help="write nothing; exit 1 when --out is not the rendering")
     r.set_defaults(func=run_report)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from ..io.output import output_path
 
 
 def register(sub) -> None:
@@ -14,7 +14,7 @@ def register(sub) -> None:
                     "camera sees every part of the assembled one. Interlocked puzzles are drawn too (exploded as "
                     "far as straight moves take them).")
     p.add_argument("assembly", metavar="ASSEMBLY_ID", help="built-in id or assembly JSON file")
-    p.add_argument("--out", required=True, type=Path, help="PNG file to write")
+    p.add_argument("--out", required=True, type=output_path, help="PNG file to write")
     view = p.add_mutually_exclusive_group()
     view.add_argument("--exploded", dest="exploded", action="store_const", const=True, default=None,
                       help="always slide the parts apart (default: only when parts hide each other)")

@@ -11,7 +11,7 @@ import json
 import time
 from pathlib import Path
 
-from ..io.guarded import new_file
+from ..io.output import write_file
 from .bench import load_sample, split_ids
 from .masking import make_mask
 from .prompt import build_prompt, prompt_text
@@ -100,7 +100,7 @@ def run_infer(model, tokenizer, bench: Path, split: str, out: Path, *, mode: str
     out = Path(out)
     tokens = stopped_eos = 0
     start = time.perf_counter()
-    with new_file(out, "--out") as fh, tqdm(total=len(ids), desc=f"infer ({mode})", unit="task",
+    with write_file(out) as fh, tqdm(total=len(ids), desc=f"infer ({mode})", unit="task",
                                                       disable=not progress) as bar:
         for k in range(0, len(ids), batch_size):
             chunk = ids[k:k + batch_size]

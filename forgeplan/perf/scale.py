@@ -12,6 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from ..io.output import output_path
 from . import machine
 
 NAME = "scale"
@@ -24,7 +25,7 @@ def add_arguments(p) -> None:
     p.add_argument("--depths", type=int, nargs="+", default=[2, 5, 10], help="blocking depths of the synthetic chains")
     p.add_argument("--runs", type=int, default=3, help="solves per synthetic task (median reported)")
     p.add_argument("--workers", type=int, nargs="+", default=[2, 8, 32, 128], help="worker counts of the projection")
-    p.add_argument("--out", type=Path, metavar="DIR", help="write scale.json and scale.png here")
+    p.add_argument("--out", type=output_path, metavar="DIR", help="write scale.json and scale.png here")
 
 
 def _build(tasks: int, jobs: int, out) -> None:

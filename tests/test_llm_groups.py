@@ -300,6 +300,9 @@ def test_prompts_name_the_group_moves_only_where_they_exist():
     from forgeplan.llm.prompt import SYSTEM, build_prompt
 
     with_groups, without = build_prompt(_task(GROUPS, "missing_part")), build_prompt(_task(SINGLE, "missing_part"))
-    assert without[0]["content"] == SYSTEM and '"group_moves":false' in without[1]["content"]
-    assert with_groups[0]["content"].startswith(SYSTEM) and '"separate"' in with_groups[0]["content"]
-    assert '"join"' in with_groups[0]["content"] and '"group_moves":true' in with_groups[1]["content"]
+    assert with_groups[0]["content"] == without[0]["content"] == SYSTEM   # one system turn: the contract
+    named = [{t["action"] for t in json.loads(p[1]["content"])["action_space"]["templates"]} for p in (with_groups, without)]
+    assert {"separate", "join"} <= named[0] and not {"separate", "join"} & named[1]
+    compact = [build_prompt(_task(name, "missing_part"), "compact")[0]["content"] for name in (GROUPS, SINGLE)]
+    assert "separate(part_ids, direction)" in compact[0] and "join(" in compact[0]
+    assert "separate" not in compact[1] and "join" not in compact[1]

@@ -253,7 +253,7 @@ def test_merge_adapter_loads_with_from_pretrained(tiny, bench, tmp_path, capsys)
     assert json.loads(capsys.readouterr().out)["prompt"] == "compact"
 
 
-@pytest.mark.parametrize("prompt", ["json", "compact"])
+@pytest.mark.parametrize("prompt", ["forge", "compact"])
 def test_prompt_completion_export_loads_with_datasets(bench, tmp_path, prompt):
     from datasets import load_dataset
 
@@ -308,10 +308,10 @@ def test_tiny_tokenizer_loads_as_it_was_trained(bench, tmp_path, kind, arch, cap
     from forgeplan.llm.tiny import corpus, train_tokenizer
 
     out = tmp_path / "tiny"
-    assert main(["tiny-model", "--out", str(out), "--bench", str(bench), "--vocab-size", "600", "--tokenizer", kind,
+    assert main(["tiny-model", "--out", str(out), "--bench", str(bench), "--vocab-size", "700", "--tokenizer", kind,
                  "--arch", arch, "--hidden", "16", "--layers", "1", "--prompt", "compact"]) == 0
     texts = corpus(bench, prompt="compact")
-    trained, loaded = train_tokenizer(texts, 600, kind), AutoTokenizer.from_pretrained(out)
+    trained, loaded = train_tokenizer(texts, 700, kind), AutoTokenizer.from_pretrained(out)
     for text in texts:
         ids = loaded(text, add_special_tokens=False)["input_ids"]
         assert ids == trained(text, add_special_tokens=False)["input_ids"]

@@ -23,7 +23,7 @@ from forgeplan.model.errors import InputError
 from forgeplan.planners.asp.partial_asp import solve_partial_asp
 from forgeplan.planners.asp.partial_bound import moved_lower_bound
 from forgeplan.planners.asp.partial_facts import partial_facts
-from forgeplan.planners.slide_search import minimal_rework
+from forgeplan.planners.moved_set.search import minimal_rework
 from forgeplan.semantics.faults import FaultSpec, candidates, make_task
 from forgeplan.semantics.legal import legal_actions
 

@@ -84,7 +84,7 @@ def test_every_output_parses_in_every_generation_mode(tiny, tasks, mode, how):
 
 def _inputs(tok, tasks):
     tok.padding_side = "left"
-    prompts = [prompt_text(tok, build_prompt(t, "json")) for t in tasks]
+    prompts = [prompt_text(tok, build_prompt(t, "forge")) for t in tasks]
     enc = tok(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
     assert (enc["attention_mask"] == 0).any()  # the prompts differ in length: some rows are padded
     return enc

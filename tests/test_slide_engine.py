@@ -14,10 +14,10 @@ from forgeplan.library import build
 from forgeplan.planners.crosscheck import prover_side
 from forgeplan.planners.reference import describe_proof, proven_reference
 from forgeplan.planners.registry import solve
-from forgeplan.planners.slide_bounds import LowerBound
-from forgeplan.planners.slide_engine import _engine_moves, _goal, _one_move_home, shorter_plan_exists
-from forgeplan.planners.slide_reach import Undecided
-from forgeplan.planners.slide_search import PROOF_CAP, candidate_sets, minimal_rework, start_node
+from forgeplan.planners.moved_set.bounds import LowerBound
+from forgeplan.planners.moved_set.engine_search import _engine_moves, _goal, _one_move_home, shorter_plan_exists
+from forgeplan.planners.moved_set.reach import Undecided
+from forgeplan.planners.moved_set.search import PROOF_CAP, candidate_sets, minimal_rework, start_node
 from forgeplan.semantics.faults import FaultSpec, make_task
 from test_slide_search import brute_force, burr_e, tunnel
 

@@ -17,11 +17,11 @@ from forgeplan.io.catalog import load_checkable
 from forgeplan.io.importers import import_puzzle
 from forgeplan.library import build
 from forgeplan.model.actions import moved_parts
-from forgeplan.planners import slide_search
-from forgeplan.planners.slide_bounds import LowerBound
-from forgeplan.planners.slide_mirror import mirror_optimum
-from forgeplan.planners.slide_reach import Undecided, escape_set, has_plan
-from forgeplan.planners.slide_search import NO_LIMIT, minimal_rework, start_node
+from forgeplan.planners.moved_set import search as slide_search
+from forgeplan.planners.moved_set.bounds import LowerBound
+from forgeplan.planners.moved_set.mirror import mirror_optimum
+from forgeplan.planners.moved_set.reach import Undecided, escape_set, has_plan
+from forgeplan.planners.moved_set.search import NO_LIMIT, minimal_rework, start_node
 from forgeplan.semantics.faults import FaultSpec, candidates, make_task
 from forgeplan.semantics.grounded import canonical_key, part_ranks
 

@@ -20,7 +20,7 @@ from forgeplan.model.assembly import DIRECTIONS, Assembly
 from forgeplan.model.state import Tolerances
 from forgeplan.planners.asp.solve import Status, reference_output
 from forgeplan.planners.registry import solve as solve_task
-from forgeplan.planners.slide_search import minimal_rework, start_node
+from forgeplan.planners.moved_set.search import minimal_rework, start_node
 from forgeplan.semantics.faults import FaultSpec, make_task
 from forgeplan.semantics.grounded import (apply_move, offered_moves, position_bound, position_domain, slide_universe,
                                           to_action)
@@ -223,7 +223,7 @@ def test_solve_gives_a_proved_reference_that_verifies(tmp_path):
 
 
 def test_a_repeated_task_reuses_the_search_and_gets_the_same_reference():
-    from forgeplan.planners import partial_solve
+    from forgeplan.planners.moved_set import solve as partial_solve
 
     task = make_task(tunnel(), [FaultSpec.parse("misplacement:Core")], seed=0)
     partial_solve._FOUND.clear()

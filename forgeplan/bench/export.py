@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..model.choices import DEFAULT_PROMPT
 from ..model.errors import InputError
 from ..model.names import sample_id_problem
 from .store import load_manifest
@@ -22,7 +23,7 @@ def _messages_row(row: dict) -> dict:
 
 
 def export_jsonl(bench: Path, out: Path, splits=None, progress=None, *, fmt: str = "prompt-completion",
-                 prompt: str = "json") -> dict[str, int]:
+                 prompt: str = DEFAULT_PROMPT) -> dict[str, int]:
     """Write OUT/<split>.jsonl for each split (default: every split of the manifest); returns row counts."""
     from ..llm.bench import prompt_completion_rows
 

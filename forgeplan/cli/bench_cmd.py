@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..io.quoting import one_line
 from ..io.output import output_path
+from ..model.choices import DEFAULT_PROMPT, PROMPTS
 from . import emit_json
 
 
@@ -65,8 +66,9 @@ def register(sub) -> None:
                    help="prompt-completion: TRL's conversational {prompt, completion} rows (datasets/SFTTrainer read "
                         "them as they are); messages: {sample_id, messages, target}; pddl: an IPC-style suite with "
                         "proven optimal costs (costs.csv)")
-    e.add_argument("--prompt", choices=["json", "compact"], default="json",
-                   help="json: FORGE's JSON task prompt; compact: the task's state as short lines (see docs/training.md)")
+    e.add_argument("--prompt", choices=PROMPTS, default=DEFAULT_PROMPT,
+                   help="forge: FORGE's prompt contract with the whole public task (default); compact: the action "
+                        "signatures and the task's state as short lines (docs/training.md)")
     e.add_argument("--out", type=output_path, help="folder to write into (default DIR/export, or DIR/pddl for --format pddl)")
     e.set_defaults(func=run_export, writes_inside=("export", "pddl"))
 

@@ -6,6 +6,7 @@ import shlex
 from pathlib import Path
 
 from ..io.output import output_path
+from ..model.choices import DEFAULT_PROMPT, PROMPTS
 from . import EXIT_NEGATIVE, emit_json
 
 
@@ -52,8 +53,8 @@ def _register_tiny_model(sub) -> None:
     t.add_argument("--hidden", type=int, default=64, help="hidden size")
     t.add_argument("--layers", type=int, default=2, help="transformer layers")
     t.add_argument("--seed", type=int, default=0, help="seed of the weights and the tokenizer corpus")
-    t.add_argument("--prompt", choices=("json", "compact"), default="json",
-                   help="prompt rendering whose text trains the tokenizer")
+    t.add_argument("--prompt", choices=PROMPTS, default=DEFAULT_PROMPT,
+                   help=f"prompt style whose text trains the tokenizer (default {DEFAULT_PROMPT})")
     t.set_defaults(func=run_tiny)
 
 
@@ -79,7 +80,8 @@ def _register_train(sub) -> None:
                     help="tensorboard: event files under OUT/runs")
     tr.add_argument("--device", choices=("auto", "cpu", "cuda"), help="override run.device")
     tr.add_argument("--load-in-4bit", action="store_true", help="QLoRA: 4-bit NF4 base weights (CUDA + bitsandbytes)")
-    tr.add_argument("--prompt", choices=("json", "compact"), help="override run.prompt")
+    tr.add_argument("--prompt", choices=PROMPTS, help="prompt style: override run.prompt (forge: FORGE's prompt contract "
+                    "with the whole public task; compact: for small models trained on the assembly; docs/training.md)")
     tr.add_argument("--threads", type=int, default=0, help="CPU threads for torch (default: run.threads)")
     tr.set_defaults(func=run_train)
 
@@ -155,8 +157,9 @@ def _register_infer(sub) -> None:
     i.add_argument("--num-beams", type=int, default=1, help="beam search width (1: greedy)")
     i.add_argument("--limit", type=int, default=0, help="only the first N samples of the split")
     i.add_argument("--max-new-tokens", type=int, default=4096, help="generation length limit per task")
-    i.add_argument("--prompt", choices=("json", "compact"),
-                   help="prompt rendering (default: the one the adapter was trained with, else json)")
+    i.add_argument("--prompt", choices=PROMPTS,
+                   help=f"prompt style (default: the one the adapter was trained with, else {DEFAULT_PROMPT}; "
+                        "docs/training.md)")
     i.add_argument("--threads", type=int, default=0, help="CPU threads for torch (0 = torch's default)")
     i.set_defaults(func=run_infer)
 
@@ -174,7 +177,8 @@ def _register_requests(sub) -> None:
     r.add_argument("--served-model", default="forgeplan", help="the model name in each request")
     r.add_argument("--engine", choices=("vllm", "sglang", "llama.cpp"), default="vllm", help="target server")
     r.add_argument("--constrained", choices=("grammar", "none"), default="grammar", help="attach the task grammar")
-    r.add_argument("--prompt", choices=("json", "compact"), default="json", help="prompt rendering")
+    r.add_argument("--prompt", choices=PROMPTS, default=DEFAULT_PROMPT,
+                   help=f"prompt style (default {DEFAULT_PROMPT}; docs/training.md)")
     r.add_argument("--max-tokens", type=int, default=4096, help="generation length limit per task")
     r.add_argument("--limit", type=int, default=0, help="only the first N samples of the split")
     r.set_defaults(func=run_requests)
@@ -367,7 +371,7 @@ def _infer_endpoint(args) -> int:
                          "a server can take --constrained grammar or none", field="--constrained")
     check_client(args.endpoint, timeout=args.timeout, retries=args.retries, concurrency=args.concurrency)
     reqs = requests_for(args.bench, args.split, limit=args.limit, model=args.served_model, engine=args.engine,
-                        prompt=args.prompt or "json", max_tokens=args.max_new_tokens,
+                        prompt=args.prompt or DEFAULT_PROMPT, max_tokens=args.max_new_tokens,
                         constrained=args.constrained == "grammar")
     t0 = time.perf_counter()
     rows, failed = post_all(args.endpoint, reqs, concurrency=args.concurrency, retries=args.retries,
@@ -396,7 +400,7 @@ def run_infer(args) -> int:
 
     if args.batch_size < 1 or args.max_new_tokens < 1 or args.num_beams < 1:
         raise InputError("--batch-size, --max-new-tokens and --num-beams must be at least 1")
-    prompt = args.prompt or saved_prompt_style(args.adapter) or "json"
+    prompt = args.prompt or saved_prompt_style(args.adapter) or DEFAULT_PROMPT
     model, tokenizer, device = load_for_inference(args.model, args.adapter, args.device, args.dtype)
     emit_json(infer(model, tokenizer, args.bench, args.split, args.out, mode=args.constrained, device=device,
                     batch_size=args.batch_size, limit=args.limit, max_new_tokens=args.max_new_tokens, prompt=prompt,

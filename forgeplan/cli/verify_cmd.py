@@ -24,6 +24,10 @@ def register(sub) -> None:
                    help="reject top-level keys outside the output contract (schema_failure), as a grader of model "
                         "outputs does (default: ignore them with a note)")
     p.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    p.add_argument("--trace", action="store_true",
+                   help="after the verdict, the state after each action (the parts each step changed, the engine's "
+                        "reason at a refused step) and the first step where the plan leaves the task's reference "
+                        "(reference.json beside the task, when present); with --json, as a `trace` object")
     p.set_defaults(func=run)
 
 
@@ -39,10 +43,43 @@ def run(args) -> int:
     if v.ignored_keys:
         print("note: ignored top-level keys outside the output contract: "
               + one_line(", ".join(v.ignored_keys), 300), file=sys.stderr)
+    trace = _trace(args.task_dir, task, v) if args.trace else None
     if args.json:
-        emit_json(v.to_json())
-    elif v.valid:
+        emit_json(v.to_json() | ({"trace": trace.to_json() if trace else None} if args.trace else {}))
+        return 0 if v.valid else EXIT_NEGATIVE
+    _print_verdict(v)
+    if args.trace:
+        _print_trace(trace, (args.task_dir / "reference.json").is_file())
+    return 0 if v.valid else EXIT_NEGATIVE
+
+
+def _trace(folder: Path, task, v):
+    """The plan's trace (None when the output does not parse), against the reference beside the task."""
+    from ..trace import reference_actions, trace_against
+
+    if v.output is None:
+        return None
+    return trace_against(task.world, task.actual, v.output.actions, reference_actions(folder))
+
+
+def _print_trace(trace, has_reference: bool) -> None:
+    from ..trace import divergence_lines, trace_lines
+
+    if trace is None:
+        print("trace: none (the output does not parse into a plan)")
+        return
+    print(f"trace: the state after each action ({plural(len(trace.steps), 'step')}; the parts each one changed)")
+    for line in trace_lines(trace) or ["  (the plan is empty)"]:
+        print(one_line(line))
+    if trace.divergence is not None:
+        for line in divergence_lines(trace.divergence):
+            print(one_line(line))
+    elif not has_reference:
+        print("reference: none beside the task (reference.json), so no divergence to show")
+
+
+def _print_verdict(v) -> None:
+    if v.valid:
         print(f"valid: {plural(v.actions, 'action')}, {plural(len(v.moved_parts), 'moved part')}" + (f" (over-disassembly: {v.reason.removeprefix('valid (').removesuffix(')')})" if v.over_disassembly else ""))
     else:
         print(f"invalid [{v.category}]: {one_line(v.reason)}")
-    return 0 if v.valid else EXIT_NEGATIVE

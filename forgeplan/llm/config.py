@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..io.guarded import MAX_DEPTH, read_text
 from ..io.resources import models_dir
+from ..model.choices import PROMPTS
 from ..model.errors import InputError
 
 MODELS_DIR = models_dir()
@@ -32,7 +33,7 @@ class RunSettings:
     name: str = "unnamed"
     split: str = "train"             # benchmark split to train on
     eval_fraction: float = 0.05      # held-out slice of that split for the evaluation loss (0 = none)
-    prompt: str = "json"             # json (FORGE's prompt) | compact
+    prompt: str = "forge"            # forge (FORGE's prompt contract) | compact (llm.prompt)
     dtype: str = "bfloat16"          # dtype the base model is loaded in: float32 | bfloat16 | float16
     device: str = "auto"             # auto | cpu | cuda
     load_in_4bit: bool = False       # QLoRA: 4-bit NF4 base weights via bitsandbytes (CUDA only)
@@ -74,6 +75,8 @@ def _run_settings(data: dict, path: Path) -> RunSettings:
             data[key] = float(value)
         elif not isinstance(value, want) or isinstance(value, bool) != (want is bool):
             raise InputError(f"must be {want.__name__}, got {value!r}", file=str(path), field=f"run.{key}")
+    if data.get("prompt", defaults.prompt) not in PROMPTS:
+        raise InputError(f"must be one of {list(PROMPTS)}, got {data['prompt']!r}", file=str(path), field="run.prompt")
     return RunSettings(**data)
 
 
@@ -180,4 +183,8 @@ def saved_prompt_style(adapter: Path | None) -> str | None:
     saved = Path(adapter) / SAVED_NAME if adapter else None
     if saved is None or not saved.is_file():
         return None
-    return json.loads(saved.read_text(encoding="utf-8")).get("run", {}).get("prompt")
+    style = json.loads(saved.read_text(encoding="utf-8")).get("run", {}).get("prompt")
+    if style is not None and style not in PROMPTS:
+        raise InputError(f"the adapter was trained with an unknown prompt {str(style)[:40]!r}; pass --prompt "
+                         f"{' or '.join(PROMPTS)}", file=str(saved), field="run.prompt")
+    return style

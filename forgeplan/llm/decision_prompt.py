@@ -1,15 +1,16 @@
 """The prompt of an Assembly Decision sample: the decision contract as the system line, the task as the user turn.
 
-The user turn is the same public task representation as a rework prompt (`task_json`; its actual state
-is the recorded state of the episode); the answer is the reference decision as compact JSON, the one
-spelling grammars/assembly_decision.lark accepts.
+The user turn is the rework prompt's of the same style (`prompt.user_turn`: with `forge` the public task
+representation, the action space included; its actual state is the recorded state of the episode); the
+answer is the reference decision as compact JSON, the one spelling grammars/assembly_decision.lark accepts.
 """
 
 from __future__ import annotations
 
+from ..model.choices import DEFAULT_PROMPT
 from ..semantics.task import Task
 from .grammar import compact
-from .prompt import task_json
+from .prompt import user_turn
 
 DECISION_SYSTEM = (
     "You plan interlocking assemblies. Give the next step from the actual state towards the target state as "
@@ -20,8 +21,8 @@ DECISION_SYSTEM = (
     "\"subassembly {A, B} removed\", or \"assembly matches target\" (Inspect, no parts) when nothing is left to do.")
 
 
-def decision_prompt(task: Task) -> list[dict]:
-    return [{"role": "system", "content": DECISION_SYSTEM}, {"role": "user", "content": compact(task_json(task))}]
+def decision_prompt(task: Task, style: str = DEFAULT_PROMPT) -> list[dict]:
+    return [{"role": "system", "content": DECISION_SYSTEM}, {"role": "user", "content": user_turn(task, style)}]
 
 
 def decision_completion(reference: dict) -> list[dict]:

@@ -24,7 +24,7 @@ from functools import lru_cache
 
 from ..io.quoting import lark_string
 from ..io.resources import grammars_dir
-from ..model.actions import PoseMove, Turn, lock_move, lock_turn
+from ..model.actions import KIND, PoseMove, Turn, lock_move, lock_turn
 from ..model.errors import InputError
 from ..semantics.partial_universe import offset_ranges, slide_members, slide_steps
 from ..semantics.task import Task
@@ -198,6 +198,31 @@ def specialise(task: Task) -> str:
         else:
             out.append(item)
     return "\n".join(out) + "\n"
+
+
+_ACTION_NAME = re.compile(r'^"\{\\"action\\":\\"([a-z_]+)\\"')
+_FIELD = re.compile(r'\\"([a-z_]+)\\":')
+
+
+def admitted_actions(task: Task) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """Each action the task grammar admits, in the grammar's order: (its parameters, the optional fields
+    the grammar lets it carry: insert's offset and join's offsets where partial moves are in play).
+
+    Read from the specialised grammar itself, so that a prompt listing these names exactly the actions a
+    constrained decoder can write: an alternative names its action in its first literal and its fields
+    in its own text or in the group rule it refers to."""
+    _order, alts = _rules(specialise(task))
+    out: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+    for alt in alts["action"]:
+        named = _ACTION_NAME.match(alt)
+        if named is None or named.group(1) not in KIND:
+            raise InputError(f"an action alternative names no action: {alt[:60]}", file=str(GRAMMAR_PATH), field="action")
+        kind = KIND[named.group(1)]
+        text = alt + " ".join(" ".join(alts[r]) for r in re.findall(r"[a-z_]+", _code(alt)) if r in alts)
+        _params, optional = out.get(kind.name, (kind.params, ()))
+        more = tuple(f for f in kind.optional if f in _FIELD.findall(text) and f not in optional)
+        out[kind.name] = (kind.params, optional + more)
+    return out
 
 
 def _code(alternative: str) -> str:

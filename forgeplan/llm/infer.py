@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from ..io.output import write_file
+from ..model.choices import DEFAULT_PROMPT
 from .bench import load_sample, split_ids
 from .masking import make_mask
 from .prompt import build_prompt, prompt_text
@@ -28,7 +29,7 @@ def eos_ids(model, tokenizer) -> tuple[int, ...]:
 
 
 def generate(model, tokenizer, tasks, mode: str, *, device: str = "cpu", max_new_tokens: int = MAX_NEW_TOKENS,
-             vocab=None, sample_seed: int | None = None, prompt: str = "json", num_beams: int = 1,
+             vocab=None, sample_seed: int | None = None, prompt: str = DEFAULT_PROMPT, num_beams: int = 1,
              num_return_sequences: int = 1, after=()) -> list[dict]:
     """Outputs for a batch of tasks (greedy by default): raw text, new token count, seconds, mask time per step.
 
@@ -90,7 +91,7 @@ def generate_all(model, tokenizer, tasks, mode: str, *, batch_size: int = 8, **k
 
 
 def run_infer(model, tokenizer, bench: Path, split: str, out: Path, *, mode: str, device: str, batch_size: int = 1,
-              limit: int = 0, max_new_tokens: int = MAX_NEW_TOKENS, progress: bool = True, prompt: str = "json",
+              limit: int = 0, max_new_tokens: int = MAX_NEW_TOKENS, progress: bool = True, prompt: str = DEFAULT_PROMPT,
               num_beams: int = 1) -> dict:
     """Write one {"sample_id", "raw_output", ...} line per sample of the split; returns a summary."""
     from tqdm import tqdm  # noqa: PLC0415

@@ -1,36 +1,47 @@
-"""Prompt serialisation, shared by training, inference and the benchmark's JSONL export.
+"""Prompt serialisation, shared by training, inference, serving and the benchmark's JSONL export.
 
-A prompt is a system line asking for one JSON object (and, where the assembly needs them, naming the
-group moves separate/join) plus the task's public representation as the user turn; the answer is the
-output contract as compact JSON (`target_text`), the exact text the grammar accepts. The
-representation is derived from the eight public files (forgeplan.io.task_files.public_files), condensed to
-fit a small context: voxels are replaced by what they imply (target position, blocking per removal
-direction, contacts, symmetry count), the target state by what differs from "every part present at
-its target position, unrotated, seated, locks engaged", and the actual state is given in full. No
-torch here: the benchmark's JSONL export imports this module.
+Two styles, and in both the task's action vocabulary (`action_space`: every action its grammar admits,
+with its parameters):
+
+- `forge` (the default) follows FORGE's inference contract (C.2): the system turn declares the output
+  (one JSON object with annotation and rework_plan, no prose), the user turn is the public task
+  representation as one compact JSON object: the parts and their relations (blocking per removal
+  direction, supports, contacts, symmetries, locks), the spares, the assembly sequence, the action space
+  (one answer-shaped template per action, its placeholders' values) and the initial, actual (observed)
+  and target states in full. Voxels are replaced by what they imply, so the prompt fits a small context.
+- `compact`: the action signatures in the system turn and the task's state in a few lines
+  (`compact_text`), for small models trained on the assembly (the CPU reference model).
+
+The answer is the output contract as compact JSON (`target_text`), the exact text the grammar accepts.
+No torch here: the benchmark's JSONL export imports this module.
 """
 
 from __future__ import annotations
 
 from ..io.task_files import public_files
+from ..model.choices import DEFAULT_PROMPT, PROMPTS
 from ..semantics.task import Task
+from .action_space import signatures, templates, values
 from .grammar import compact
 
-SYSTEM = ("You repair faulty interlocking assemblies. Reply with exactly one JSON object with the keys "
-          "\"annotation\" and \"rework_plan\" (compact JSON, no prose).")
-SYSTEM_COMPACT = "Repair the assembly: one JSON object, annotation then rework_plan."
-# added for assemblies that come apart only with group moves (SEMANTICS §5; elsewhere they are illegal)
-SYSTEM_GROUPS = (" This assembly comes apart only when groups of parts slide out together: besides the nine "
-                 "single-part actions, {\"action\":\"separate\",\"part_ids\":[...],\"direction\":\"+x\"} slides "
-                 "a group out along a direction, and \"join\" (same fields) brings a pre-assembled group back in, "
-                 "travelling opposite to that direction.")
+SYSTEM = (
+    "Return one JSON object with the declared annotation and rework_plan fields. Do not add explanatory prose.\n"
+    "annotation: {\"sample_id\",\"assembly_id\",\"pass\",\"mistakes\"}: pass is true when the actual state needs "
+    "no rework; mistakes lists one {\"type\",\"part_id\",\"visible\"} per fault, type one of missing_part, "
+    "wrong_part, wrong_orientation, misplacement, under_insertion, interference_lock, visible true when the fault's "
+    "direct repair is possible in the actual state; a mistake may add what is observed: observed_part_id "
+    "(wrong_part), axis and angle_deg (wrong_orientation), offset [x,y,z] (misplacement), offset (under_insertion), "
+    "locked (interference_lock).\n"
+    "rework_plan: {\"objective\":\"restore_to_target_state\",\"actions\":[...]}: the actions, in order, that take "
+    "the actual state to the target state, each written as one of the task's action_space templates.\n"
+    "Write compact JSON (no spaces or line breaks), keys in the order given.")
+SYSTEM_COMPACT = "Repair the assembly: one JSON object, annotation then rework_plan. Actions: "
 
 
 def task_json(task: Task) -> dict:
-    """The public task representation as a compact dict (deterministic key order)."""
+    """The public task representation of the `forge` prompt (deterministic key order)."""
     files = public_files(task)
     cat, bg = files["part_catalog.json"], files["blocking_graph.json"]
-    target = files["target_state.json"]
     supports: dict[str, list[str]] = {}
     for s, p in files["assembly_graph.json"]["supports"]:
         supports.setdefault(p, []).append(s)
@@ -38,8 +49,8 @@ def task_json(task: Task) -> dict:
     for p in cat["parts"]:
         pid = p["part_id"]
         blocked = {d: [b for b, q in bg["edges"][d] if q == pid] for d in bg["removal_dirs"][pid]}
-        entry = {"part_id": pid, "kind": p["kind"], "target_position": target["slots"][pid]["position"],
-                 "symmetries": len(p["symmetry"]), "supports": supports.get(pid, []), "blocked_by": blocked}
+        entry = {"part_id": pid, "kind": p["kind"], "symmetries": len(p["symmetry"]), "supports": supports.get(pid, []),
+                 "blocked_by": blocked}
         if p["lock"] is not None:
             entry["lock"] = p["lock"]
         parts.append(entry)
@@ -47,15 +58,16 @@ def task_json(task: Task) -> dict:
         "sample_id": task.sample_id,
         "assembly_id": task.assembly.assembly_id,
         "family": cat["family"],
-        "group_moves": task.world.needs_groups,
-        "tolerances": target.get("tolerances"),
         "parts": parts,
         "spare_parts": [{"part_id": w["part_id"], "variant_of": w["variant_of"], "difference": w["difference"]}
                         for w in cat["spare_parts"]],
         "contacts": files["contact_graph.json"]["edges"],
         "sequence": files["assembly_graph.json"]["sequence"],
-        "actual_state": files["actual_state.json"]["slots"],
-        "initial_state_present": [pid for pid, s in files["initial_state.json"]["slots"].items() if s["present"]],
+        "action_space": {"templates": templates(task), "values": values(task)},
+        "tolerances": files["target_state.json"].get("tolerances"),
+        "initial_state": _round(files["initial_state.json"]["slots"]),
+        "actual_state": _round(files["actual_state.json"]["slots"]),
+        "target_state": _round(files["target_state.json"]["slots"]),
     }
 
 
@@ -75,10 +87,9 @@ def compact_text(task: Task) -> str:
     small models in distribution fast (the CPU reference model); the JSON prompt carries everything.
     """
     files = public_files(task)
-    j = task_json(task)
-    lines = [compact({"sample_id": j["sample_id"], "assembly_id": j["assembly_id"]})]
+    lines = [compact({"sample_id": task.sample_id, "assembly_id": task.assembly.assembly_id})]
     target = files["target_state.json"]["slots"]
-    for pid, slot in j["actual_state"].items():
+    for pid, slot in files["actual_state.json"]["slots"].items():
         want = target.get(pid, {})
         diff = {k: v for k, v in slot.items() if want.get(k) != v}
         if "position" in diff and want.get("position") is not None and diff["position"] is not None:
@@ -91,21 +102,28 @@ def compact_text(task: Task) -> str:
 
 def _round(v):
     """Numbers to the 6 decimals the task files carry (float noise such as 0.8640000000000043 costs tokens)."""
+    if isinstance(v, dict):
+        return {k: _round(x) for k, x in v.items()}
     if isinstance(v, list):
         return [_round(x) for x in v]
     return round(v, 6) if isinstance(v, float) else v
 
 
-PROMPT_STYLES = ("json", "compact")
+def check_style(style: str) -> str:
+    if style not in PROMPTS:
+        raise ValueError(f"prompt style {style!r} must be one of {PROMPTS}")
+    return style
 
 
-def build_prompt(task: Task, style: str = "json") -> list[dict]:
-    """Chat messages: the system line and the task as the user turn (FORGE's JSON, or `compact_text`)."""
-    if style not in PROMPT_STYLES:
-        raise ValueError(f"prompt style {style!r} must be one of {PROMPT_STYLES}")
-    system = (SYSTEM if style == "json" else SYSTEM_COMPACT) + (SYSTEM_GROUPS if task.world.needs_groups else "")
-    user = compact(task_json(task)) if style == "json" else compact_text(task)
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+def user_turn(task: Task, style: str) -> str:
+    """The task as the user turn of a prompt of this style (rework and decision prompts share it)."""
+    return compact(task_json(task)) if check_style(style) == "forge" else compact_text(task)
+
+
+def build_prompt(task: Task, style: str = DEFAULT_PROMPT) -> list[dict]:
+    """Chat messages: the system turn and the task as the user turn."""
+    system = SYSTEM if check_style(style) == "forge" else SYSTEM_COMPACT + signatures(task)
+    return [{"role": "system", "content": system}, {"role": "user", "content": user_turn(task, style)}]
 
 
 def completion(reference: dict) -> list[dict]:

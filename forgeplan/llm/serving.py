@@ -24,6 +24,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
+from ..model.choices import DEFAULT_PROMPT
 from ..model.errors import InputError
 from .bench import load_sample, split_ids
 from .grammar import specialise
@@ -53,7 +54,7 @@ def constraint(engine: str, task) -> dict:
 GREEDY = {"llama.cpp": {"top_k": 1, "top_p": 1.0, "min_p": 0.0, "repeat_penalty": 1.0}}
 
 
-def request(task, *, model: str, engine: str, prompt: str = "json", max_tokens: int = 4096,
+def request(task, *, model: str, engine: str, prompt: str = DEFAULT_PROMPT, max_tokens: int = 4096,
             constrained: bool = True) -> dict:
     """One batch-file line for a task (custom_id = sample id), decoded greedily."""
     body = {"model": model, "messages": build_prompt(task, prompt), "max_tokens": max_tokens, "temperature": 0,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
+from ..model.choices import DEFAULT_PROMPT
 from ..model.errors import InputError
 
 CHAT_TEMPLATE = (
@@ -118,7 +119,7 @@ def build_model(tokenizer, *, arch: str = "qwen2", hidden: int = 64, layers: int
     return AutoModelForCausalLM.from_config(config)
 
 
-def corpus(bench: Path | None, limit: int = 400, prompt: str = "json") -> list[str]:
+def corpus(bench: Path | None, limit: int = 400, prompt: str = DEFAULT_PROMPT) -> list[str]:
     """Tokenizer training text: prompts and answers of a benchmark's train split (or built-in tasks)."""
     from .bench import load_sample, split_ids  # noqa: PLC0415
     from .prompt import build_prompt, target_text  # noqa: PLC0415
@@ -154,7 +155,7 @@ def corpus(bench: Path | None, limit: int = 400, prompt: str = "json") -> list[s
 
 
 def make_tiny(out: Path, *, bench: Path | None = None, vocab_size: int = 2048, kind: str = "byte-level",
-              arch: str = "qwen2", hidden: int = 64, layers: int = 2, seed: int = 0, prompt: str = "json") -> dict:
+              arch: str = "qwen2", hidden: int = 64, layers: int = 2, seed: int = 0, prompt: str = DEFAULT_PROMPT) -> dict:
     """Train the tokenizer, build the model, save both with save_pretrained; returns a summary.
 
     transformers loads a qwen2 model's tokenizer as its Qwen2Tokenizer, which rebuilds the pre-tokenizer as

@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..model.choices import DEFAULT_PROMPT
 from ..model.errors import InputError
 from .bench import prompt_completion_rows
 from .config import TrainConfig, save_config
@@ -278,7 +279,7 @@ def merge_adapter(model_path: Path, adapter: Path, out: Path, dtype_name: str = 
             "parameters": sum(p.numel() for p in model.parameters()), "dtype": dtype_name}
 
 
-def completion_loss(model, tokenizer, samples, prompt: str = "json") -> float:
+def completion_loss(model, tokenizer, samples, prompt: str = DEFAULT_PROMPT) -> float:
     """Mean loss on the answer tokens of (task, reference) pairs, prompted exactly as inference prompts."""
     import torch  # noqa: PLC0415
 

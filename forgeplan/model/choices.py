@@ -1,4 +1,5 @@
-"""The named choices a user picks on the command line: objectives, PDDL export profiles, external planners.
+"""The named choices a user picks on the command line: objectives, PDDL export profiles, external planners,
+prompt styles.
 
 Plain data, so that the command line offers them without importing the planners that act on them.
 """
@@ -12,3 +13,9 @@ PROFILES = ("full", "strips", "strips-costs")
 
 # external PDDL planner -> (default profile, default configuration) (planners.pddl.external)
 PLANNERS = {"fd": ("strips-costs", "astar(lmcut())"), "pyperplan": ("strips", "-s astar -H lmcut")}
+
+# prompt styles (llm.prompt): forge, FORGE's inference contract with the full public task representation (the
+# default); compact, the action signatures and the task's state in a few lines, for small models trained on the
+# assembly
+PROMPTS = ("forge", "compact")
+DEFAULT_PROMPT = "forge"

@@ -1,5 +1,5 @@
 """`perf partial --asp`: clingo's minimal rework with partial moves (encodings/partial.lp) on every
-single-fault task of a puzzle, against the moved-set search (`planners.slide_search`).
+single-fault task of a puzzle, against the moved-set search (`planners.moved_set.search`).
 
 Per task: the grounded size, the times, clingo's (J_move, c), what it proved (over every plan length of
 the radius box, or over plans of at most `horizon` steps) and how it compares with the search. Nothing
@@ -17,7 +17,7 @@ from ..planners.asp.partial_compare import plan_radius, verdict
 def asp_rows(asm, faults, radius: int | None, horizon: int, limit: float, first: int | None) -> dict:
     """Every single fault of the types `faults` on `asm` (the first `first` per type): clingo and the search."""
     from ..planners.asp.partial_asp import solve_partial_asp
-    from ..planners.slide_search import minimal_rework
+    from ..planners.moved_set.search import minimal_rework
     from ..semantics.faults import FaultSpec, candidates, make_task
 
     world = make_task(asm, []).world

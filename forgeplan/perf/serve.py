@@ -32,6 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from ..model.choices import DEFAULT_PROMPT, PROMPTS
 from ..model.errors import InputError
 from . import machine
 
@@ -101,7 +102,7 @@ def add_arguments(p) -> None:
     p.add_argument("--gguf", type=Path, help="an already converted model (skips the conversion)")
     p.add_argument("--tasks", type=int, default=8, help="tasks to send (the first of the split)")
     p.add_argument("--max-tokens", type=int, default=512, help="new tokens per answer")
-    p.add_argument("--prompt", choices=("json", "compact"), default="json", help="prompt rendering")
+    p.add_argument("--prompt", choices=PROMPTS, default=DEFAULT_PROMPT, help="prompt style")
     p.add_argument("--gguf-out", type=Path, help="where to keep the converted model (default: a temporary file)")
     p.add_argument("--convert-only", action="store_true", help="stop after the conversion (no server)")
 

@@ -39,7 +39,7 @@ def one_run(tasks: int, seed: int) -> dict:
     """Every tier reference from cold search caches: CPU seconds, proved count, per-task CPU."""
     from ..bench.generate import build_task
     from ..model.state import Tolerances
-    from ..planners import partial_solve, slide_reach
+    from ..planners.moved_set import reach as slide_reach, solve as partial_solve
     from ..semantics import partial_offers, partial_universe
 
     partial_solve._FOUND.clear()

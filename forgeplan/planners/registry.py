@@ -59,7 +59,7 @@ def _clingo(task, objective="moved-parts,actions", time_limit=None, all_optimal=
 
 
 def _moved_set_search(task, objective="moved-parts,actions", time_limit=None, all_optimal=False, max_plans=100):
-    from .partial_solve import solve_result
+    from .moved_set.solve import solve_result
 
     return solve_result(task, objective, time_limit, all_optimal)
 
@@ -84,7 +84,7 @@ PLANNERS: tuple[Planner, ...] = (
     Planner("clingo", STRAIGHT_OR_GROUPS, Guarantee.PROVED_MINIMAL, _clingo,
             summary="encodings/plan.lp over the grounded action universe, optimal over all plan lengths"),
     Planner("moved-set-search", PARTIAL, Guarantee.PROVED_MINIMAL, _moved_set_search, deterministic=True,
-            summary="planners/slide_search.py over the grounded universe of SEMANTICS §9"),
+            summary="planners/moved_set/search.py over the grounded universe of SEMANTICS §9"),
     Planner("fast-downward", STRAIGHT_OR_GROUPS, Guarantee.CROSS_CHECK, None,
             summary="astar(lmcut()) on the grounded PDDL export"),
     Planner("clingo-partial", PARTIAL, Guarantee.CROSS_CHECK, None,

@@ -175,7 +175,7 @@ def landing_index(world: World, movable: int, home: Config, cap: int = 1_000_000
     out, complete = hit
     if not complete:
         err = OverflowError(f"more than {cap} configurations, or past the deadline")
-        err.partial = out   # type: ignore[attr-defined]  # the configurations found so far ride on the exception; slide_search reads them
+        err.partial = out   # type: ignore[attr-defined]  # the configurations found so far ride on the exception; the moved-set search reads them
         raise err
     return out
 

@@ -2,7 +2,7 @@
 
 A plan that moves `J` distinct parts moves only the slots of one set `M` of size `J`, holding every
 missing, faulty and displaced slot. Whether *any* plan moves only `M` is decided exactly by
-`slide_reach.has_plan` (§9 "Exact arguments", item 2), over every engine move inside the position
+`moved_set.reach.has_plan` (§9 "Exact arguments", item 2), over every engine move inside the position
 bound: a superset of the moves of clingo's domain, whole or cut to a radius. So the smallest size at
 which some such set is not proved planless bounds `J_move` from below in every box of the domain; when
 each smaller set was decided it is the fewest parts over every engine plan inside the position bound
@@ -10,14 +10,14 @@ each smaller set was decided it is the fewest parts over every engine plan insid
 its cap, the task's budget or the deadline counts as possibly having a plan: the bound stays a bound,
 only weaker.
 
-The cheap test first (`slide_search.escapes`): a missing or faulty slot that cannot slide alone from
+The cheap test first (`moved_set.search.escapes`): a missing or faulty slot that cannot slide alone from
 its target position to a clear ray past the slots outside `M` proves `M` planless without a search.
 """
 
 from __future__ import annotations
 
 from ...semantics.task import Task
-from ..slide_search import PROOF_BUDGET, PROOF_CAP, candidate_sets, set_verdict, start_node
+from ..moved_set.search import PROOF_BUDGET, PROOF_CAP, candidate_sets, set_verdict, start_node
 
 
 def moved_lower_bound(task: Task, cap: int = PROOF_CAP, budget: int = PROOF_BUDGET,

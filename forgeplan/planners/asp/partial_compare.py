@@ -1,5 +1,5 @@
 """clingo's minimal rework with partial moves (`partial_asp`) against the moved-set search
-(`planners.slide_search`): how two results on one task compare, given what each one proved."""
+(`planners.moved_set.search`): how two results on one task compare, given what each one proved."""
 
 from __future__ import annotations
 

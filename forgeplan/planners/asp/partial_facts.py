@@ -19,7 +19,7 @@ from ...model.assembly import DIRECTION_VECTORS, DIRECTIONS
 from ...model.errors import InputError
 from ...semantics.grounded import Positions, separable_groups, slide_groups, task_positions
 from ...semantics.task import Task
-from ..slide_search import start_node
+from ..moved_set.search import start_node
 
 
 def encoding():

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..geometry.separation import OPPOSITE
-from ..model.actions import Action
-from ..semantics.engine import World
-from ..semantics.grounded import canonical_key, part_ranks
-from ..semantics.partial_offers import Config, bits, offer_table
-from ..semantics.partial_universe import Move, to_action
-from .slide_reach import engine_slides, leaving_group, within
+from ...geometry.separation import OPPOSITE
+from ...model.actions import Action
+from ...semantics.engine import World
+from ...semantics.grounded import canonical_key, part_ranks
+from ...semantics.partial_offers import Config, bits, offer_table
+from ...semantics.partial_universe import Move, to_action
+from .reach import engine_slides, leaving_group, within
 
 CAP = 200_000     # configurations before the search gives up
 

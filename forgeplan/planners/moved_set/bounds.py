@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..semantics.engine import World
-from ..semantics.partial_offers import Config, bits
-from .slide_mirror import mirror_optimum
+from ...semantics.engine import World
+from ...semantics.partial_offers import Config, bits
+from .mirror import mirror_optimum
 
 FAR = 10 ** 6     # no plan from here: a slot that is absent can never come back
 

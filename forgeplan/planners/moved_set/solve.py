@@ -15,13 +15,13 @@ from __future__ import annotations
 import time
 from typing import NamedTuple
 
-from ..model.actions import Action, moved_parts
-from ..model.errors import InputError
-from ..semantics.closure import dependency_closure
-from ..semantics.diagnosis import faulty_slots
-from ..semantics.task import Task
-from .partial_repair import partial_repair_plan
-from .slide_search import LEVELS, minimal_rework
+from ...model.actions import Action, moved_parts
+from ...model.errors import InputError
+from ...semantics.closure import dependency_closure
+from ...semantics.diagnosis import faulty_slots
+from ...semantics.task import Task
+from ..partial_repair import partial_repair_plan
+from .search import LEVELS, minimal_rework
 
 PROOF = "moved-set-search"
 
@@ -93,7 +93,7 @@ def _minimal_rework(world, actual, time_limit: float | None):
 def solve_result(task: Task, objective: str = "moved-parts,actions", time_limit: float | None = None,
                  all_optimal: bool = False):
     """`solve_partial` as a `SolveResult`; the plan replays or it is a bug."""
-    from .asp.solve import SolveResult, Status, check_arguments
+    from ..asp.solve import SolveResult, Status, check_arguments
 
     check_arguments(objective, all_optimal, time_limit)
     out = solve_partial(task, objective, time_limit, all_optimal)

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..geometry.displacement import FREE, arrival_offsets
-from ..model.assembly import DIRECTIONS
-from ..semantics.engine import World
-from ..semantics.partial_offers import Config, bits, groups, offer_table, room, separable_at
-from ..semantics.partial_universe import in_domain
-from .slide_bounds import LowerBound
-from .slide_reach import Undecided, within
+from ...geometry.displacement import FREE, arrival_offsets
+from ...model.assembly import DIRECTIONS
+from ...semantics.engine import World
+from ...semantics.partial_offers import Config, bits, groups, offer_table, room, separable_at
+from ...semantics.partial_universe import in_domain
+from .bounds import LowerBound
+from .reach import Undecided, within
 
 Node = tuple[Config, int]     # offsets (None when absent) and the mask of present slots still faulty
 HOME = (0, 0, 0)

@@ -27,11 +27,11 @@ import weakref
 from collections import deque
 from typing import Iterator, Optional
 
-from ..geometry.displacement import FREE
-from ..geometry.partial import separation_tree
-from ..model.assembly import DIRECTIONS
-from ..semantics.engine import World
-from ..semantics.partial_offers import Config, Move, bits, closure, groups, offer_table, room
+from ...geometry.displacement import FREE
+from ...geometry.partial import separation_tree
+from ...model.assembly import DIRECTIONS
+from ...semantics.engine import World
+from ...semantics.partial_offers import Config, Move, bits, closure, groups, offer_table, room
 
 Node = tuple[Config, int]     # a reduced configuration and the mask of present slots still faulty
 CAP = 200_000                 # reduced configurations per search before it gives up (Undecided)

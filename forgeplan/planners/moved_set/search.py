@@ -29,17 +29,17 @@ from dataclasses import dataclass, replace
 from itertools import combinations
 from typing import Iterator, Optional
 
-from ..model.actions import Action, Remove, Replace, ResetPose, Rotate
-from ..model.errors import InputError
-from ..model.state import NO_OFFSET, State
-from ..semantics.engine import World
-from ..semantics.grounded import canonical_key, part_ranks, rotation_fix
-from ..semantics.partial_offers import bits, offer_table
-from ..semantics.partial_universe import Config, Move, landing_index, offered_steps, to_action
-from .slide_bounds import LowerBound
-from .slide_engine import shorter_plan_exists
-from .slide_mirror import mirror_optimum, mirror_plan
-from .slide_reach import Undecided, has_plan
+from ...model.actions import Action, Remove, Replace, ResetPose, Rotate
+from ...model.errors import InputError
+from ...model.state import NO_OFFSET, State
+from ...semantics.engine import World
+from ...semantics.grounded import canonical_key, part_ranks, rotation_fix
+from ...semantics.partial_offers import bits, offer_table
+from ...semantics.partial_universe import Config, Move, landing_index, offered_steps, to_action
+from .bounds import LowerBound
+from .engine_search import shorter_plan_exists
+from .mirror import mirror_optimum, mirror_plan
+from .reach import Undecided, has_plan
 
 Node = tuple[Config, int]
 CAP = 4_000       # configurations per moved set before its search counts as not exhausted

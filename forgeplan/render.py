@@ -1,10 +1,10 @@
 """Draw an assembly as coloured voxels (matplotlib, Agg) so that a person can see what it is.
 
-One colour per part, a legend with the part ids, lock parts outlined in black and labelled with
-their mechanism. The exploded view slides every part out along the direction it leaves the
+Touching parts in different colours (pictures.colours), a short label on every part and a legend with
+the part ids, lock parts outlined in black and labelled with their mechanism. The exploded view slides every part out along the direction it leaves the
 assembly, beyond everything removed after it, which shows the parts hidden inside (burr cores,
 nested boxes, bearings under a hub); burrs that come apart only in groups explode group by group,
-and an interlocked puzzle as far as straight moves take it.
+and an interlocked puzzle along its disassembly with partial moves (slides, then the separations).
 
 Unless a camera is given, the picture uses the camera (of a few standard views) that shows the most
 parts, and switches to the exploded view when no camera shows every part of the assembled one.
@@ -30,11 +30,14 @@ def exploded_voxels(asm: Assembly) -> dict[str, frozenset[Voxel]]:
     """Each part's voxels moved out along its removal direction, clear of the parts removed later.
 
     Assemblies that come apart only with group moves are exploded along their two-handed
-    disassembly instead (`_exploded_by_groups`).
+    disassembly instead (`_exploded_by_groups`), and those that straight moves do not take apart along
+    their disassembly with partial moves (`_exploded_by_partial_moves`).
     """
     try:
         layers = disassembly_layers(asm)
     except AssemblyError:
+        if not disassemble(asm).complete:
+            return _exploded_by_partial_moves(asm)
         return _exploded_by_groups(asm)
     blocked: dict[tuple[str, str], set[str]] = {}
     for d, edges in blocking_relation(asm).items():
@@ -72,6 +75,37 @@ def _exploded_by_groups(asm: Assembly) -> dict[str, frozenset[Voxel]]:
     return shapes
 
 
+def _exploded_by_partial_moves(asm: Assembly) -> dict[str, frozenset[Voxel]]:
+    """Replay the disassembly with partial moves (geometry.partial, within the budget a task load has):
+    slides move their parts, and a group that leaves slides on until a one-voxel gap opens between it and
+    every other part; each half then comes apart the same way. Sets the search leaves stuck stay together."""
+    from .geometry.partial import LOAD_POSITIONS, Budget, budgeted_tree
+
+    shapes = {p.part_id: p.voxels for p in asm.parts}
+
+    def shift(pids, vec) -> None:
+        for pid in pids:
+            shapes[pid] = frozenset((x + vec[0], y + vec[1], z + vec[2]) for x, y, z in shapes[pid])
+
+    def explode(node) -> None:
+        if node is None or not node.moves:
+            return
+        for m in node.moves:
+            step = DIRECTION_VECTORS[m.direction]
+            if m.distance is not None:
+                shift(m.parts, tuple(c * m.distance for c in step))
+                continue
+            group = Part("group", "group", frozenset(v for pid in m.parts for v in shapes[pid]))
+            rest = {v for pid, vox in shapes.items() if pid not in m.parts for v in vox}
+            slid = _slide_clear(group, m.direction, rest)
+            shift(m.parts, tuple(a - b for a, b in zip(min(slid), min(group.voxels))))
+        explode(node.left)
+        explode(node.removed)
+
+    explode(budgeted_tree(asm, Budget(LOAD_POSITIONS)))
+    return shapes
+
+
 def _slide_clear(part: Part, direction: str, placed: set[Voxel]) -> frozenset[Voxel]:
     """The part translated along `direction` until a one-voxel gap separates it from `placed`."""
     step = DIRECTION_VECTORS[direction]
@@ -86,7 +120,6 @@ def _slide_clear(part: Part, direction: str, placed: set[Voxel]) -> frozenset[Vo
 
 
 CAMERAS = [(22.0, 55.0)] + [(e, a) for e in (25.0, 60.0, -25.0) for a in (45.0, 135.0, 225.0, 315.0)]
-LIGHT_ALTITUDE = 65.0   # degrees above the horizon, at the camera's azimuth
 MIN_VISIBLE_CELLS = 9   # a part counts as visible when it owns this many depth-buffer cells (about one voxel face)
 
 
@@ -158,15 +191,6 @@ def choose_view(asm: Assembly, exploded: bool | None, camera: tuple[float, float
     raise AssertionError("unreachable")
 
 
-def _lock_label(part: Part) -> str:
-    lk = part.lock
-    if lk is None:
-        return part.part_id
-    if lk.kind == "rotate":
-        return f"{part.part_id}  [LOCK rotate {lk.axis} {lk.angle_deg:g} deg]"
-    return f"{part.part_id}  [LOCK coupled]"
-
-
 @dataclass(frozen=True)
 class Picture:
     """What `render_assembly` drew: the file, the view and how many parts the camera sees."""
@@ -202,7 +226,7 @@ def render_assembly(asm: Assembly, out: Path, *, exploded: bool | None = None, e
                  f"{depth}; {'exploded' if exploded else 'assembled'}, {seen} of {len(asm.parts)} parts in view",
                  fontsize=11)
     fig.legend(handles=handles, loc="center left", bbox_to_anchor=(0.6, 0.5), fontsize=7.5, frameon=False,
-               title="parts (black outline = lock)" if n_locks else "parts", title_fontsize=8)
+               title="parts: label, id (black outline = lock)" if n_locks else "parts: label, id", title_fontsize=8)
     try:
         with write_file(out, "wb") as fh:
             fig.savefig(fh, format="png")
@@ -211,42 +235,30 @@ def render_assembly(asm: Assembly, out: Path, *, exploded: bool | None = None, e
     return Picture(out, exploded, elev, azim, seen)
 
 
-def _draw(ax, asm: Assembly, shapes: dict[str, frozenset[Voxel]], elev: float, azim: float) -> list:
-    """The voxels, lit from above the camera; returns the legend handles in the top faces' colours."""
-    import matplotlib.pyplot as plt
-    import numpy as np
-    from matplotlib.colors import LightSource
-    from matplotlib.patches import Patch
+def assembly_bodies(asm: Assembly, shapes: dict[str, frozenset[Voxel]]) -> list:
+    """The parts as bodies of the face renderer: touching parts in different colours, short labels, locks
+    outlined in black."""
+    from .pictures.colours import part_colours, short_labels
+    from .pictures.faces import Body
 
-    plot, (nx, ny, nz) = _plot_voxels(shapes)
-    filled = np.zeros((nx, ny, nz), dtype=bool)
-    faces = np.zeros((nx, ny, nz, 4))
-    edges = np.zeros((nx, ny, nz, 4))
-    light = LightSource(azdeg=90.0 - azim, altdeg=LIGHT_ALTITUDE)
-    top = 0.3 + 0.7 * (1.0 + float(np.array([0.0, 0.0, 1.0]) @ light.direction)) / 2.0  # shade of an upward face
-    cmap = plt.get_cmap("tab20")
-    handles = []
-    for k, part in enumerate(asm.parts):
-        colour = np.array(cmap(k % 20))
-        if k >= 20:
-            colour[:3] = 1 - 0.6 * (1 - colour[:3])  # lighter shades once tab20 wraps
-        edge = np.array([0, 0, 0, 1.0]) if part.lock else np.append(colour[:3] * 0.55, 0.6)
-        for idx in plot[part.part_id]:
-            filled[idx], faces[idx], edges[idx] = True, colour, edge
-        swatch = np.append(colour[:3] * top, 1.0)
-        handles.append(Patch(facecolor=swatch, edgecolor="black" if part.lock else edge,
-                             linewidth=2.0 if part.lock else 0.5, hatch="//" if part.lock else None,
-                             label=_lock_label(part)))
-    ax.voxels(filled, facecolors=faces, edgecolors=edges, linewidth=0.4, shade=True, lightsource=light)
-    ax.set_box_aspect((nx, ny, nz))
-    ax.view_init(elev=elev, azim=azim)
-    ax.set_axis_off()
-    return handles
+    colours, labels = part_colours(asm), short_labels(asm.part_ids)
+    return [Body(p.part_id, shapes[p.part_id], colours[p.part_id], labels[p.part_id],
+                 edge="black" if p.lock else None, width=1.0 if p.lock else 0.4) for p in asm.parts]
+
+
+def _draw(ax, asm: Assembly, shapes: dict[str, frozenset[Voxel]], elev: float, azim: float) -> list:
+    """The parts, lit from above the camera and labelled; returns the legend handles."""
+    from .pictures.colours import legend_entries, part_colours, short_labels
+    from .pictures.faces import draw_bodies
+
+    draw_bodies(ax, assembly_bodies(asm, shapes), elev, azim)
+    return legend_entries(asm, part_colours(asm), short_labels(asm.part_ids))
 
 
 def _axis_marker(fig, elev: float, azim: float) -> None:
     """A small x/y/z triad in the lower left corner, seen from the same camera (plot axes are x, -z, y)."""
     ax = fig.add_axes((0.01, 0.01, 0.13, 0.18), projection="3d")
+    ax.set_facecolor((1, 1, 1, 0))   # see-through: a part drawn behind the triad stays visible
     for label, (dx, dy, dz), colour in (("x", (1, 0, 0), "#c00000"), ("y", (0, 0, 1), "#008000"),
                                         ("z", (0, -1, 0), "#0000c0")):
         ax.quiver(0, 0, 0, dx, dy, dz, color=colour, linewidth=1.5, arrow_length_ratio=0.25)

@@ -52,6 +52,7 @@ class Verdict:
     moved_parts: list[str] = field(default_factory=list)
     over_disassembly: bool = False       # valid, but moves a part no optimal plan moves
     ignored_keys: list[str] = field(default_factory=list)   # top-level keys a non-strict parse dropped
+    extracted: bool = False              # the object was taken out of a fence or surrounding text
     output: Output | None = None
 
     @property
@@ -71,11 +72,12 @@ def diagnosis_key(m) -> tuple[str, str]:
     return (m["type"], m["part_id"]) if isinstance(m, dict) else (m.type, m.part_id)
 
 
-def verify(task: Task, raw: str | bytes, *, strict: bool = True, route_hint=()) -> Verdict:
-    """Judge one raw output; `strict=False` ignores top-level keys outside the contract (see parse_output);
-    `route_hint`: the moved parts of a known optimal plan (see over_disassembly)."""
+def verify(task: Task, raw: str | bytes, *, strict: bool = True, route_hint=(), extract: bool = False) -> Verdict:
+    """Judge one raw output; `strict=False` ignores top-level keys outside the contract and `extract` takes
+    the one JSON object out of a fenced or chatty answer (see parse_output); `route_hint`: the moved parts
+    of a known optimal plan (see over_disassembly)."""
     try:
-        out = parse_output(raw, strict=strict)
+        out = parse_output(raw, strict=strict, extract=extract)
     except ContractError as exc:
         return Verdict(False, "schema_failure", exc.reason)
     return verify_output(task, out, route_hint=route_hint)
@@ -97,7 +99,7 @@ def verify_output(task: Task, out: Output, reference_cost: str = "forgeplan", ro
     over-disassembly), `route_hint` the moved parts of one known optimal plan (see over_disassembly)."""
     world = task.world
     expected = diagnose(world, task.actual, task.target)
-    v = Verdict(False, actions=len(out.actions), output=out, ignored_keys=list(out.ignored))
+    v = Verdict(False, actions=len(out.actions), output=out, ignored_keys=list(out.ignored), extracted=out.extracted)
     bad_contract = schema_failure(task, out)
     if bad_contract:
         v.category, v.reason = "schema_failure", bad_contract

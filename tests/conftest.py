@@ -113,3 +113,16 @@ def tiny_dir(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("tiny")
     make_tiny(out)
     return out
+
+
+MAGAR_BENCH_TASKS = 24
+
+
+@pytest.fixture(scope="session")
+def magar_bench(tmp_path_factory) -> Path:
+    """A reduced `--profile magar` benchmark (both families in both splits), built once per test session."""
+    from forgeplan.bench.magar import build_magar_bench
+
+    out = tmp_path_factory.mktemp("magar") / "b"
+    build_magar_bench(out, tasks=MAGAR_BENCH_TASKS, seed=7)
+    return out

@@ -105,6 +105,19 @@ def test_invalid_decisions_are_named(text, why):
     assert got is None and why in reason
 
 
+def test_a_fenced_decision_is_invalid_unless_extracted():
+    fenced = "```json\n" + raw(PLACE) + "\n```"
+    got, reason = parse_decision(fenced)
+    assert got is None and "fence; pass --extract-json" in reason
+    strict, loose = score_decision("s", "a", fenced, PLACE, [PLACE]), score_decision("s", "a", fenced, PLACE, [PLACE], True)
+    assert not strict.valid and not strict.extracted and not strict.joint
+    assert loose.valid and loose.extracted and loose.joint
+    plain = score_decision("s", "a", raw(PLACE), PLACE, [PLACE], True)
+    assert plain.joint and not plain.extracted
+    two = score_decision("s", "a", f"{raw(PLACE)} or {raw(LOCK)}", PLACE, [PLACE], True)
+    assert not two.valid and "holds 2" in two.reason
+
+
 def test_invalid_decisions_get_no_field_credit_and_stay_in_every_denominator():
     # the invalid output names the right subgoal and parts, but its operation is unknown
     bad = {"operation": "Assemble", "involved_parts": ["A"], "next_subgoal": "A seated"}

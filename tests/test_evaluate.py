@@ -123,3 +123,56 @@ def test_large_outputs_are_read_back_per_sample_with_the_same_scores(small_bench
     path.write_text(path.read_text().replace(ids[0], ids[2], 1))   # the file changed under the scorer
     with pytest.raises(InputError, match="changed while it was being scored"):
         stored[ids[0]].load()
+
+
+def _evaluate(argv, capsys):
+    from forgeplan.cli import main
+
+    code = main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_evaluate_reads_fenced_answers_only_when_asked_and_says_what_is_missing(small_bench, tmp_path, capsys):
+    raw = predictions(small_bench, "oracle")
+    ids = list(raw)
+    fenced, dropped = ids[:3], ids[3:5]
+    lines = [{"sample_id": sid, "raw_output": f"Here it is:\n```json\n{raw[sid]}\n```" if sid in fenced else raw[sid]}
+             for sid in ids if sid not in dropped]
+    preds = tmp_path / "p.jsonl"
+    preds.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    n, answered = len(ids), len(ids) - 2
+    base = ["evaluate", "--bench", small_bench, "--predictions", preds, "--json"]
+
+    code, out, err = _evaluate(base, capsys)
+    assert code == 0 and err.strip() == (f"forgeplan: 2 of {n} samples have no prediction; they are scored as "
+                                         f"schema failures; --only-predicted scores only the {answered} answered")
+    strict = json.loads(out)
+    assert strict["answers"] == {"split_samples": n, "answered": answered, "unanswered": 2, "scored": n,
+                                      "only_predicted": False, "extract_json": False, "extracted": 0,
+                                      "needs_extraction": 3}
+    assert strict["failures"]["schema_failure"]["count"] == 5
+
+    code, out, _ = _evaluate(base + ["--extract-json", "--out", tmp_path / "r"], capsys)
+    loose = json.loads(out)
+    assert code == 0 and loose["answers"]["extracted"] == 3 and loose["answers"]["needs_extraction"] == 0
+    assert loose["failures"]["schema_failure"]["count"] == 2     # the missing ones only
+    report = (tmp_path / "r" / "report.md").read_text()
+    assert "## Answers" in report and "3 answers were taken out of a ``` fence" in report
+    assert json.loads((tmp_path / "r" / "metrics.json").read_text())["answers"] == loose["answers"]
+
+    code, out, err = _evaluate(base + ["--extract-json", "--only-predicted", "--out", tmp_path / "o"], capsys)
+    only = json.loads(out)
+    assert code == 0 and f"--only-predicted scores only the {answered} answered" in err
+    assert only["samples"] == only["answers"]["scored"] == answered and only["answers"]["only_predicted"]
+    assert all(v == 100.0 for v in only["metrics"].values() if v is not None)   # the answered are the oracle's
+    assert f"only the {answered} samples of the split's {n} that have a prediction" in (tmp_path / "o" / "report.md").read_text()
+
+
+def test_evaluate_refuses_a_repeated_predictions_file(small_bench, tmp_path, capsys):
+    preds = tmp_path / "p.jsonl"
+    preds.write_text("")
+    code, out, err = _evaluate(["evaluate", "--bench", small_bench, "--predictions", preds, "--predictions", preds],
+                               capsys)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "--predictions is given more than once" in err

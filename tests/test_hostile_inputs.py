@@ -223,7 +223,8 @@ def test_client_settings_are_validated(small_bench, tmp_path):
 
 
 def test_answer_rows_refuse_wrong_shapes():
-    from forgeplan.llm.serving import EndpointError, answer_row
+    from forgeplan.llm.endpoint import EndpointError
+    from forgeplan.llm.serving import answer_row
 
     good = {"choices": [{"message": {"content": "{}"}, "finish_reason": "stop"}], "usage": {"completion_tokens": 3}}
     assert answer_row("s", good)["new_tokens"] == 3

@@ -23,7 +23,7 @@ LAYERS = {
     "semantics": 3,
     "io": 4, "executors": 4,
     "planners": 5,
-    "verify": 6, "trace": 6, "bench": 6, "evaluation": 6, "llm": 6, "render": 6, "demo": 6,
+    "verify": 6, "trace": 6, "bench": 6, "evaluation": 6, "llm": 6, "render": 6, "pictures": 6, "viewer": 6, "demo": 6,
     "cli": 7, "perf": 7, "fuzzing": 7,   # perf and fuzzing drive the command line; cli dispatches to perf
     "__main__": 8,
 }

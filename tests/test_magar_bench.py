@@ -112,6 +112,27 @@ def test_oracle_scores_100_on_every_metric_and_a_perturbed_oracle_less(bench, sp
     assert p["IBC"] < 100.0 and p["Overall"] < 100.0
 
 
+def test_evaluate_extracts_fenced_answers_of_both_families_and_counts_them(bench, tmp_path):
+    oracle = _predictions(bench, "oracle")
+    fenced = {sid: f"```json\n{text}\n```" for sid, text in oracle.items()}
+    families = {_family(bench, sid) for sid in fenced}
+    assert families == {"assembly_decision", "minimal_rework"}
+    preds = tmp_path / "p.jsonl"
+    preds.write_text("".join(json.dumps({"sample_id": sid, "raw_output": t}) + "\n" for sid, t in fenced.items()))
+    code, out, err = run("evaluate", "--bench", bench, "--predictions", preds, "--json")
+    strict = json.loads(out)
+    assert code == 0 and strict["metrics"]["Overall"] == 0.0 and strict["answers"]["needs_extraction"] == len(fenced)
+    code, out, err = run("evaluate", "--bench", bench, "--predictions", preds, "--json", "--extract-json",
+                         "--out", tmp_path / "r")
+    loose = json.loads(out)
+    assert code == 0 and loose["metrics"]["Overall"] == 100.0 and loose["answers"]["extracted"] == len(fenced)
+    assert "## Answers" in (tmp_path / "r" / "report.md").read_text()
+
+
+def _family(bench, sid):
+    return json.loads((bench / "tasks" / sid / "meta.json").read_text())["task_family"]
+
+
 @pytest.mark.slow
 def test_evaluate_prints_magar_columns_and_baselines_order(bench, tmp_path):
     overall = {}

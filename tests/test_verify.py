@@ -131,3 +131,19 @@ def test_forgeplans_own_files_verify_unless_strict(tmp_path, capsys):
     assert main(["verify", str(t), str(solved)]) == 1
     assert "field rework_plan.note: Extra inputs are not permitted" in capsys.readouterr().out
 
+
+
+def test_verify_reads_a_fenced_output_only_with_extract_json(tmp_path, capsys):
+    from forgeplan.cli import main
+
+    t = tmp_path / "t"
+    assert main(["task", "make", "bayonet_structure", "--out", str(t), "--fault", "missing_part"]) == 0
+    reference = json.loads((t / "reference.json").read_text())
+    fenced = tmp_path / "answer.md"
+    fenced.write_text("```json\n" + json.dumps({k: reference[k] for k in ("annotation", "rework_plan")}, indent=2) + "\n```\n")
+    capsys.readouterr()
+    assert main(["verify", str(t), str(fenced)]) == 1
+    assert "wrapped in a ``` fence; pass --extract-json" in capsys.readouterr().out
+    assert main(["verify", str(t), str(fenced), "--extract-json", "--json"]) == 0
+    cap = capsys.readouterr()
+    assert json.loads(cap.out)["extracted"] is True and "taken out of a ``` fence" in cap.err

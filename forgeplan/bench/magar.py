@@ -20,6 +20,7 @@ from ..io.task_files import write_json
 from ..library import BUILTIN, PARTIAL_MOVES
 from ..model.errors import InputError
 from ..model.state import Tolerances
+from .card import write_card
 from .composition import PROTOCOL, Slot, apportion
 from .decisions import EPISODES, DecisionSlot, generate_decision
 from .generate import generate
@@ -128,6 +129,7 @@ def build_magar_bench(out: Path, tasks: int = DEFAULT_TASKS, seed: int = 42, job
             if progress:
                 progress(1)
     manifest = _manifest(records, families, sources, tasks, seed, tolerances)
+    write_card(out, manifest)
     write_json(out / MANIFEST, manifest)
     return manifest
 

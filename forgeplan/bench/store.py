@@ -16,6 +16,7 @@ from ..model.errors import InputError
 from ..model.names import sample_id_problem
 from ..model.state import Tolerances
 from ..semantics.grounded import assemblies_by_kind
+from .card import write_card
 from .composition import PROTOCOL, composition_counts, plan_composition
 from ..executors import run_batches
 from .generate import generate_batch, sample_id
@@ -96,6 +97,7 @@ def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, pro
         write_json(out / SHARD_FILE, {"head": head, "shard": list(shard), "records": [[k, records[k]] for k in sorted(records)]})
     manifest = manifest_of(head, ordered)
     if shard is None:
+        write_card(out, manifest)
         write_json(out / MANIFEST, manifest)
     drop_partial(out)
     (out / BUILD_FILE).unlink()

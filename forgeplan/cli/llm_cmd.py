@@ -6,7 +6,7 @@ import shlex
 from pathlib import Path
 
 from ..io.output import output_path
-from ..model.choices import DEFAULT_PROMPT, PROMPTS
+from ..model.choices import DEFAULT_PROMPT, PROMPTS, SERVING_ENGINES
 from . import EXIT_NEGATIVE, emit_json
 
 
@@ -129,22 +129,39 @@ def _register_infer(sub) -> None:
                        description="Generate an output for every task of a split with greedy decoding, optionally "
                                    "constrained by the task's grammar (always well-formed) or also by the engine "
                                    "(only actions legal in the state reached so far), and write a predictions JSONL "
-                                   "for `evaluate`. In process with --model, or through a running OpenAI-compatible "
-                                   "server with --endpoint (the requests of `forgeplan requests`; grammar or none). "
-                                   "With --endpoint every failure is one line, exit 2, and answers that were sent "
-                                   "the grammar are parsed under it: exit 1 with the count when some do not parse.")
+                                   "for `evaluate`. Each sample gets its family's prompt and grammar (an Assembly "
+                                   "Decision sample of a --profile magar benchmark: the decision contract and grammar; "
+                                   "legal: its legal decisions). In process with --model, or through a running "
+                                   "OpenAI-compatible server with --endpoint (the requests of `forgeplan requests`; "
+                                   "grammar or none), hosted or local: the API key from an environment variable "
+                                   "(--api-key-env), --concurrency requests in flight, retries of what may succeed "
+                                   "later, every answer kept in a cache so that a rerun or an interrupted run sends no "
+                                   "request twice, token usage per sample. With --endpoint a refused key or a failed "
+                                   "request is one line, exit 2, and answers that were sent the grammar are parsed "
+                                   "under it: exit 1 with the count when some do not parse.")
     i.add_argument("--model", type=Path, help="local Hugging Face causal LM folder (in-process inference)")
     i.add_argument("--endpoint", metavar="URL",
                    help="base URL of an OpenAI-compatible server (e.g. http://localhost:8000/v1) instead of --model")
     i.add_argument("--served-model", default="forgeplan",
-                   help="--endpoint: the model name the server serves (vLLM: a --lora-modules name)")
-    i.add_argument("--engine", choices=("vllm", "sglang", "llama.cpp"), default="vllm",
-                   help="--endpoint: which server, for the request field that carries the grammar")
+                   help="--endpoint: the model name the server serves (vLLM: a --lora-modules name; OpenAI: a model id)")
+    i.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="NAME",
+                   help="--endpoint: the environment variable holding the API key, sent as a bearer token (never "
+                        "written anywhere; unset: no key)")
+    i.add_argument("--api", choices=("chat", "completions"), default="chat",
+                   help="--endpoint: /v1/chat/completions with the prompt's messages, or /v1/completions with them "
+                        "rendered as one text")
+    i.add_argument("--engine", choices=SERVING_ENGINES, default="vllm",
+                   help="--endpoint: which server, for the request field that carries the grammar (openai: "
+                        "response_format with the task's JSON Schema)")
     i.add_argument("--concurrency", type=int, default=8, help="--endpoint: requests in flight at most")
-    i.add_argument("--retries", type=int, default=3, help="--endpoint: retries of a failed request (with backoff; "
-                   "at most 10)")
+    i.add_argument("--retries", type=int, default=3, help="--endpoint: retries of a request after a 429, a 5xx, "
+                   "a timeout or a dropped connection (exponential backoff with jitter, or the server's "
+                   "Retry-After; at most 10)")
     i.add_argument("--timeout", type=float, default=600.0, help="--endpoint: seconds per attempt of a request, "
                    "from connecting to the last byte of the response")
+    i.add_argument("--cache", type=Path, metavar="DIR",
+                   help="--endpoint: folder keeping every answer as it arrives, so that a rerun or an interrupted "
+                        "run sends no request twice (default: OUT.cache beside --out)")
     i.add_argument("--adapter", type=Path, help="LoRA adapter folder from `forgeplan train`")
     i.add_argument("--bench", type=Path, required=True, help="benchmark folder")
     i.add_argument("--split", default="test", help="benchmark split (train or test)")
@@ -168,14 +185,15 @@ def _register_requests(sub) -> None:
     r = sub.add_parser("requests", help="one OpenAI-compatible request per task, grammar attached -> JSONL",
                        description="Write one chat-completion request per task of a split in the OpenAI batch-file "
                                    "layout (`vllm run-batch` reads it; `infer --endpoint` sends the same requests), "
-                                   "greedy, with the task grammar in the field the chosen engine reads: vllm "
+                                   "greedy, with the sample's prompt and task grammar (an Assembly Decision sample: "
+                                   "the decision ones) in the field the chosen engine reads: vllm "
                                    "structured_outputs.grammar (portable Lark), sglang ebnf (GBNF), llama.cpp "
                                    "grammar (GBNF). `import-answers` turns the batch output into predictions.")
     r.add_argument("--bench", type=Path, required=True, help="benchmark folder")
     r.add_argument("--split", default="test", help="benchmark split (train or test)")
     r.add_argument("--out", type=output_path, required=True, help="requests JSONL to write")
     r.add_argument("--served-model", default="forgeplan", help="the model name in each request")
-    r.add_argument("--engine", choices=("vllm", "sglang", "llama.cpp"), default="vllm", help="target server")
+    r.add_argument("--engine", choices=SERVING_ENGINES, default="vllm", help="target server")
     r.add_argument("--constrained", choices=("grammar", "none"), default="grammar", help="attach the task grammar")
     r.add_argument("--prompt", choices=PROMPTS, default=DEFAULT_PROMPT,
                    help=f"prompt style (default {DEFAULT_PROMPT}; docs/training.md)")
@@ -363,27 +381,77 @@ def _store_reference(folder: Path, report: dict, argv: list[str]) -> None:
 def _infer_endpoint(args) -> int:
     import time
 
-    from ..llm.serving import check_client, post_all, requests_for, write_jsonl
+    from ..llm.endpoint import EndpointClient
+    from ..llm.serving import endpoint_request, mode, prediction_row, requests_for, write_jsonl
     from ..model.errors import InputError
 
     if args.constrained == "legal":
         raise InputError("legal masking needs the engine beside the decoder: use --model (in-process); "
                          "a server can take --constrained grammar or none", field="--constrained")
-    check_client(args.endpoint, timeout=args.timeout, retries=args.retries, concurrency=args.concurrency)
-    reqs = requests_for(args.bench, args.split, limit=args.limit, model=args.served_model, engine=args.engine,
-                        prompt=args.prompt or DEFAULT_PROMPT, max_tokens=args.max_new_tokens,
-                        constrained=args.constrained == "grammar")
+    cache = args.cache or args.out.with_name(args.out.name + ".cache")
+    client = EndpointClient(args.endpoint, key_env=args.api_key_env, concurrency=args.concurrency,
+                            retries=args.retries, timeout=args.timeout, cache_dir=cache, say=_note)
+    lines = requests_for(args.bench, args.split, limit=args.limit, model=args.served_model, engine=args.engine,
+                         prompt=args.prompt or DEFAULT_PROMPT, max_tokens=args.max_new_tokens,
+                         constrained=args.constrained == "grammar")
     t0 = time.perf_counter()
-    rows, failed = post_all(args.endpoint, reqs, concurrency=args.concurrency, retries=args.retries,
-                            timeout=args.timeout)
+    with _sigterm_interrupts():
+        try:
+            answers = client.run([endpoint_request(line, args.api) for line in lines])
+        except KeyboardInterrupt:
+            _note(f"interrupted: {client.sent + client.from_cache} of {len(lines)} answers are kept in {cache}; the "
+                  "same command resumes without sending them again")
+            return 130
+    rows = [prediction_row(a, mode(line["body"])) for a, line in zip(answers, lines) if a.error is None]
     write_jsonl(rows, args.out)
+    failed = [a for a in answers if a.error is not None]
     if failed:
-        sid, reason = next(iter(failed.items()))
-        raise InputError(f"{len(failed)} of {len(reqs)} requests failed after {args.retries} retries (the others "
-                         f"are in {args.out}); {sid}: {reason}", field="--endpoint")
+        raise InputError(f"{len(failed)} of {len(answers)} requests failed (the others are in {args.out}; the same "
+                         f"command sends only the failed ones again); {failed[0].id}: {failed[0].error}",
+                         field="--endpoint")
     return _grammar_verdict(args.bench, rows, {
         "predictions": str(args.out), "samples": len(rows), "split": args.split, "constrained": args.constrained,
-        "endpoint": args.endpoint, "seconds": round(time.perf_counter() - t0, 2)})
+        "endpoint": args.endpoint, "api": args.api, "cache": str(cache), "sent": client.sent,
+        "from_cache": client.from_cache, "retries": client.retried,
+        "prompt_tokens": sum(a.prompt_tokens or 0 for a in answers),
+        "completion_tokens": sum(a.completion_tokens or 0 for a in answers),
+        "seconds": round(time.perf_counter() - t0, 2)})
+
+
+def _note(line: str) -> None:
+    """One line on stderr, above a progress bar (a retry, an interrupt)."""
+    import sys
+
+    from tqdm import tqdm
+
+    from ..io.quoting import one_line
+
+    tqdm.write(f"forgeplan: {one_line(line, 500)}", file=sys.stderr)
+
+
+def _sigterm_interrupts():
+    """A context in which SIGTERM interrupts as Ctrl-C does (KeyboardInterrupt), so that a terminated run
+    keeps the answers of its requests in flight; outside the main thread it changes nothing."""
+    import contextlib
+    import signal
+    import threading
+
+    @contextlib.contextmanager
+    def scope():
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def interrupt(signum, frame):
+            raise KeyboardInterrupt
+
+        old = signal.signal(signal.SIGTERM, interrupt)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGTERM, old)
+
+    return scope()
 
 
 def run_infer(args) -> int:

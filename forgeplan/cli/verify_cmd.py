@@ -23,6 +23,9 @@ def register(sub) -> None:
     p.add_argument("--strict", action="store_true",
                    help="reject top-level keys outside the output contract (schema_failure), as a grader of model "
                         "outputs does (default: ignore them with a note)")
+    p.add_argument("--extract-json", action="store_true",
+                   help="take the one JSON object out of an output wrapped in a ``` fence or in text (refused when it "
+                        "holds several); default: the output must be one JSON object and nothing else")
     p.add_argument("--json", action="store_true", help="print the verdict as JSON")
     p.add_argument("--trace", action="store_true",
                    help="after the verdict, the state after each action (the parts each step changed, the engine's "
@@ -39,7 +42,9 @@ def run(args) -> int:
     task = load_task(args.task_dir)
     # an output over the size limit is a schema_failure verdict, not bad input: read its head only
     raw = read_stdin("output", head=True) if args.output == "-" else read_bytes(Path(args.output), "output", head=True)
-    v = verify(task, raw, strict=args.strict)
+    v = verify(task, raw, strict=args.strict, extract=args.extract_json)
+    if v.extracted:
+        print("note: the JSON object was taken out of a ``` fence or surrounding text (--extract-json)", file=sys.stderr)
     if v.ignored_keys:
         print("note: ignored top-level keys outside the output contract: "
               + one_line(", ".join(v.ignored_keys), 300), file=sys.stderr)

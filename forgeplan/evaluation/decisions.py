@@ -10,12 +10,12 @@ completion) instead of the one reference.
 
 from __future__ import annotations
 
-import json
 import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass
 from statistics import mean
 
+from ..io.contract import ContractError, answer_json
 from ..semantics.intents import OPERATIONS
 
 DECISION_FIELDS = ("operation", "involved_parts", "next_subgoal")
@@ -42,18 +42,19 @@ def as_parsed(d: dict) -> Parsed:
                   normalise(d["next_subgoal"]))
 
 
-def parse_decision(raw: str | None) -> tuple[Parsed | None, str]:
+def parse_decision(raw: str | None, extract: bool = False) -> tuple[Parsed | None, str]:
     """The decision of a raw output, or (None, why it is invalid). The output contract (MAGAR D): exactly
-    one flat JSON object with the three fields and their types, nothing else; the operation one of
-    MAGAR's six classes."""
+    one flat JSON object with the three fields and their types, nothing else ("Explanations, Markdown
+    fences, comments, and additional fields are not allowed"); the operation one of MAGAR's six classes.
+    `extract` takes the one JSON object out of a fenced or chatty answer (io.contract.answer_json)."""
     if raw is None:
         return None, "missing prediction"
     if len(raw) > MAX_DECISION_CHARS:
         return None, f"longer than {MAX_DECISION_CHARS} characters"
     try:
-        obj = json.loads(raw)
-    except (ValueError, RecursionError):
-        return None, "not JSON"
+        obj, _extracted = answer_json(raw, extract)
+    except ContractError as exc:
+        return None, f"not JSON ({exc.reason})"
     if not isinstance(obj, dict) or sorted(obj) != sorted(DECISION_FIELDS):
         return None, f"expected exactly the fields {list(DECISION_FIELDS)}"
     if not isinstance(obj["operation"], str) or not isinstance(obj["next_subgoal"], str) or \
@@ -81,15 +82,18 @@ class DecisionScore:
     op_parts_any: bool = False
     subgoal_any: bool = False
     joint_any: bool = False
+    extracted: bool = False     # the object was taken out of a fence or surrounding text (--extract-json)
 
 
-def score_decision(sample_id: str, assembly_id: str, raw: str | None, reference: dict, valid: list[dict]) -> DecisionScore:
+def score_decision(sample_id: str, assembly_id: str, raw: str | None, reference: dict, valid: list[dict],
+                   extract: bool = False) -> DecisionScore:
     ref = as_parsed(reference)
     s = DecisionScore(sample_id, assembly_id, ref.operation, bool(ref.parts), False)
-    got, s.reason = parse_decision(raw)
+    got, s.reason = parse_decision(raw, extract)
     if got is None:
         return s
     s.valid = True
+    s.extracted = extract and parse_decision(raw)[0] is None   # it parses only once taken out
     s.op = got.operation == ref.operation
     s.op_parts = s.op and got.parts == ref.parts
     s.subgoal = got.subgoal == ref.subgoal

@@ -78,23 +78,30 @@ def read_predictions(path: Path, compact: bool = False, stored: bool = False) ->
 SCORE_BATCH = 40
 
 
+def scored_ids(manifest: dict, predictions: dict, split: str, only_predicted: bool = False) -> list[str]:
+    """The split's sample ids in order (with `only_predicted`, those that have a prediction); refuses a
+    split the manifest lacks and predictions for samples outside the split."""
+    if split not in manifest["splits"]:
+        raise InputError(f"no split {split!r} (have {sorted(manifest['splits'])})", field="--split")
+    ids = manifest["splits"][split]
+    unknown = sorted(set(predictions) - set(ids))
+    if unknown:
+        raise InputError(f"{len(unknown)} predictions are not in split {split!r}, e.g. {unknown[:3]}", field="--predictions")
+    return [sid for sid in ids if sid in predictions] if only_predicted else list(ids)
+
+
 def score_split(bench: Path, predictions: dict[str, str], split: str = "test", progress=None,
                 reference_cost: str = "forgeplan", jobs: int = 1, executor: str = "local",
-                address: str | None = None) -> list[SampleScore]:
-    """Score every sample of the split, in split order; `reference_cost` picks the reference (see
-    paper_reference). Batches of consecutive samples run `jobs` at a time (`forgeplan.executors`)."""
+                address: str | None = None, *, extract: bool = False, only_predicted: bool = False) -> list[SampleScore]:
+    """Score every sample of the split (with `only_predicted`, those that have a prediction), in split
+    order; `reference_cost` picks the reference (see paper_reference), `extract` takes the one JSON object
+    out of fenced or chatty answers. Batches of consecutive samples run `jobs` at a time (`forgeplan.executors`)."""
     from ..executors import run_ordered
 
     if reference_cost not in REFERENCE_COSTS:
         raise InputError(f"must be one of {list(REFERENCE_COSTS)}, got {reference_cost!r}", field="--reference-cost")
-    manifest = load_manifest(bench)
-    if split not in manifest["splits"]:
-        raise InputError(f"no split {split!r} (have {sorted(manifest['splits'])})", field="--split")
-    ids = manifest["splits"][split]
-    unknown = sorted(set(predictions) - set(manifest["splits"][split]))
-    if unknown:
-        raise InputError(f"{len(unknown)} predictions are not in split {split!r}, e.g. {unknown[:3]}", field="--predictions")
-    batches = [(bench, {sid: predictions.get(sid) for sid in ids[i:i + SCORE_BATCH]}, reference_cost)
+    ids = scored_ids(load_manifest(bench), predictions, split, only_predicted)
+    batches = [(bench, {sid: predictions.get(sid) for sid in ids[i:i + SCORE_BATCH]}, reference_cost, extract)
                for i in range(0, len(ids), SCORE_BATCH)]
     out: list[SampleScore] = []
     for _, scores in run_ordered(score_samples, batches, jobs, executor, address):
@@ -104,7 +111,8 @@ def score_split(bench: Path, predictions: dict[str, str], split: str = "test", p
     return out
 
 
-def score_samples(bench: Path, predictions: dict[str, str | None], reference_cost: str) -> list[SampleScore]:
+def score_samples(bench: Path, predictions: dict[str, str | None], reference_cost: str,
+                  extract: bool = False) -> list[SampleScore]:
     """One batch of `score_split`: the score of each sample (in the dict's order)."""
     out = []
     for sid, prediction in predictions.items():
@@ -115,7 +123,7 @@ def score_samples(bench: Path, predictions: dict[str, str | None], reference_cos
         if reference_cost == "paper" and reference["rework_plan"]["actions"]:
             reference = paper_reference(task, reference)
         out.append(score_sample(task, prediction, reference, read_sample_file(bench, sid, "meta.json"),
-                                read_sample_file(bench, sid, "minimal_rework.json"), reference_cost))
+                                read_sample_file(bench, sid, "minimal_rework.json"), reference_cost, extract))
     return out
 
 
@@ -141,13 +149,15 @@ def paper_reference(task: Task, reference: dict) -> dict:
     return {**reference, "rework_plan": plan}
 
 
-def summarise(samples: list[SampleScore], split: str, reference_cost: str = "forgeplan") -> dict:
+def summarise(samples: list[SampleScore], split: str, reference_cost: str = "forgeplan", answers: dict | None = None) -> dict:
+    """The report's figures; `answers` (report.answer_counts) says how the answers were read."""
     rules = {"reference_cost": reference_cost, "magar_profile_samples": sum(s.magar_profile for s in samples if s.is_fault)}
     unproved = sum(s.is_fault and not s.reference_proved for s in samples)
     if unproved:   # expert-tier references (partial moves) not proved minimal over every plan the engine accepts
         rules["unproved_references"] = unproved
     return {
         "split": split, "samples": len(samples), "fault_samples": sum(s.is_fault for s in samples),
+        **({"answers": answers} if answers is not None else {}),
         "rules": rules,
         "metrics": core_metrics(samples),
         "failures": failure_breakdown(samples),

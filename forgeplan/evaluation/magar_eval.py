@@ -13,7 +13,8 @@ from ..model.errors import InputError
 from .decisions import (AD_METRICS, DecisionScore, decision_metrics, operation_recall, overall, parse_decision,
                         score_decision)
 from .metrics import magar_metrics
-from .report import fmt
+from .report import answer_lines, fmt, interval_lines
+from .evaluate import scored_ids
 from .samples import SampleScore, score_sample
 
 COLUMNS = ("OPG", "OBA", "SGF", "IBC", "MPA", "RCA", "Overall")
@@ -42,33 +43,31 @@ def task_family(bench: Path, sample_id: str) -> str:
     return read_sample_file(bench, sample_id, "meta.json").get("task_family", "minimal_rework")
 
 
-def score_one(bench: Path, sid: str, raw: str | None) -> DecisionScore | SampleScore:
-    """The score of one sample of either family."""
+def score_one(bench: Path, sid: str, raw: str | None, extract: bool = False) -> DecisionScore | SampleScore:
+    """The score of one sample of either family (`extract`: see io.contract.answer_json)."""
     meta = read_sample_file(bench, sid, "meta.json")
     if meta.get("task_family") == "assembly_decision":
         d = read_decision(bench, sid)
-        return score_decision(sid, meta["assembly_id"], raw, d["reference"], d["valid"])
+        return score_decision(sid, meta["assembly_id"], raw, d["reference"], d["valid"], extract)
     task = load_sample_task(bench, sid)
-    return score_sample(task, raw, read_reference(bench, sid, task), meta, read_sample_file(bench, sid, "minimal_rework.json"))
+    return score_sample(task, raw, read_reference(bench, sid, task), meta,
+                        read_sample_file(bench, sid, "minimal_rework.json"), extract=extract)
 
 
-def score_magar_split(bench: Path, predictions: dict[str, str], split: str = "test", progress=None) -> list:
-    manifest = load_manifest(bench)
-    if split not in manifest["splits"]:
-        raise InputError(f"no split {split!r} (have {sorted(manifest['splits'])})", field="--split")
-    ids = manifest["splits"][split]
-    unknown = sorted(set(predictions) - set(ids))
-    if unknown:
-        raise InputError(f"{len(unknown)} predictions are not in split {split!r}, e.g. {unknown[:3]}", field="--predictions")
+def score_magar_split(bench: Path, predictions: dict[str, str], split: str = "test", progress=None, *,
+                      extract: bool = False, only_predicted: bool = False) -> list:
+    """The score of every sample of the split (with `only_predicted`, of those that have a prediction)."""
+    ids = scored_ids(load_manifest(bench), predictions, split, only_predicted)
     out = []
     for sid in ids:
-        out.append(score_one(bench, sid, predictions.get(sid)))
+        out.append(score_one(bench, sid, predictions.get(sid), extract))
         if progress:
             progress(1)
     return out
 
 
-def magar_summary(samples: list, split: str) -> dict:
+def magar_summary(samples: list, split: str, answers: dict | None = None) -> dict:
+    """MAGAR's figures; `answers` (report.answer_counts) says how the answers were read."""
     decisions = [s for s in samples if isinstance(s, DecisionScore)]
     rework = [s for s in samples if isinstance(s, SampleScore)]
     m: dict = {}
@@ -79,7 +78,7 @@ def magar_summary(samples: list, split: str) -> dict:
     m.update(magar_metrics(rework) if rework else {"MPA": None, "RCA": None})
     m.update(overall(m))
     return {"split": split, "samples": len(samples), "assembly_decision_samples": len(decisions),
-            "minimal_rework_samples": len(rework), "metrics": m, "per_operation": operation_recall(decisions),
+            "minimal_rework_samples": len(rework), **({"answers": answers} if answers is not None else {}), "metrics": m, "per_operation": operation_recall(decisions),
             "invalid_decisions": [{"sample_id": s.sample_id, "reason": s.reason} for s in decisions if not s.valid][:5]}
 
 
@@ -101,8 +100,10 @@ def write_magar_report(summary: dict, out: Staged, name: str = "predictions") ->
              "", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS),
              "| " + " | ".join(fmt(m[c]) for c in COLUMNS) + " |", "",
              "| " + " | ".join(ANY_COLUMNS) + " | Assembly Decision | Minimal Rework |", "|" + "---|" * 6,
-             "| " + " | ".join(fmt(m[c]) for c in (*ANY_COLUMNS, "Assembly Decision", "Minimal Rework")) + " |", "",
-             "## Operation recall (OBA's terms)", "", "| reference operation | samples | recall |", "|---|---|---|"]
+             "| " + " | ".join(fmt(m[c]) for c in (*ANY_COLUMNS, "Assembly Decision", "Minimal Rework")) + " |", ""]
+    lines += interval_lines(summary)
+    lines += answer_lines(summary["answers"]) if "answers" in summary else []
+    lines += ["## Operation recall (OBA's terms)", "", "| reference operation | samples | recall |", "|---|---|---|"]
     lines += [f"| {op} | {v['samples']} | {fmt(v['recall'])} |" for op, v in summary["per_operation"].items()]
     lines += ["", "## Glossary", "",
              "- OPG: operation and involved-part set exact, over samples with a nonempty reference part set (MAGAR C.3.1).",

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..io.contract import EXTRACT_HINT, FENCE
 from ..io.output import Staged, staging
-from ..io.quoting import markdown_cell
+from ..io.quoting import markdown_cell, plot_text
 from .metrics import CORE, FAILURE_CATEGORIES
 
 REFERENCE_RULES = {
@@ -33,6 +34,35 @@ def fmt(value) -> str:
     return "–" if value is None else f"{value:.2f}"
 
 
+def answer_counts(samples: list, split_samples: int, answered: int, *, extract: bool, only_predicted: bool) -> dict:
+    """How the answers were read: the split's samples, those with a prediction, and how many answers were
+    taken out of a fence or surrounding text (`extracted`, with --extract-json) or failed for want of it
+    (`needs_extraction`, without)."""
+    return {"split_samples": split_samples, "answered": answered, "unanswered": split_samples - answered,
+            "scored": len(samples), "only_predicted": only_predicted, "extract_json": extract,
+            "extracted": sum(s.extracted for s in samples),
+            "needs_extraction": sum(EXTRACT_HINT in s.reason for s in samples)}
+
+
+def answer_lines(c: dict) -> list[str]:
+    """The report's paragraph on missing and extracted answers."""
+    if c["only_predicted"]:
+        lines = [f"- Scored: only the {c['answered']} samples of the split's {c['split_samples']} that have a prediction "
+                 f"(`--only-predicted`); the {c['unanswered']} without one are left out of every figure."]
+    elif c["unanswered"]:
+        lines = [f"- Scored: all {c['split_samples']} samples of the split; {c['unanswered']} have no prediction and "
+                 "score as schema failures (0 on every metric)."]
+    else:
+        lines = [f"- Scored: all {c['split_samples']} samples of the split, each with a prediction."]
+    if c["extract_json"]:
+        lines.append(f"- `--extract-json`: {c['extracted']} answers were taken out of a {FENCE} fence or surrounding "
+                     "text; the others were one JSON object as they stand.")
+    else:
+        lines.append(f"- Answers are parsed strictly, as FORGE scores raw JSON: {c['needs_extraction']} failed only "
+                     f"because of a {FENCE} fence or text around the JSON object (`--extract-json` reads them).")
+    return ["## Answers", "", *lines, ""]
+
+
 def _table(rows: dict[str, dict], cols) -> list[str]:
     out = ["| | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
     for name, m in rows.items():
@@ -54,6 +84,8 @@ def write_report(summary: dict, out: Staged, name: str = "predictions") -> list[
              "## Core metrics", ""]
     lines += _table({name: m}, COLUMNS)
     lines += [""]
+    lines += interval_lines(summary)
+    lines += answer_lines(summary["answers"]) if "answers" in summary else []
     lines += _rules(summary["rules"])
     lines += ["## Beyond the papers", "",
               f"- SSE-any (credits any proven-optimal plan): {fmt(m['SSE-any'])}",
@@ -73,6 +105,21 @@ def write_report(summary: dict, out: Staged, name: str = "predictions") -> list[
     lines += explanation_lines(name)
     out.write_text("report.md", "\n".join(lines))
     return [out.path("metrics.json"), out.path("report.md"), *_plots(summary, out, name)]
+
+
+def interval_lines(summary: dict) -> list[str]:
+    """Each figure's n and 95 % bootstrap interval (docs/metrics.md, "Intervals and paired tests")."""
+    if "intervals" not in summary:
+        return []
+    method, m = summary["intervals"]["method"], summary["metrics"]
+    lines = ["## Uncertainty", "",
+             f"n is the number of samples a figure averages over; the interval is a {100 * method['level']:g} % "
+             f"{method['interval']} ({method['resamples']} resamples, seed {method['seed']}).", "",
+             "| metric | n | value | 95 % interval |", "|---|---|---|---|"]
+    for k, v in summary["intervals"]["figures"].items():
+        span = "–" if v["low"] is None else f"[{fmt(v['low'])}, {fmt(v['high'])}]"
+        lines.append(f"| {k} | {v['n']} | {fmt(m.get(k))} | {span} |")
+    return lines + [""]
 
 
 def _rules(rules: dict) -> list[str]:
@@ -105,7 +152,7 @@ def _plots(summary: dict, out: Staged, name: str) -> list[Path]:
     ax.set_ylim(0, 110)
     ax.set_xlabel("assembly")
     ax.set_ylabel("DGTR (x100)")
-    ax.set_title(f"DGTR per assembly — {name}")
+    ax.set_title(f"DGTR per assembly — {plot_text(name)}")
     fig.text(0.01, 0.01, PLOT_CAPTIONS["dgtr_per_assembly.png"], fontsize=7, wrap=True)
     fig.tight_layout(rect=(0, 0.05, 1, 1))
     with out.open("dgtr_per_assembly.png", "wb") as fh:
@@ -119,7 +166,7 @@ def _plots(summary: dict, out: Staged, name: str) -> list[Path]:
     ax.set_xlabel("samples")
     ax.set_ylabel("failure category")
     ax.set_xlim(0, max([1] + [fails[c]["count"] for c in fails]) * 1.15)
-    ax.set_title(f"Failure categories — {name}")
+    ax.set_title(f"Failure categories — {plot_text(name)}")
     fig.text(0.01, 0.01, PLOT_CAPTIONS["failures.png"], fontsize=7, wrap=True)
     fig.tight_layout(rect=(0, 0.06, 1, 1))
     with out.open("failures.png", "wb") as fh:

@@ -31,6 +31,7 @@ class SampleScore:
     is_fault: bool
     category: str | None         # failure category (None = fully correct)
     reason: str = ""
+    failing_step: int | None = None  # the verifier's first illegal step (1-based), if any
     g: bool = False              # contract valid ∧ diagnosis exact ∧ legal replay ∧ restored
     v: bool = False              # FORGE's v_i: complete parameter validity (parameter_validity)
     sse: bool = False
@@ -47,6 +48,7 @@ class SampleScore:
     predicted_actions: int = 0
     reference_actions: int = 0
     reference_proved: bool = True    # reference.json's proof: proved minimal, or only valid
+    extracted: bool = False          # the object was taken out of a fence or surrounding text (--extract-json)
 
 
 def identity(actions) -> list[tuple[str, str | None]]:
@@ -213,8 +215,9 @@ def mpa_rca(out: Output | None, rework: dict) -> tuple[bool, float]:
 
 
 def score_sample(task: Task, raw: str | None, reference: dict, meta: dict, rework: dict,
-                 reference_cost: str = "forgeplan") -> SampleScore:
-    """Everything about one prediction; `raw` None means the prediction is missing.
+                 reference_cost: str = "forgeplan", extract: bool = False) -> SampleScore:
+    """Everything about one prediction; `raw` None means the prediction is missing; `extract` takes the
+    one JSON object out of a fenced or chatty answer (io.contract.answer_json).
 
     One rule for contract failures (FORGE's C_i = 0: unparseable, missing, or answering another task):
     zero credit on every metric, and the sample stays in every denominator.
@@ -227,7 +230,7 @@ def score_sample(task: Task, raw: str | None, reference: dict, meta: dict, rewor
                     None, reference_actions=len(ref_actions),
                     reference_proved=(reference.get("proof") or {}).get("optimal", True) is not False)
     hint = reference_parts(ref_actions) if s.reference_proved else ()
-    out = _contract_valid_output(task, raw, s, reference_cost, hint)
+    out = _contract_valid_output(task, raw, s, reference_cost, hint, extract)
     if not is_fault:
         s.nofault_ok = out is not None and not out.actions
         return s
@@ -260,19 +263,21 @@ def reference_parts(actions: list[dict]) -> set[str]:
 
 
 def _contract_valid_output(task: Task, raw: str | None, s: SampleScore, reference_cost: str = "forgeplan",
-                           route_hint=()) -> Output | None:
+                           route_hint=(), extract: bool = False) -> Output | None:
     """Parse and verify once (over-disassembly judged under `reference_cost`); fills the verdict fields of
     `s`. None when C_i = 0."""
     if raw is None:
         s.category, s.reason = "schema_failure", "missing prediction"
         return None
     try:
-        out = parse_output(raw)
+        out = parse_output(raw, extract=extract)
     except ContractError as exc:
         s.category, s.reason = "schema_failure", exc.reason
         return None
+    s.extracted = out.extracted
     v = verify_output(task, out, reference_cost, route_hint)
     s.category, s.reason = (None, "") if v.category is None else (v.category, v.reason)
+    s.failing_step = v.failing_step
     if not v.contract_valid:
         return None
     s.g, s.predicted_actions = v.valid, len(out.actions)

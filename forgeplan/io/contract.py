@@ -1,8 +1,16 @@
-"""Parse untrusted model output into the output contract, once, as data only, with size limits."""
+"""Parse untrusted model output into the output contract, once, as data only, with size limits.
+
+Parsing is strict, as FORGE scores: the answer is one JSON object and nothing else. When it is not, the
+error says why, and says so when a markdown fence or text around the object is the cause. On request
+(`extract=True`, the command line's `--extract-json`) `answer_json` takes the one JSON object out of a
+fenced or chatty answer: the bodies of its ``` blocks when it has any, else the whole text, searched for
+balanced {...} spans that parse as JSON objects under the same limits; none or several is an error.
+"""
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 
 from pydantic import ValidationError
@@ -53,6 +61,7 @@ class Output:
     actions: tuple[Action, ...]
     minimal_rework: MinimalRework | None = None  # present only in MAGAR-profile outputs
     ignored: tuple[str, ...] = ()   # top-level keys outside the contract, dropped by a non-strict parse
+    extracted: bool = False         # the object was taken out of a fence or surrounding text (`extract`)
 
 
 def _unclosed(text: str) -> bool:
@@ -75,14 +84,8 @@ def _unclosed(text: str) -> bool:
     return in_str or depth > 0
 
 
-def parse_output(raw: str | bytes, *, strict: bool = True) -> Output:
-    """Raw text -> Output, or ContractError saying exactly what is wrong.
-
-    Strict parsing (graders, model outputs) rejects any key outside the contract. With `strict=False`
-    the top-level keys outside the contract (such as the `proof` and `sample_id` of forgeplan's own
-    reference.json and `solve --json`) are dropped and listed in `Output.ignored`; the contract's own
-    objects stay strict either way.
-    """
+def answer_text(raw: str | bytes) -> str:
+    """The answer's text within the size limit, stripped (a leading BOM ignored, as in every JSON file read)."""
     if isinstance(raw, bytes):
         if len(raw) > MAX_OUTPUT_BYTES:
             raise ContractError(f"output is {len(raw)} bytes, over the {MAX_OUTPUT_BYTES}-byte limit")
@@ -92,17 +95,100 @@ def parse_output(raw: str | bytes, *, strict: bool = True) -> Output:
             raise ContractError(f"output is not UTF-8: {exc.reason} at byte {exc.start}") from None
     if len(raw.encode("utf-8", "surrogatepass")) > MAX_OUTPUT_BYTES:
         raise ContractError(f"output is over the {MAX_OUTPUT_BYTES}-byte limit")
-    text = raw.strip().removeprefix("\ufeff").strip()   # a leading BOM is ignored, as in every JSON file read
+    text = raw.strip().removeprefix("\ufeff").strip()
     if not text:
         raise ContractError("output is empty")
+    return text
+
+
+def answer_json(raw: str | bytes, extract: bool = False) -> tuple[object, bool]:
+    """(the answer's JSON value, whether it was extracted): the whole text, or with `extract` the one
+    JSON object inside a fenced or chatty answer. ContractError says what is wrong, and when a fence or
+    text around the object is the cause."""
+    text = answer_text(raw)
     try:
-        data = parse_json(text, MAX_DEPTH)
+        return _parse(text), False
+    except json.JSONDecodeError as exc:
+        if not extract:
+            raise ContractError(_decode_problem(text, exc)) from None
+    return _parse(extract_object(text)), True
+
+
+def _parse(text: str):
+    try:
+        return parse_json(text, MAX_DEPTH)
     except Rejected as exc:
         raise ContractError(f"output JSON{' field ' + one_line(exc.field, 80) if exc.field else ''}: {exc.reason}") from None
-    except json.JSONDecodeError as exc:
-        if exc.msg != "Extra data" and _unclosed(text):
-            raise ContractError(f"output is truncated: the JSON ends early ({exc.msg})") from None
-        raise ContractError(f"output is not one JSON object: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+
+
+FENCE = "```"
+EXTRACT_HINT = "pass --extract-json"   # in the reason of an answer that --extract-json could have read
+_FENCED = re.compile(r"```[^\n`]*\n(.*?)```", re.DOTALL)   # a markdown code block: info string, newline, body
+
+
+def _decode_problem(text: str, exc: json.JSONDecodeError) -> str:
+    """Why the text is not one JSON object, naming a fence or surrounding text when that is the cause."""
+    if FENCE in text:
+        return f"output is not one JSON object: the answer is wrapped in a {FENCE} fence; {EXTRACT_HINT} to " \
+               "score the object inside"
+    if _objects(text):
+        return f"output is not one JSON object: the answer has text around its JSON object; {EXTRACT_HINT} to " \
+               "score the object alone"
+    if exc.msg != "Extra data" and _unclosed(text):
+        return f"output is truncated: the JSON ends early ({exc.msg})"
+    return f"output is not one JSON object: {exc.msg} at line {exc.lineno} column {exc.colno}"
+
+
+def extract_object(text: str) -> str:
+    """The one JSON object of a fenced or chatty answer: inside its ``` blocks when it has any, else
+    anywhere in it; ContractError when there is none or more than one."""
+    bodies = _FENCED.findall(text)
+    found = [span for body in (bodies or [text]) for span in _objects(body)]
+    if len(found) != 1:
+        where = f"its {FENCE} blocks hold" if bodies else "it holds"
+        raise ContractError(f"--extract-json takes exactly one JSON object out of the answer, and {where} {len(found)}")
+    return found[0]
+
+
+def _objects(text: str) -> list[str]:
+    """The balanced {...} spans at the top level of `text` that parse as JSON objects, in order."""
+    out = []
+    for span in _spans(text):
+        try:
+            if isinstance(parse_json(span, MAX_DEPTH), dict):
+                out.append(span)
+        except (Rejected, json.JSONDecodeError):
+            pass
+    return out
+
+
+def _spans(text: str) -> list[str]:
+    """Balanced {...} spans outside one another; quotes count only inside a span (prose has its own)."""
+    spans, depth, start, in_str, esc = [], 0, 0, False, False
+    for i, ch in enumerate(text):
+        if in_str:
+            esc, in_str = (False, True) if esc else (ch == "\\", ch != '"')
+        elif ch == '"' and depth:
+            in_str = True
+        elif ch == "{":
+            start = i if depth == 0 else start
+            depth += 1
+        elif ch == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                spans.append(text[start:i + 1])
+    return spans
+
+
+def parse_output(raw: str | bytes, *, strict: bool = True, extract: bool = False) -> Output:
+    """Raw text -> Output, or ContractError saying exactly what is wrong.
+
+    Strict parsing (graders, model outputs) rejects any key outside the contract. With `strict=False`
+    the top-level keys outside the contract (such as the `proof` and `sample_id` of forgeplan's own
+    reference.json and `solve --json`) are dropped and listed in `Output.ignored`; the contract's own
+    objects stay strict either way. `extract`: see `answer_json`.
+    """
+    data, extracted = answer_json(raw, extract)
     if not isinstance(data, dict):
         raise ContractError(f"output must be a JSON object, got {type(data).__name__}")
     ignored = () if strict else tuple(sorted(k for k in data if k not in CONTRACT_KEYS))
@@ -116,10 +202,10 @@ def parse_output(raw: str | bytes, *, strict: bool = True) -> Output:
         err = exc.errors()[0]
         loc = ".".join(str(x) for x in err["loc"])
         raise ContractError(f"field {loc}: {err['msg']}") from None
-    return _to_output(model, ignored)
+    return _to_output(model, ignored, extracted)
 
 
-def _to_output(m: OutputModel, ignored: tuple[str, ...]) -> Output:
+def _to_output(m: OutputModel, ignored: tuple[str, ...], extracted: bool = False) -> Output:
     mistakes = []
     for k in m.annotation.mistakes:
         observed = tuple(sorted((f, getattr(k, f)) for f in ("observed_part_id", "axis", "angle_deg", "offset", "locked")
@@ -129,7 +215,7 @@ def _to_output(m: OutputModel, ignored: tuple[str, ...]) -> Output:
     ann = m.annotation
     mr = m.minimal_rework
     magar = MinimalRework(tuple(mr.moved_parts), mr.moved_part_count, mr.route_id) if mr else None
-    return Output(ann.sample_id, ann.assembly_id, ann.pass_, tuple(mistakes), actions, magar, ignored)
+    return Output(ann.sample_id, ann.assembly_id, ann.pass_, tuple(mistakes), actions, magar, ignored, extracted)
 
 
 def _to_action(i: int, a) -> Action:

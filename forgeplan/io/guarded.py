@@ -37,6 +37,8 @@ LIMITS = {
     "predictions": 256_000_000,   # a predictions JSONL (streamed line by line)
     "batch output": 256_000_000,  # an OpenAI / vllm run-batch output JSONL (streamed line by line)
     "response": 4_000_000,        # one chat completion from an endpoint
+    "run file": 1_000_000,        # an evaluation's run.json
+    "run samples": 512_000_000,   # an evaluation's samples.jsonl (streamed line by line; each row holds its raw output)
 }
 # JSON values (containers, strings, numbers, literals) per kind of file, counted before parsing: what
 # bounds the parser's memory, which the byte limit alone does not (8 MB of `[{},{},...]` is 2.7 million
@@ -237,20 +239,21 @@ def read_json(path: Path | str, kind: str, *, root: Path | None = None):
     return loads(read_text(path, kind, root=root), str(path), kind=kind)
 
 
-def read_jsonl(path: Path | str, kind: str = "predictions", lone_surrogates: bool = False, offsets: bool = False):
+def read_jsonl(path: Path | str, kind: str = "predictions", lone_surrogates: bool = False, offsets: bool = False,
+               max_line: int = MAX_LINE_BYTES):
     """(line number, parsed JSON) per non-blank line of a regular file, streamed: each line under
-    MAX_LINE_BYTES, the file under LIMITS[kind]. With `offsets`, (line number, byte offset, parsed JSON),
+    `max_line` bytes, the file under LIMITS[kind]. With `offsets`, (line number, byte offset, parsed JSON),
     so that a caller can read one line again (`read_jsonl_line`) instead of holding it."""
     path = Path(path)
     total = 0
     with open_regular(path, kind) as fh:
-        for n, line in enumerate(iter(lambda: fh.readline(MAX_LINE_BYTES + 1), b""), 1):
+        for n, line in enumerate(iter(lambda: fh.readline(max_line + 1), b""), 1):
             start = total
             total += len(line)
             if total > LIMITS[kind]:
                 raise InputError(f"{kind} is over the {LIMITS[kind]}-byte limit", file=str(path))
-            if len(line) > MAX_LINE_BYTES:
-                raise InputError(f"line is over {MAX_LINE_BYTES} bytes", file=str(path), field=f"line {n}")
+            if len(line) > max_line:
+                raise InputError(f"line is over {max_line} bytes", file=str(path), field=f"line {n}")
             if not line.strip():
                 continue
             try:

@@ -14,6 +14,8 @@ functions below still write any string so that it cannot change the meaning of t
 | JSON (JSON Schema, --json) | `json_text` | valid JSON whose every non-printable character is a \\u escape |
 | terminal | `one_line` | one printable line: controls, separators and bidi marks as backslash escapes |
 | markdown | `markdown_cell` | one line inside a table cell or heading, markdown characters escaped |
+| HTML | `html_text` | text inside an element or a quoted attribute: `& < > " '` as character references |
+| JSON inside an HTML `<script>` | `script_json` | JSON that no `</script>`, `<!--` or line separator can end or change |
 """
 
 from __future__ import annotations
@@ -59,6 +61,12 @@ def markdown_cell(text, limit: int | None = None) -> str:
     return _MARKDOWN.sub(r"\\\1", one_line(text, limit))
 
 
+def plot_text(text, limit: int | None = 80) -> str:
+    """Untrusted text in a matplotlib label, title or legend: one line, every `$` escaped so that it is
+    never read as mathtext (a malformed formula fails only when the figure is drawn)."""
+    return one_line(text, limit).replace("$", r"\$")
+
+
 # ----------------------------------------------------------------------------- JSON
 
 def _json_escape(c: str) -> str:
@@ -76,6 +84,24 @@ def json_text(data, indent: int | None = 1) -> str:
     if all(line.isprintable() for line in s.split("\n")):
         return s
     return "".join(c if c.isprintable() or c in " \n" else _json_escape(c) for c in s)
+
+
+# ----------------------------------------------------------------------------- HTML
+
+def html_text(text) -> str:
+    """Untrusted text as HTML element content or a quoted attribute value: it stays text, never markup."""
+    import html
+
+    return html.escape(str(text), quote=True)
+
+
+def script_json(data) -> str:
+    """`data` as JSON to inline in an HTML `<script type="application/json">` element: `<`, `>` and `&` as
+    \\u escapes (no `</script>` or `<!--` can close or change the element), U+2028/U+2029 too; the
+    script reads it back with JSON.parse unchanged."""
+    s = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return (s.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 
 
 # ----------------------------------------------------------------------------- ASP

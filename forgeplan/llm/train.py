@@ -1,6 +1,6 @@
 """LoRA supervised fine-tuning on a benchmark split with TRL's SFTTrainer and a peft LoraConfig.
 
-The data are conversational prompt/completion rows (`bench.prompt_completion_rows`, the same rows
+The data are conversational prompt/completion rows (`families.prompt_completion_rows`, the same rows
 `bench export --format prompt-completion` writes), so the trainer applies the model's chat template and
 takes the loss on the completion only. A deterministic slice of the split is held out for the
 evaluation loss. Everything distributed (several GPUs, DeepSpeed/FSDP) comes from `accelerate launch`;
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..model.choices import DEFAULT_PROMPT
 from ..model.errors import InputError
-from .bench import prompt_completion_rows
+from .families import prompt_completion_rows
 from .config import TrainConfig, save_config
 
 DTYPES = ("float32", "bfloat16", "float16")

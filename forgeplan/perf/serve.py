@@ -173,16 +173,18 @@ def completion_body(task, tokenizer, prompt: str, max_tokens: int) -> dict:
 
 
 def served(url: str, tasks, tokenizer, prompt: str, max_tokens: int) -> list[dict]:
-    from ..llm.serving import post_one  # noqa: PLC0415
+    from ..llm.endpoint import EndpointClient, EndpointError, Request  # noqa: PLC0415
 
+    client = EndpointClient(url, key_env=None, concurrency=1, retries=1, progress=False)
     rows = []
     for task in tasks:
         t0 = time.perf_counter()
-        resp = post_one(url + "/v1/completions", completion_body(task, tokenizer, prompt, max_tokens), retries=1,
-                        timeout=600.0, backoff=1.0, api_key=None)
-        choice = resp["choices"][0]
-        rows.append({"raw_output": choice["text"], "new_tokens": (resp.get("usage") or {}).get("completion_tokens", 0),
-                     "seconds": time.perf_counter() - t0, "stopped": choice.get("finish_reason")})
+        [answer] = client.run([Request(task.sample_id, completion_body(task, tokenizer, prompt, max_tokens),
+                                       "completions")])
+        if answer.error is not None:
+            raise EndpointError(answer.error)
+        rows.append({"raw_output": answer.text, "new_tokens": answer.completion_tokens or 0,
+                     "seconds": time.perf_counter() - t0, "stopped": answer.finish_reason})
     return rows
 
 

@@ -8,6 +8,7 @@ import argparse
 import pytest
 
 from forgeplan.cli import HelpFormatter, build_parser
+from lab.cli import build_parser as lab_parser
 
 
 def commands(parser: argparse.ArgumentParser, prefix: str = "forgeplan"):
@@ -19,11 +20,11 @@ def commands(parser: argparse.ArgumentParser, prefix: str = "forgeplan"):
                 yield from commands(sub, f"{prefix} {name}")
 
 
-COMMANDS = dict(commands(build_parser()))
+COMMANDS = {**dict(commands(build_parser())), **dict(commands(lab_parser(), "python -m lab"))}  # and the laboratory's
 
 
 def test_there_are_commands():
-    assert {"forgeplan verify", "forgeplan task make", "forgeplan plan-external", "forgeplan perf solve"} <= set(COMMANDS)
+    assert {"forgeplan verify", "forgeplan task make", "forgeplan plan-external", "python -m lab solve"} <= set(COMMANDS)
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))

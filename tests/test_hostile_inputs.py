@@ -4,7 +4,7 @@ line of `fuzzing.hostile_inputs` under 300 MB in a fresh process.
 
 Searches with budgets (an interlocked shell), output places that are not files (a FIFO, a device),
 structural caps before parsing (millions of JSON values, an XML element bomb), the endpoint client
-against a server that misbehaves (forgeplan.fuzzing.HostileEndpoint), and training configurations."""
+against a server that misbehaves (lab.fuzzing.HostileEndpoint), and training configurations."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-from forgeplan.fuzzing import (ENDPOINT_BEHAVIOURS, HostileEndpoint, Outcome, corrupt_deflate, element_bomb,
+from lab.fuzzing import (ENDPOINT_BEHAVIOURS, HostileEndpoint, Outcome, corrupt_deflate, element_bomb,
                                hostile_inputs, interlocked_shell, judge, many_values, peak_rss, run_cli)
 from forgeplan.geometry.partial import Budget, partial_verdict
 from forgeplan.io.guarded import Rejected, count_items

@@ -57,7 +57,7 @@ def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, pro
     `shard` (K, N) only that slice of the batches is built and shard.json replaces the manifest
     (`shards.merge` joins the shards). `resume` keeps the complete task folders of an interrupted
     build with the same head and builds the rest. `phases`, when given, receives `time.process_time()` at
-    the start and the end of the parallel part (`forgeplan perf bench` separates the serial part).
+    the start and the end of the parallel part (`python -m lab bench` separates the serial part).
     """
     check_task_count(tasks)
     sources = load_sources(assemblies)

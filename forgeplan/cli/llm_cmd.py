@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 
 from ..io.output import output_path
@@ -118,9 +117,6 @@ def _register_reference_model(sub) -> None:
     r.add_argument("--heldout", type=int, default=40, help="held-out-assembly tasks to score (0 = all)")
     r.add_argument("--threads", type=int, default=1,
                    help="CPU threads for torch (0 = the config's run.threads); the weights depend on it")
-    r.add_argument("--store", type=output_path, metavar="DIR",
-                   help="also keep the run for the docs: DIR/reference-model.json (the command, machine, date, load "
-                        "and the figures), DIR/reference-model.md (the table) and the first seed's loss curve")
     r.set_defaults(func=run_reference)
 
 
@@ -357,25 +353,7 @@ def run_reference(args) -> int:
                              test_fraction=args.test_fraction, heldout=args.heldout, max_steps=args.max_steps,
                              seeds=seeds, modes=modes, threads=args.threads)
     print(summary(report))
-    if args.store:
-        _store_reference(args.store, report, args.argv)
     return 0
-
-
-def _store_reference(folder: Path, report: dict, argv: list[str]) -> None:
-    """The run as the docs keep it: the stored-result JSON (rendered into docs/performance.md), the table
-    with the training lines as Markdown, and the first seed's loss curve."""
-    import shutil
-
-    from ..llm.reference import summary
-    from ..perf.results import store
-
-    words = [w for i, w in enumerate(argv) if w != "--store" and (i == 0 or argv[i - 1] != "--store")]
-    store(folder, "reference-model", shlex.join(["forgeplan", *words]), report)
-    (folder / "reference-model.md").write_text(summary(report) + "\n", encoding="utf-8")
-    curve = Path(report["loss_curves"][0])
-    if curve.is_file():
-        shutil.copyfile(curve, folder / f"reference-model-loss-seed{report['seeds'][0]}.png")
 
 
 def _infer_endpoint(args) -> int:

@@ -39,7 +39,7 @@ def generate(model, tokenizer, tasks, mode: str, *, device: str = "cpu", max_new
     `sample_seed` switches to ancestral sampling (tests use it to walk many paths of the masks); `prompt`
     is the rendering the model was trained with (json | compact). With `num_return_sequences` > 1 the
     rows come task by task, each with its `task_index`. `after`: more logits processors, run after the
-    mask (`forgeplan perf decode` times steps with one).
+    mask (`python -m lab decode` times steps with one).
     """
     import torch  # noqa: PLC0415
     from transformers import LogitsProcessorList  # noqa: PLC0415

@@ -18,10 +18,10 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> dict:
-    from ..bench.store import build_bench, load_manifest
-    from ..evaluation.baselines import greedy_legal, oracle
-    from ..evaluation.evaluate import score_split, summarise
-    from ..io.task_files import load_task, read_json
+    from forgeplan.bench.store import build_bench, load_manifest
+    from forgeplan.evaluation.baselines import greedy_legal, oracle
+    from forgeplan.evaluation.evaluate import score_split, summarise
+    from forgeplan.io.task_files import load_task, read_json
 
     with tempfile.TemporaryDirectory() as tmp:
         bench = args.bench or Path(tmp) / "bench"

@@ -1,4 +1,4 @@
-"""Minimal rework with partial moves in clingo (`encodings/partial.lp`, SEMANTICS.md §9), horizon by horizon.
+"""Minimal rework with partial moves in clingo (`lab/asp/partial.lp`, SEMANTICS.md §9), horizon by horizon.
 
 The steps are grounded once each (multi-shot: `step(t)`, `check(t)`), and at every horizon `h` clingo
 optimises (distinct moved parts @2, actions @1) over all plans of at most `h` steps and exhausts its
@@ -17,9 +17,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Optional
 
-from ...model.actions import Action, Insert, Join, Remove, ResetPose, Rotate, Separate, Slide
-from ...semantics.grounded import rotation_fix
-from ...semantics.task import Task
+from forgeplan.model.actions import Action, Insert, Join, Remove, ResetPose, Rotate, Separate, Slide
+from forgeplan.planners.asp.partial_check import optimise
+from forgeplan.semantics.grounded import rotation_fix
+from forgeplan.semantics.task import Task
 from .partial_bound import moved_lower_bound
 from .partial_facts import encoding, partial_facts
 
@@ -102,24 +103,6 @@ def solve_partial_asp(task: Task, max_horizon: int, radius: int | None = None,
     result.atoms = len(ctl.symbolic_atoms)
     result.solve_seconds = time.perf_counter() - t0 - result.facts_seconds - result.ground_seconds
     return result
-
-
-def optimise(ctl, deadline: float | None) -> tuple[Optional[tuple], bool]:
-    """The last (best) model's actions and cost, and whether the optimisation was exhausted."""
-    best = None
-    with ctl.solve(yield_=True, async_=True) as handle:
-        while True:
-            handle.resume()
-            wait = None if deadline is None else max(0.0, deadline - time.perf_counter())
-            if not handle.wait(wait):
-                handle.cancel()
-                return best, False
-            model = handle.model()
-            if model is None:
-                break
-            best = (model.symbols(shown=True), list(model.cost))
-        exhausted = handle.get().exhausted
-    return best, exhausted
 
 
 def _record(task: Task, result: PartialAspResult, found: tuple, h: int, proof: str) -> None:

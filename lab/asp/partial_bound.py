@@ -16,8 +16,8 @@ its target position to a clear ray past the slots outside `M` proves `M` planles
 
 from __future__ import annotations
 
-from ...semantics.task import Task
-from ..moved_set.search import PROOF_BUDGET, PROOF_CAP, candidate_sets, set_verdict, start_node
+from forgeplan.semantics.task import Task
+from forgeplan.planners.moved_set.search import PROOF_BUDGET, PROOF_CAP, candidate_sets, set_verdict, start_node
 
 
 def moved_lower_bound(task: Task, cap: int = PROOF_CAP, budget: int = PROOF_BUDGET,

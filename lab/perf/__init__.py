@@ -1,4 +1,4 @@
-"""Benchmarks behind `forgeplan perf`: each module has NAME, add_arguments(parser) and run(args) -> dict."""
+"""Benchmarks behind `python -m lab`: each module has NAME, add_arguments(parser) and run(args) -> dict."""
 
 import platform
 import statistics

@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..model.errors import InputError
+from forgeplan.model.errors import InputError
 from . import machine
 
 NAME = "reference-curve"
@@ -53,7 +53,7 @@ def _seeds(run: Path, text: str | None) -> list[int]:
 
 
 def _summary_file(folder: Path) -> Path:
-    from ..llm.config import SAVED_NAME
+    from forgeplan.llm.config import SAVED_NAME
 
     return folder / "adapter" / SAVED_NAME
 
@@ -84,8 +84,8 @@ def losses_at(history: list[dict], step: int) -> dict:
 
 def _predictions(folder: Path, step: int, model_dir: Path, mode: str, work: Path, bench: Path, prompt: str):
     """sample id -> output of one model in one mode (the run's own file for the final model), and its file."""
-    from ..llm.reference import model_predictions
-    from ..llm.train import load_for_inference
+    from forgeplan.llm.reference import model_predictions
+    from forgeplan.llm.train import load_for_inference
 
     out = folder / f"predictions_{SPLIT}_{mode}.jsonl"
     if model_dir != folder / "adapter" or not out.is_file():
@@ -99,7 +99,7 @@ def _predictions(folder: Path, step: int, model_dir: Path, mode: str, work: Path
 
 def seed_curve(folder: Path, seed: int, extra: list[Path], modes: list[str], work: Path, bench: Path) -> list[dict]:
     """One row per (step, mode) of one seed."""
-    from ..llm.reference import score
+    from forgeplan.llm.reference import score
 
     saved = json.loads(_summary_file(folder).read_text(encoding="utf-8"))
     history = json.loads((folder / "adapter" / "log_history.json").read_text(encoding="utf-8"))
@@ -120,7 +120,7 @@ def _training(folder: Path) -> dict:
 
 
 def _baselines(run: Path, bench: Path) -> tuple[dict, str]:
-    from ..llm.reference import split_baselines
+    from forgeplan.llm.reference import split_baselines
 
     saved = run / "baselines.json"
     if saved.is_file():
@@ -129,7 +129,7 @@ def _baselines(run: Path, bench: Path) -> tuple[dict, str]:
 
 
 def _check(args) -> tuple[list[int], list[str], dict[int, list[Path]]]:
-    from ..llm.reference import MODES
+    from forgeplan.llm.reference import MODES
 
     if not (args.run / "iid").is_dir():
         raise InputError("expected a `forgeplan reference-model --out` folder (with iid/)", file=str(args.run),
@@ -161,7 +161,7 @@ def _extra(text: str, seeds: list[int]) -> dict[int, list[Path]]:
 
 
 def run(args) -> dict:
-    from ..cli.llm_cmd import _need_llm
+    from forgeplan.cli.llm_cmd import _need_llm
 
     seeds, modes, extra = _check(args)
     _need_llm(1)   # one thread, as the reference model decodes

@@ -21,11 +21,11 @@ def add_arguments(p) -> None:
 
 
 def _fault_row(asm, ftype: str, runs: int, time_limit: float, clingo: bool) -> dict:
-    from ..bench.burr_faults import fault_task
-    from ..model.actions import GroupMove
-    from ..planners.crosscheck import compare_task
-    from ..planners.pddl.fd import solve_fd
-    from ..planners.pddl.problem import build_problem
+    from forgeplan.bench.burr_faults import fault_task
+    from forgeplan.model.actions import GroupMove
+    from forgeplan.planners.crosscheck import compare_task
+    from forgeplan.planners.pddl.fd import solve_fd
+    from forgeplan.planners.pddl.problem import build_problem
 
     found = fault_task(asm, ftype)
     if found is None:
@@ -52,11 +52,11 @@ def _fault_row(asm, ftype: str, runs: int, time_limit: float, clingo: bool) -> d
 
 
 def _puzzle_row(name: str, asm, args) -> dict:
-    from ..bench.burr_faults import FAULTS
-    from ..geometry.separation import disassembly_verdict
-    from ..planners.pddl.groups import candidate_groups
-    from ..model.state import Tolerances
-    from ..semantics.task import world_for
+    from forgeplan.bench.burr_faults import FAULTS
+    from forgeplan.geometry.separation import disassembly_verdict
+    from forgeplan.planners.pddl.groups import candidate_groups
+    from forgeplan.model.state import Tolerances
+    from forgeplan.semantics.task import world_for
 
     counts = candidate_groups(world_for(asm, Tolerances())).counts()
     return {"puzzle": name, "assembly_id": asm.assembly_id, "parts": len(asm.parts),
@@ -67,8 +67,8 @@ def _puzzle_row(name: str, asm, args) -> dict:
 
 def builtin_group_assemblies() -> list:
     """The built-in assemblies that come apart only with group moves, in library order."""
-    from ..geometry.separation import needs_group_moves
-    from ..library import BUILTIN, build
+    from forgeplan.geometry.separation import needs_group_moves
+    from forgeplan.library import BUILTIN, build
 
     return [build(a) for a in BUILTIN if needs_group_moves(build(a))]
 
@@ -87,9 +87,9 @@ def _times(rows: list[dict]) -> dict:
 
 
 def run(args) -> dict:
-    from ..bench.burr_faults import FAULTS, level1_puzzles
-    from ..io.importers import import_puzzle
-    from ..io.resources import examples_dir
+    from forgeplan.bench.burr_faults import FAULTS, level1_puzzles
+    from forgeplan.io.importers import import_puzzle
+    from forgeplan.io.resources import examples_dir
 
     rows = [_puzzle_row(p.name, import_puzzle(p), args) for p in level1_puzzles(args.data or examples_dir())]
     builtin = [_puzzle_row(f"built-in {a.assembly_id}", a, args) for a in builtin_group_assemblies()] if args.builtin else []

@@ -12,7 +12,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..io.output import output_path
 from . import machine
 
 NAME = "scale"
@@ -25,12 +24,12 @@ def add_arguments(p) -> None:
     p.add_argument("--depths", type=int, nargs="+", default=[2, 5, 10], help="blocking depths of the synthetic chains")
     p.add_argument("--runs", type=int, default=3, help="solves per synthetic task (median reported)")
     p.add_argument("--workers", type=int, nargs="+", default=[2, 8, 32, 128], help="worker counts of the projection")
-    p.add_argument("--out", type=output_path, metavar="DIR", help="write scale.json and scale.png here")
+    p.add_argument("--out", type=Path, metavar="DIR", help="write scale.json and scale.png here")
 
 
 def _build(tasks: int, jobs: int, out) -> None:
     """One build in a fresh process, so that its peak memory (and its workers') is its own."""
-    from ..bench.store import build_bench
+    from forgeplan.bench.store import build_bench
 
     tmp = tempfile.mkdtemp(prefix="forgeplan-scale-")
     try:
@@ -62,11 +61,11 @@ def _in_child(target, *args) -> dict:
 def _cell(parts: int, depth: int, runs: int, out) -> None:
     """clingo per task on one synthetic assembly: its fault tasks on one grounding (the first solve of
     each includes the grounding), warm medians over `runs`."""
-    from ..bench.synthetic import chain_task
-    from ..model.errors import InputError
-    from ..planners.asp.grounding import GROUNDINGS
-    from ..planners.asp.solve import solve_task
-    from ..semantics.diagnosis import MISTAKE_TYPES
+    from forgeplan.bench.synthetic import chain_task
+    from forgeplan.model.errors import InputError
+    from forgeplan.planners.asp.grounding import GROUNDINGS
+    from forgeplan.planners.asp.solve import solve_task
+    from forgeplan.semantics.diagnosis import MISTAKE_TYPES
 
     tasks = []
     for fault in MISTAKE_TYPES:
@@ -103,8 +102,8 @@ def run(args) -> dict:
     out = {"benchmark": "scale", "builds": builds, "solve_cells": cells, "projection": projection, **machine(),
            "load_average": [round(x, 2) for x in os.getloadavg()]}
     if args.out:
-        from ..io.guarded import output_folder
-        from ..io.task_files import write_json
+        from forgeplan.io.guarded import output_folder
+        from forgeplan.io.task_files import write_json
 
         output_folder(args.out)
         write_json(args.out / "scale.json", out)

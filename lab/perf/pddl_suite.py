@@ -36,7 +36,7 @@ def plan_cost(planner: str, text: str) -> int:
 
 
 def _run_config(suite: Path, rows: list[dict], config: tuple, time_limit: float) -> dict:
-    from ..planners.pddl.external import solve_files
+    from forgeplan.planners.pddl.external import solve_files
 
     folder, planner, search, column = config
     solved, agree, seconds = [], [], []
@@ -62,7 +62,7 @@ def _run_config(suite: Path, rows: list[dict], config: tuple, time_limit: float)
 
 
 def run(args) -> dict:
-    from ..model.errors import InputError
+    from forgeplan.model.errors import InputError
     from . import machine
 
     if not (args.suite / "costs.csv").is_file():

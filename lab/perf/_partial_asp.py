@@ -11,14 +11,14 @@ from __future__ import annotations
 import statistics
 import time
 
-from ..planners.asp.partial_compare import plan_radius, verdict
+from ..asp.partial_compare import plan_radius, verdict
 
 
 def asp_rows(asm, faults, radius: int | None, horizon: int, limit: float, first: int | None) -> dict:
     """Every single fault of the types `faults` on `asm` (the first `first` per type): clingo and the search."""
-    from ..planners.asp.partial_asp import solve_partial_asp
-    from ..planners.moved_set.search import minimal_rework
-    from ..semantics.faults import FaultSpec, candidates, make_task
+    from ..asp.partial_asp import solve_partial_asp
+    from forgeplan.planners.moved_set.search import minimal_rework
+    from forgeplan.semantics.faults import FaultSpec, candidates, make_task
 
     world = make_task(asm, []).world
     rows = []

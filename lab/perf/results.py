@@ -1,8 +1,8 @@
-"""Stored results of `forgeplan perf`: write one run as docs/results/NAME.json, render them all as markdown.
+"""Stored results of `python -m lab`: write one run as docs/results/NAME.json, render them all as markdown.
 
 A stored result is `{"command", "machine", "date", "load", "result"}`: the command that printed it, the
 machine it ran on, the UTC date, the load average after the run and what the command printed. The
-rendering (`forgeplan perf report`) is a pure function of the files, so docs/performance.md can be
+rendering (`python -m lab report`) is a pure function of the files, so docs/performance.md can be
 regenerated and compared byte for byte; it adds no figure of its own.
 """
 
@@ -14,11 +14,11 @@ import os
 import platform
 from pathlib import Path
 
-from ..io.quoting import json_text, markdown_cell
+from forgeplan.io.quoting import json_text, markdown_cell
 
 RESULTS = Path("docs") / "results"
 REPORT = Path("docs") / "performance.md"
-INTRO = ("Figures measured with `forgeplan perf NAME`, rendered by `forgeplan perf report` from the files in "
+INTRO = ("Figures measured with `python -m lab NAME`, rendered by `python -m lab report` from the files in "
          "`docs/results/` (one per run). Each section states the command, the machine, the date and the load "
          "average (1, 5, 15 minutes) after the run; on a shared machine the load says how noisy the timings are.")
 

@@ -4,7 +4,7 @@ Each case mutates one valid input (a model output, a task file, a benchmark file
 assembly, a .xmpuzzle, a PDDL plan), runs the command line in this process and judges the outcome:
 exit 0/1 is a verdict, exit 2 must be one line "forgeplan: error: ...", anything else (exit 3, a
 traceback, a second stderr line, control characters or invalid --json on stdout, a file written
-outside the output folder) is a crash. `forgeplan perf fuzz` and the tests (tests/test_fuzz_*.py) use
+outside the output folder) is a crash. `python -m lab fuzz` and the tests (tests/test_fuzz_*.py) use
 the same cases and the same judge.
 """
 
@@ -51,7 +51,7 @@ class Outcome:
 
 def run_cli(argv: list) -> Outcome:
     """`forgeplan ARGV` in this process, stdout and stderr captured."""
-    from .cli import main
+    from forgeplan.cli import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -175,7 +175,7 @@ class Sandbox:
     """Valid seed inputs for every entry point in a scratch folder; cases swap one file at a time."""
 
     def __init__(self, root: Path, bench: Path | None = None):
-        from .io.catalog import load_assembly, save_assembly
+        from forgeplan.io.catalog import load_assembly, save_assembly
 
         self.root, self.out = root, root / "out"
         self.task = root / "task"
@@ -217,9 +217,9 @@ def _reference_output(bench: Path, sid: str) -> str:
 
 def _seed_plan(task_dir: Path) -> str:
     """Plan lines naming the export's objects (mutations start from a plan-shaped text)."""
-    from .planners.pddl.files import pddl_writer
-    from .planners.pddl.problem import build_problem
-    from .io.task_files import load_task
+    from forgeplan.planners.pddl.files import pddl_writer
+    from forgeplan.planners.pddl.problem import build_problem
+    from forgeplan.io.task_files import load_task
 
     task = load_task(task_dir)
     enc = build_problem(task)
@@ -250,7 +250,7 @@ def case_output(sb: Sandbox, rng: random.Random):
 
 
 def case_task_file(sb: Sandbox, rng: random.Random):
-    from .io.task_files import PUBLIC_FILES
+    from forgeplan.io.task_files import PUBLIC_FILES
 
     path = sb.task / rng.choice(PUBLIC_FILES)
     cmd = rng.choice([["verify", sb.task, sb.root / "output.json", "--json"], ["closure", sb.task, "--json"],
@@ -317,7 +317,7 @@ def fuzz_case(sb: Sandbox, entry: str, rng: random.Random) -> tuple[Outcome, str
     return o, judge(o, json_out)
 
 
-# ----------------------------------------------------------------------------- `forgeplan perf fuzz`
+# ----------------------------------------------------------------------------- `python -m lab fuzz`
 
 def large_inputs(folder: Path, task: Path) -> dict[str, list]:
     """Command lines on large inputs that the limits reject, their files written into `folder`."""

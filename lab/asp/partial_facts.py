@@ -1,4 +1,4 @@
-"""Facts of `encodings/partial.lp` (SEMANTICS.md §9): a task on an assembly that needs partial moves.
+"""Facts of `lab/asp/partial.lp` (SEMANTICS.md §9): a task on an assembly that needs partial moves.
 
 A rendering of the grounded task (`semantics.grounded`): positions range over its position domain
 (`positions`) or, with a `radius`, over its offsets within `radius` voxels per axis (a sub-domain: an
@@ -12,19 +12,19 @@ relative offsets two slots of the domain can have, with the engine's own gaps
 from __future__ import annotations
 
 from itertools import product
+from pathlib import Path
 
-from ...geometry.displacement import FREE, ZERO, shapes
-from ...io.resources import encodings_dir
-from ...model.assembly import DIRECTION_VECTORS, DIRECTIONS
-from ...model.errors import InputError
-from ...semantics.grounded import Positions, separable_groups, slide_groups, task_positions
-from ...semantics.task import Task
-from ..moved_set.search import start_node
+from forgeplan.geometry.displacement import FREE, ZERO, shapes
+from forgeplan.model.assembly import DIRECTION_VECTORS, DIRECTIONS
+from forgeplan.model.errors import InputError
+from forgeplan.semantics.grounded import Positions, separable_groups, slide_groups, task_positions
+from forgeplan.semantics.task import Task
+from forgeplan.planners.moved_set.search import start_node
 
 
-def encoding():
-    """encodings/partial.lp, in a wheel or a checkout."""
-    return encodings_dir() / "partial.lp"
+def encoding() -> Path:
+    """lab/asp/partial.lp, beside this module."""
+    return Path(__file__).with_name("partial.lp")
 
 
 def domain(task: Task, radius: int | None = None) -> Positions:
@@ -37,7 +37,7 @@ def _term(o) -> str:
 
 
 def partial_facts(task: Task, radius: int | None = None) -> str:
-    """The facts of `encodings/partial.lp` for a task (header of that file); refuses what §9's minimal
+    """The facts of `lab/asp/partial.lp` for a task (header of that file); refuses what §9's minimal
     rework does not model (spares, locks, a slot needing two repairs) and a state outside the domain."""
     world = task.world
     dom = domain(task, radius)

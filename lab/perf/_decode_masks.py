@@ -53,7 +53,7 @@ def token_ids(vocab, text: str) -> list[int]:
 
 
 def _clear_memory_caches() -> None:
-    from ..llm import masking
+    from forgeplan.llm import masking
 
     for cached in (masking._shared_dfa, masking._shared_tables, masking._task_dfa, masking._prefix_tables):
         cached.cache_clear()
@@ -62,7 +62,7 @@ def _clear_memory_caches() -> None:
 def forgeplan_setup(vocab, tasks, *, cold_dfa: bool) -> dict:
     import os
 
-    from ..llm.masking import GrammarMask, LegalMask
+    from forgeplan.llm.masking import GrammarMask, LegalMask
 
     first, same, legal = [], [], []
     old = os.environ.get("FORGEPLAN_CACHE")
@@ -96,9 +96,9 @@ def forgeplan_steps(vocab, tasks, mode: str, width: int) -> dict:
     of a seen assembly: the shared states are built)."""
     import torch
 
-    from ..llm.masking import make_mask
-    from ..llm.processor import PlanMaskProcessor
-    from ..llm.prompt import target_text
+    from forgeplan.llm.masking import make_mask
+    from forgeplan.llm.processor import PlanMaskProcessor
+    from forgeplan.llm.prompt import target_text
 
     first: list[float] = []
     warm: list[float] = []
@@ -126,8 +126,8 @@ def llguidance_run(tok, vocab, tasks) -> dict:
         return {"status": "not installed (pip install llguidance)"}
     import torch
 
-    from ..llm.grammar import specialise
-    from ..llm.prompt import target_text
+    from forgeplan.llm.grammar import specialise
+    from forgeplan.llm.prompt import target_text
 
     t0 = time.perf_counter()
     lltok = llguidance.hf.from_tokenizer(tok)
@@ -168,9 +168,9 @@ def xgrammar_run(tok, vocab, tasks) -> dict:
         return {"status": "not installed (pip install xgrammar)"}
     import torch
 
-    from ..llm.exports import lark_to_gbnf
-    from ..llm.grammar import specialise
-    from ..llm.prompt import target_text
+    from forgeplan.llm.exports import lark_to_gbnf
+    from forgeplan.llm.grammar import specialise
+    from forgeplan.llm.prompt import target_text
 
     t0 = time.perf_counter()
     info = xgr.TokenizerInfo.from_huggingface(tok, vocab_size=len(tok))
@@ -219,7 +219,7 @@ def compare(tok, tasks) -> dict:
 def _compare(tok, tasks) -> dict:
     import os
 
-    from ..llm.vocab import vocab_from_tokenizer
+    from forgeplan.llm.vocab import vocab_from_tokenizer
 
     old = os.environ.get("FORGEPLAN_CACHE")
     os.environ["FORGEPLAN_CACHE"] = "off"

@@ -32,8 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..model.choices import DEFAULT_PROMPT, PROMPTS
-from ..model.errors import InputError
+from forgeplan.model.choices import DEFAULT_PROMPT, PROMPTS
+from forgeplan.model.errors import InputError
 from . import machine
 
 NAME = "serve"
@@ -112,7 +112,7 @@ def convert(model: Path, out: Path, llama_cpp: Path | None) -> dict:
     if llama_cpp is None or not (Path(llama_cpp) / "convert_hf_to_gguf.py").is_file():
         raise InputError("a llama.cpp source tree with convert_hf_to_gguf.py is needed to convert (or pass --gguf)",
                          field="--llama-cpp")
-    from ..llm.tiny import llama_cpp_vocab  # noqa: PLC0415
+    from forgeplan.llm.tiny import llama_cpp_vocab  # noqa: PLC0415
 
     pre, renames = llama_cpp_vocab(model)
     t0 = time.perf_counter()
@@ -163,9 +163,9 @@ def completion_body(task, tokenizer, prompt: str, max_tokens: int) -> dict:
     """The /v1/completions request: the in-process decoder's prompt text and the task grammar as GBNF, greedy
     (the server's own defaults add a repeat penalty of 1.1 and top-p / min-p cuts, which greedy in-process
     decoding does not have)."""
-    from ..llm.exports import lark_to_gbnf  # noqa: PLC0415
-    from ..llm.grammar import specialise  # noqa: PLC0415
-    from ..llm.prompt import build_prompt, prompt_text  # noqa: PLC0415
+    from forgeplan.llm.exports import lark_to_gbnf  # noqa: PLC0415
+    from forgeplan.llm.grammar import specialise  # noqa: PLC0415
+    from forgeplan.llm.prompt import build_prompt, prompt_text  # noqa: PLC0415
 
     return {"prompt": prompt_text(tokenizer, build_prompt(task, prompt)), "grammar": lark_to_gbnf(specialise(task)),
             "max_tokens": max_tokens, "temperature": 0, "top_k": 1, "top_p": 1.0, "min_p": 0.0, "repeat_penalty": 1.0,
@@ -173,7 +173,7 @@ def completion_body(task, tokenizer, prompt: str, max_tokens: int) -> dict:
 
 
 def served(url: str, tasks, tokenizer, prompt: str, max_tokens: int) -> list[dict]:
-    from ..llm.endpoint import EndpointClient, EndpointError, Request  # noqa: PLC0415
+    from forgeplan.llm.endpoint import EndpointClient, EndpointError, Request  # noqa: PLC0415
 
     client = EndpointClient(url, key_env=None, concurrency=1, retries=1, progress=False)
     rows = []
@@ -189,8 +189,8 @@ def served(url: str, tasks, tokenizer, prompt: str, max_tokens: int) -> list[dic
 
 
 def in_process(model_dir: Path, tasks, prompt: str, max_tokens: int) -> list[dict]:
-    from ..llm.infer import generate  # noqa: PLC0415
-    from ..llm.train import load_for_inference  # noqa: PLC0415
+    from forgeplan.llm.infer import generate  # noqa: PLC0415
+    from forgeplan.llm.train import load_for_inference  # noqa: PLC0415
 
     import torch  # noqa: PLC0415
 
@@ -205,8 +205,8 @@ def figures(rows: list[dict], tasks) -> dict:
     verifier's verdicts, and tokens/s of one side."""
     from lark.exceptions import LarkError  # noqa: PLC0415
 
-    from ..llm.grammar import lark_parser, specialise  # noqa: PLC0415
-    from ..verify import verify  # noqa: PLC0415
+    from forgeplan.llm.grammar import lark_parser, specialise  # noqa: PLC0415
+    from forgeplan.verify import verify  # noqa: PLC0415
 
     parsed = []
     for row, task in zip(rows, tasks):
@@ -232,8 +232,8 @@ def figures(rows: list[dict], tasks) -> dict:
 
 def _model(args, tmp: Path, bench: Path) -> Path:
     """The model folder to convert: --model (merged with --adapter when given) or a fresh tiny model."""
-    from ..llm.tiny import make_tiny  # noqa: PLC0415
-    from ..llm.train import merge_adapter  # noqa: PLC0415
+    from forgeplan.llm.tiny import make_tiny  # noqa: PLC0415
+    from forgeplan.llm.train import merge_adapter  # noqa: PLC0415
 
     if args.model is None:
         return Path(make_tiny(tmp / "tiny", bench=bench, prompt=args.prompt)["out"])
@@ -244,9 +244,9 @@ def _model(args, tmp: Path, bench: Path) -> Path:
 
 def benchmark_texts(bench: Path, tokenizer, prompt: str) -> list[str]:
     """Every prompt (as sent: chat template applied) and reference answer of BENCH, all splits."""
-    from ..llm.bench import load_sample, split_ids  # noqa: PLC0415
-    from ..llm.prompt import build_prompt, prompt_text, target_text  # noqa: PLC0415
-    from ..io.guarded import read_json  # noqa: PLC0415
+    from forgeplan.llm.bench import load_sample, split_ids  # noqa: PLC0415
+    from forgeplan.llm.prompt import build_prompt, prompt_text, target_text  # noqa: PLC0415
+    from forgeplan.io.guarded import read_json  # noqa: PLC0415
 
     texts = []
     for split in read_json(bench / "manifest.json", "bench file", root=Path(bench))["splits"]:
@@ -261,7 +261,7 @@ def benchmark_texts(bench: Path, tokenizer, prompt: str) -> list[str]:
 def same_tokens(model: Path, gguf: Path, texts: list[str]) -> dict:
     """llama.cpp's tokenizer reads the GGUF as the model's own tokenizer reads its folder, on every text and
     token, or InputError: the server would read other tokens than the model was trained on."""
-    from ..llm.tiny import llama_cpp_mismatches  # noqa: PLC0415
+    from forgeplan.llm.tiny import llama_cpp_mismatches  # noqa: PLC0415
 
     check = llama_cpp_mismatches(model, gguf, texts)
     if check["texts_split_otherwise"] or check["tokens_spelled_otherwise"]:
@@ -272,11 +272,11 @@ def same_tokens(model: Path, gguf: Path, texts: list[str]) -> dict:
 
 
 def run(args) -> dict:
-    from ..cli.llm_cmd import _need_llm  # noqa: PLC0415
+    from forgeplan.cli.llm_cmd import _need_llm  # noqa: PLC0415
     from .train import _bench  # noqa: PLC0415
 
     _need_llm(1)
-    from ..llm.bench import load_sample, split_ids  # noqa: PLC0415
+    from forgeplan.llm.bench import load_sample, split_ids  # noqa: PLC0415
     from transformers import AutoTokenizer  # noqa: PLC0415
 
     result: dict = {"benchmark": NAME, **machine()}

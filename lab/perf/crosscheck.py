@@ -29,7 +29,7 @@ def add_arguments(p) -> None:
 
 
 def _row(group: str, task, runs: int, time_limit: float) -> dict:
-    from ..planners.crosscheck import compare_task
+    from forgeplan.planners.crosscheck import compare_task
 
     comps = [compare_task(task, time_limit=time_limit) for _ in range(runs)]
     cl = statistics.median(c.prover.seconds for c in comps)
@@ -52,7 +52,7 @@ def _summary(rows: list[dict]) -> dict:
 
 
 def _tier_row(task, time_limit: float) -> dict:
-    from ..planners.crosscheck import compare_task
+    from forgeplan.planners.crosscheck import compare_task
 
     c = compare_task(task, time_limit=time_limit)
     p, k = c.prover, c.checker
@@ -67,8 +67,8 @@ def run_tier(args) -> dict:
     """Every expert-tier task of the build's plan, made as the build makes it, then cross-checked."""
     import os
 
-    from ..bench.generate import build_task
-    from ..model.state import Tolerances
+    from forgeplan.bench.generate import build_task
+    from forgeplan.model.state import Tolerances
     from .tier import tier_slots
 
     rows = [_tier_row(build_task(slot, asm, args.seed, Tolerances())[0], args.time_limit)
@@ -86,12 +86,12 @@ def run_tier(args) -> dict:
 def run(args) -> dict:
     if args.tier is not None:
         return run_tier(args)
-    from ..io.catalog import load_assembly
-    from ..semantics.faults import FaultSpec, candidates, make_task
-    from ..library import BUILTIN, PARTIAL_MOVES
-    from ..bench.synthetic import chain_task
-    from ..semantics.task import world_for
-    from ..model.state import Tolerances
+    from forgeplan.io.catalog import load_assembly
+    from forgeplan.semantics.faults import FaultSpec, candidates, make_task
+    from forgeplan.library import BUILTIN, PARTIAL_MOVES
+    from forgeplan.bench.synthetic import chain_task
+    from forgeplan.semantics.task import world_for
+    from forgeplan.model.state import Tolerances
 
     rows = []
     for asm_id in (a for a in BUILTIN if a not in PARTIAL_MOVES):   # neither planner grounds slides yet

@@ -1,4 +1,4 @@
-"""Hostile-input fuzzing of every entry point (forgeplan.fuzzing): cases per entry point, crashes, peak memory.
+"""Hostile-input fuzzing of every entry point (lab.fuzzing): cases per entry point, crashes, peak memory.
 
 The figures behind docs/limits.md: how many mutated cases each entry point judged as a verdict, a
 one-line error or a crash, the peak memory of the fuzz cases and of the large rejected inputs, the
@@ -98,8 +98,8 @@ def _endpoint(sb: Sandbox) -> dict:
 
 def _overshoot(root: Path, runs: int) -> dict:
     """Median seconds past `solve --time-limit` on the built-in assembly with the longest grounding."""
-    from ..planners.asp.solve import solve_task
-    from ..io.task_files import load_task
+    from forgeplan.planners.asp.solve import solve_task
+    from forgeplan.io.task_files import load_task
 
     _ok(run_cli(["task", "make", "burr_6_split", "--out", root / "burr", "--fault", "missing_part"]))
     task = load_task(root / "burr")

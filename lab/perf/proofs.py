@@ -56,7 +56,7 @@ def _rows(named_tasks, runs: int, time_limit: float, label: str) -> list[dict]:
 
 
 def _random_tasks(count: int):
-    from ..bench.random_tasks import random_task
+    from forgeplan.bench.random_tasks import random_task
 
     for seed in range(count):
         task = random_task(seed)
@@ -64,7 +64,7 @@ def _random_tasks(count: int):
 
 
 def run(args) -> dict:
-    from ..io.task_files import load_task
+    from forgeplan.io.task_files import load_task
 
     out: dict = {"benchmark": "proofs", "runs": args.runs, "statistic": "median wall time over runs per task",
                  "targets": TARGETS, **machine()}

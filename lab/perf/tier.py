@@ -24,9 +24,9 @@ def add_arguments(p) -> None:
 
 def tier_slots(tasks: int, seed: int):
     """The tier's slots of the build's plan, with their loaded assemblies."""
-    from ..bench.composition import plan_composition
-    from ..bench.sources import load_sources
-    from ..semantics.grounded import assemblies_by_kind
+    from forgeplan.bench.composition import plan_composition
+    from forgeplan.bench.sources import load_sources
+    from forgeplan.semantics.grounded import assemblies_by_kind
 
     sources = load_sources(None)
     families = {a: s.assembly.family for a, s in sources.items()}
@@ -37,10 +37,10 @@ def tier_slots(tasks: int, seed: int):
 
 def one_run(tasks: int, seed: int) -> dict:
     """Every tier reference from cold search caches: CPU seconds, proved count, per-task CPU."""
-    from ..bench.generate import build_task
-    from ..model.state import Tolerances
-    from ..planners.moved_set import reach as slide_reach, solve as partial_solve
-    from ..semantics import partial_offers, partial_universe
+    from forgeplan.bench.generate import build_task
+    from forgeplan.model.state import Tolerances
+    from forgeplan.planners.moved_set import reach as slide_reach, solve as partial_solve
+    from forgeplan.semantics import partial_offers, partial_universe
 
     partial_solve._FOUND.clear()
     partial_offers._TABLES.clear()

@@ -39,8 +39,8 @@ def add_arguments(p) -> None:
 
 def _disassemble_fresh(asm):
     """One disassembly from cold caches, so every run pays for its gap computations."""
-    from ..geometry.displacement import shapes
-    from ..geometry.partial import disassemble_partial
+    from forgeplan.geometry.displacement import shapes
+    from forgeplan.geometry.partial import disassemble_partial
 
     shapes.cache_clear()
     disassemble_partial.cache_clear()
@@ -55,9 +55,9 @@ FAULTS = ("missing_part", "wrong_orientation", "misplacement", "under_insertion"
 def _rework(asm) -> dict:
     """Every single fault of every part that can carry it: does the repair search's plan replay to the
     target, and how long is it (actions, moved parts)? Not minimal: `--proof` adds the proved ones."""
-    from ..model.actions import moved_parts
-    from ..planners.registry import feasible_plan
-    from ..semantics.faults import FaultSpec, candidates, make_task
+    from forgeplan.model.actions import moved_parts
+    from forgeplan.planners.registry import feasible_plan
+    from forgeplan.semantics.faults import FaultSpec, candidates, make_task
 
     world = make_task(asm, []).world
     rows = []
@@ -80,8 +80,8 @@ def _rework(asm) -> dict:
 def _proofs(asm, limit: float) -> dict:
     """Per fault type: every single fault's minimal rework from the moved-set search, with its status
     (optimal = every smaller moved set exhausted; feasible = best plan found; timeout = none)."""
-    from ..planners.registry import solve as solve_task
-    from ..semantics.faults import FaultSpec, candidates, make_task
+    from forgeplan.planners.registry import solve as solve_task
+    from forgeplan.semantics.faults import FaultSpec, candidates, make_task
 
     world = make_task(asm, []).world
     out = {}
@@ -104,8 +104,8 @@ def _crosscheck(asm, time_limit: float, first: int | None, runs: int) -> dict:
     """The registry's cross-check on every single-fault rework task of a puzzle (`planners.crosscheck.compare_task`:
     the checker's optimum replayed in the engine, against the proving planner, the moved-set search). Each
     task runs `runs` times; its checker seconds are the median (plans and verdicts of the first run)."""
-    from ..planners.crosscheck import compare_task
-    from ..semantics.faults import FaultSpec, candidates, make_task
+    from forgeplan.planners.crosscheck import compare_task
+    from forgeplan.semantics.faults import FaultSpec, candidates, make_task
 
     world = make_task(asm, []).world
     rows = []
@@ -127,9 +127,9 @@ def _crosscheck(asm, time_limit: float, first: int | None, runs: int) -> dict:
 
 
 def _row(path: Path, runs: int, proof_limit: float | None = None) -> dict:
-    from ..geometry.displacement import replay_moves
-    from ..io.guarded import read_json
-    from ..io.importers import import_puzzle
+    from forgeplan.geometry.displacement import replay_moves
+    from forgeplan.io.guarded import read_json
+    from forgeplan.io.importers import import_puzzle
 
     asm = import_puzzle(path)
     recorded = str(read_json(path, "puzzle file").get("level", ""))
@@ -168,14 +168,14 @@ def _proof_summary(rows: list[dict]) -> dict:
 
 
 def run(args) -> dict:
-    from ..io.resources import examples_dir
+    from forgeplan.io.resources import examples_dir
 
     folder = args.data or examples_dir()
     limit = args.proof_limit if args.proof else None
     rows = [_row(p, args.runs, limit) for p in sorted(Path(folder).glob("*.json"))]
     checked = None
     if args.crosscheck is not None:
-        from ..io.importers import import_puzzle
+        from forgeplan.io.importers import import_puzzle
 
         checked = {r["puzzle"]: _crosscheck(import_puzzle(Path(folder) / r["puzzle"]), args.crosscheck,
                                             args.crosscheck_tasks, args.runs)
@@ -214,18 +214,18 @@ def run(args) -> dict:
 
 def _asp(args, folder, rows) -> dict:
     """clingo against the moved-set search on the puzzles that need partial moves (perf._partial_asp)."""
-    from ..io.importers import import_puzzle
+    from forgeplan.io.importers import import_puzzle
     from ._partial_asp import asp_rows
 
     asms = {r["puzzle"]: import_puzzle(Path(folder) / r["puzzle"]) for r in rows if r["rework"] is not None}
     if args.asp_builtin:
-        from ..library import PARTIAL_MOVES, build
+        from forgeplan.library import PARTIAL_MOVES, build
 
         asms.update({name: build(name) for name in sorted(PARTIAL_MOVES)})
     return {"radius": args.asp_radius, "max_horizon": args.asp_horizon, "seconds_limit": args.asp_limit,
             "what": "per task: clingo's (J, c) on encodings/partial.lp within the radius box, proved over every "
                     "plan length (moved-lower-bound) or over plans of at most `horizon` steps; the moved-set "
-                    "search's value with the same time limit; verdict (planners.asp.partial_compare.verdict)",
+                    "search's value with the same time limit; verdict (lab.asp.partial_compare.verdict)",
             "puzzles": {name: asp_rows(asm, FAULTS, args.asp_radius, args.asp_horizon, args.asp_limit, args.asp_tasks)
                         for name, asm in asms.items()}}
 

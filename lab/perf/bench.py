@@ -33,7 +33,7 @@ def _cpu(a: os.times_result, b: os.times_result) -> float:
 
 def one_build(tasks: int, jobs: int) -> dict:
     """One build into a temporary folder: wall, CPU (parent and workers), serial CPU, load average."""
-    from ..bench.store import build_bench
+    from forgeplan.bench.store import build_bench
 
     phases: dict = {}
     with tempfile.TemporaryDirectory() as tmp:

@@ -32,7 +32,7 @@ def add_arguments(p) -> None:
 def _bench(root: Path, n: int) -> Path:
     """A benchmark folder of n built-in tasks with references (train split only)."""
     from .decode import _tasks  # noqa: PLC0415
-    from ..io.task_files import write_json, write_task  # noqa: PLC0415
+    from forgeplan.io.task_files import write_json, write_task  # noqa: PLC0415
 
     ids = []
     for task, ref in _tasks(n):
@@ -46,13 +46,13 @@ def _bench(root: Path, n: int) -> Path:
 def run(args) -> dict:
     from dataclasses import replace  # noqa: PLC0415
 
-    from ..cli.llm_cmd import _need_llm  # noqa: PLC0415
-    from ..llm.config import MODELS_DIR, load_config  # noqa: PLC0415
-    from ..llm.tiny import REFERENCE_SHAPE, make_tiny  # noqa: PLC0415
-    from ..llm.train import train  # noqa: PLC0415
+    from forgeplan.cli.llm_cmd import _need_llm  # noqa: PLC0415
+    from forgeplan.llm.config import MODELS_DIR, load_config  # noqa: PLC0415
+    from forgeplan.llm.tiny import REFERENCE_SHAPE, make_tiny  # noqa: PLC0415
+    from forgeplan.llm.train import train  # noqa: PLC0415
 
     _need_llm()
-    from ..llm.lora_size import lora_parameters  # noqa: PLC0415
+    from forgeplan.llm.lora_size import lora_parameters  # noqa: PLC0415
 
     large = lora_parameters(args.config_json, args.recipe) if args.config_json else None  # bad input fails first
     result: dict = {"benchmark": "train", **machine()}

@@ -27,7 +27,7 @@ def add_arguments(p) -> None:
 
 def timed_solve(task, runs: int, time_limit: float) -> tuple[float, float, Any]:
     """Median wall and CPU seconds of `solve_task(task)` over `runs` runs, and the last result."""
-    from ..planners.asp.solve import solve_task
+    from forgeplan.planners.asp.solve import solve_task
 
     walls, cpus, res = [], [], None
     for _ in range(runs):
@@ -41,12 +41,12 @@ def timed_solve(task, runs: int, time_limit: float) -> tuple[float, float, Any]:
 def builtin_tasks(seeds: int, assemblies=None):
     """(name, task): every built-in assembly (or the listed ones) x every applicable fault type x seeds,
     plus multi-faults."""
-    from ..io.catalog import load_assembly
-    from ..semantics.diagnosis import MISTAKE_TYPES
-    from ..semantics.faults import FaultSpec, candidates, make_task
-    from ..library import BUILTIN, PARTIAL_MOVES
-    from ..model.state import Tolerances
-    from ..semantics.task import world_for
+    from forgeplan.io.catalog import load_assembly
+    from forgeplan.semantics.diagnosis import MISTAKE_TYPES
+    from forgeplan.semantics.faults import FaultSpec, candidates, make_task
+    from forgeplan.library import BUILTIN, PARTIAL_MOVES
+    from forgeplan.model.state import Tolerances
+    from forgeplan.semantics.task import world_for
 
     for asm_id in assemblies or [a for a in BUILTIN if a not in PARTIAL_MOVES]:   # clingo does not ground slides yet
         asm = load_assembly(asm_id)
@@ -63,7 +63,7 @@ def builtin_tasks(seeds: int, assemblies=None):
 def _builtin(args) -> dict:
     """Each assembly's tasks as a batch (as `bench build` solves them): its grounding is made once,
     timed apart, and every task's solves are timed on it."""
-    from ..planners.asp.grounding import GROUNDINGS
+    from forgeplan.planners.asp.grounding import GROUNDINGS
 
     by: dict[str, list] = {}
     for name, task in builtin_tasks(args.seeds, args.assemblies):
@@ -120,9 +120,9 @@ def _group_rows(rows: list[dict]) -> dict:
 def _cell(parts: int, depth: int, runs: int, time_limit: float, out) -> None:
     """One grid cell in a fresh process, so that its peak memory is its own: a one-off solve, then
     the median over `runs` on the assembly's shared grounding."""
-    from ..bench.synthetic import chain_task
+    from forgeplan.bench.synthetic import chain_task
 
-    from ..planners.asp.grounding import GROUNDINGS
+    from forgeplan.planners.asp.grounding import GROUNDINGS
 
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     task = chain_task(parts, depth, "missing_part")

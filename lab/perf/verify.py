@@ -16,11 +16,11 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> dict:
-    from ..io.catalog import load_assembly
-    from ..semantics.legal import legal_actions
-    from ..library import BUILTIN
-    from ..model.state import Tolerances
-    from ..semantics.task import world_for
+    from forgeplan.io.catalog import load_assembly
+    from forgeplan.semantics.legal import legal_actions
+    from forgeplan.library import BUILTIN
+    from forgeplan.model.state import Tolerances
+    from forgeplan.semantics.task import world_for
 
     asm = max((load_assembly(a) for a in BUILTIN), key=lambda a: (len(a.parts), a.assembly_id))
     world = world_for(asm, Tolerances())

@@ -1,6 +1,6 @@
 """Constrained decoding at three vocabularies (forgeplan vs llguidance vs xgrammar) and on the tiny model.
 
-`mask_per_step` (see forgeplan.perf._decode_masks for exactly what each figure times): per-task setup
+`mask_per_step` (see lab.perf._decode_masks for exactly what each figure times): per-task setup
 and per-step cost (advance + allowed set + applying it to a logits row) on the same task grammars and
 token sequences for all three. Vocabularies: 32k (SentencePiece-style), 65k and 150k (byte-level BPE),
 trained here on the installed Python sources once and kept in --cache (no downloads), or the 65k from
@@ -43,12 +43,12 @@ def add_arguments(p) -> None:
 # --------------------------------------------------------------------------- inputs
 
 def _tasks(n: int, assemblies=None):
-    from ..io.catalog import load_assembly
-    from ..semantics.faults import FaultSpec, candidates, make_task
-    from ..library import BUILTIN
-    from ..planners.reference import simple_reference
-    from ..model.state import Tolerances
-    from ..semantics.task import world_for
+    from forgeplan.io.catalog import load_assembly
+    from forgeplan.semantics.faults import FaultSpec, candidates, make_task
+    from forgeplan.library import BUILTIN
+    from forgeplan.planners.reference import simple_reference
+    from forgeplan.model.state import Tolerances
+    from forgeplan.semantics.task import world_for
 
     kinds = ("wrong_part", "interference_lock", "missing_part", "misplacement")
     out = []
@@ -86,7 +86,7 @@ def _corpus(limit_mb: float) -> list[str]:
 def _train(path: Path, size: int, kind: str, texts: list[str]) -> None:
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-    from ..llm.tiny import _sentencepiece_bpe
+    from forgeplan.llm.tiny import _sentencepiece_bpe
 
     if kind == "sentencepiece":
         tok = _sentencepiece_bpe(texts, size)
@@ -107,14 +107,14 @@ def _tokenizers(args) -> dict:
 
     from transformers import PreTrainedTokenizerFast
 
-    from ..llm.tiny import CHAT_TEMPLATE
+    from forgeplan.llm.tiny import CHAT_TEMPLATE
 
     args.cache.mkdir(parents=True, exist_ok=True)
     out: dict = {}
     texts = None
     for name in args.vocabs:
         if not (name.endswith("k") and name[:-1].isdigit() and int(name[:-1]) >= 1):
-            from ..model.errors import InputError
+            from forgeplan.model.errors import InputError
 
             raise InputError(f"must be sizes like 32k, got {name!r}", field="--vocabs")
         size = 65536 if name == "65k" else 1000 * int(name[:-1])
@@ -168,9 +168,9 @@ def _decode(args, tasks) -> dict:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from ..llm.infer import generate
-    from ..llm.tiny import make_tiny
-    from ..llm.vocab import vocab_from_tokenizer
+    from forgeplan.llm.infer import generate
+    from forgeplan.llm.tiny import make_tiny
+    from forgeplan.llm.vocab import vocab_from_tokenizer
 
     torch.set_num_threads(args.threads)
     path = args.cache / "tiny-model"
@@ -204,7 +204,7 @@ def _decode(args, tasks) -> dict:
            "torch_threads": torch.get_num_threads(), "new_tokens": args.new_tokens,
            "none": {"step_ms": round(1e3 * statistics.median(steps["none"]), 3), "steps": len(steps["none"])}}
     if args.runs < 2:
-        from ..model.errors import InputError
+        from forgeplan.model.errors import InputError
 
         raise InputError("needs at least 2 (the first run builds the tables)", field="--runs")
     med = statistics.median

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from forgeplan.fuzzing import judge, run_cli
+from lab.fuzzing import judge, run_cli
 from forgeplan.io import output
 from forgeplan.model.errors import InputError
 

@@ -15,7 +15,7 @@ import random
 from pathlib import Path
 
 from ..executors import run_ordered
-from ..io.guarded import output_folder
+from ..io.output import output_folder
 from ..io.task_files import write_json
 from ..library import BUILTIN, PARTIAL_MOVES
 from ..model.errors import InputError

@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 from .. import __version__
-from ..io.guarded import output_folder
+from ..io.output import output_folder
 from ..io.schema import BENCH_FILE_MODELS, ManifestFile, parse_model
 from ..io.task_files import load_task, read_json, write_json
 from ..model.errors import InputError

@@ -17,7 +17,7 @@ Expensive inputs are built once per session (`small_bench`, `tiny_dir`) and only
 
 Every run draws the same cases: property tests run under hypothesis' `ci` profile (derandomised, no example
 database), and the fuzz tests draw fixed seeds. `python -m pytest --hypothesis-profile explore` draws new
-examples in every property test, and `forgeplan perf fuzz --seed N` new fuzz seeds; a crash either finds
+examples in every property test, and `python -m lab fuzz --seed N` new fuzz seeds; a crash either finds
 becomes a fixed regression case (`REGRESSIONS` in tests/test_fuzz_inputs.py, or `@example` on the property).
 """
 
@@ -112,4 +112,17 @@ def tiny_dir(tmp_path_factory) -> Path:
 
     out = tmp_path_factory.mktemp("tiny")
     make_tiny(out)
+    return out
+
+
+MAGAR_BENCH_TASKS = 24
+
+
+@pytest.fixture(scope="session")
+def magar_bench(tmp_path_factory) -> Path:
+    """A reduced `--profile magar` benchmark (both families in both splits), built once per test session."""
+    from forgeplan.bench.magar import build_magar_bench
+
+    out = tmp_path_factory.mktemp("magar") / "b"
+    build_magar_bench(out, tasks=MAGAR_BENCH_TASKS, seed=7)
     return out

@@ -104,3 +104,21 @@ def test_masks_follow_the_legal_grammar_token_by_token():
     start_ids = set(mask.tables[0].ids.tolist())
     assert index[b"{"] in start_ids and index[b"["] not in start_ids
     assert mask.advance(0, index[b"["]) is None
+
+
+def test_a_decoder_that_strips_the_first_space_may_start_with_a_spaced_token():
+    """SentencePiece-style decoders drop one leading space of the output: the first token may carry it."""
+    from forgeplan.llm.masking import PRE
+
+    task = CASES[-1]
+    raw = compact(legal_decisions(task)[0]).encode("utf-8")
+    vocab = Vocab([None, b" {", *sorted({bytes((b,)) for b in range(256)})], (0,), "test", True)
+    mask = DecisionMask(legal_grammar(task), vocab)
+    index = {b: i for i, b in enumerate(vocab.token_bytes) if b}
+    assert mask.start() == PRE and index[b" {"] in set(mask.entry(PRE).ids.tolist())
+    state = mask.advance(PRE, index[b" {"])
+    for b in raw[1:]:
+        state = mask.advance(state, index[bytes((b,))])
+        assert state is not None
+    assert mask.entry(state).accepting
+    assert mask.advance(PRE, index[b"["]) is None

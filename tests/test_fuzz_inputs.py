@@ -3,7 +3,7 @@ no control characters echoed, valid --json, nothing written outside the output f
 
 The default lane runs a few dozen cases per entry point in this process; the slow lane runs many
 more, and checks the memory of the large rejected inputs in a fresh process each. The cases are the same
-on every run (hypothesis' `ci` profile, tests/conftest.py); `forgeplan perf fuzz --seed N` explores new
+on every run (hypothesis' `ci` profile, tests/conftest.py); `python -m lab fuzz --seed N` explores new
 seeds, and each crash it finds is added to REGRESSIONS.
 """
 
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from forgeplan.fuzzing import (ENTRY_POINTS, HOSTILE_JSON, Sandbox, fuzz_case, judge, large_inputs, peak_rss, run_cli,
+from lab.fuzzing import (ENTRY_POINTS, HOSTILE_JSON, Sandbox, fuzz_case, judge, large_inputs, peak_rss, run_cli,
                                   swapped)
 
 FAST, DEEP = 20, 300

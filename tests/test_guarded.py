@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from forgeplan.cli import main
-from forgeplan.fuzzing import judge, run_cli
+from lab.fuzzing import judge, run_cli
 from forgeplan.io import guarded, quoting
 from forgeplan.model.errors import InputError
 

@@ -4,7 +4,7 @@ line of `fuzzing.hostile_inputs` under 300 MB in a fresh process.
 
 Searches with budgets (an interlocked shell), output places that are not files (a FIFO, a device),
 structural caps before parsing (millions of JSON values, an XML element bomb), the endpoint client
-against a server that misbehaves (forgeplan.fuzzing.HostileEndpoint), and training configurations."""
+against a server that misbehaves (lab.fuzzing.HostileEndpoint), and training configurations."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-from forgeplan.fuzzing import (ENDPOINT_BEHAVIOURS, HostileEndpoint, Outcome, corrupt_deflate, element_bomb,
+from lab.fuzzing import (ENDPOINT_BEHAVIOURS, HostileEndpoint, Outcome, corrupt_deflate, element_bomb,
                                hostile_inputs, interlocked_shell, judge, many_values, peak_rss, run_cli)
 from forgeplan.geometry.partial import Budget, partial_verdict
 from forgeplan.io.guarded import Rejected, count_items
@@ -113,7 +113,7 @@ def test_out_fifo_of_bench_commands(small_bench, fifo):
     for argv in (["requests", "--bench", small_bench, "--out", fifo],
                  ["baseline", "no-op", "--bench", small_bench, "--out", fifo],
                  ["infer", "--endpoint", "http://127.0.0.1:9/v1", "--bench", small_bench, "--out", fifo],
-                 ["intervene", "--bench", small_bench, "--predictions", fifo, "--out", fifo, "--mode",
+                 ["intervene", "--bench", small_bench, "--predictions", fifo.parent / "p.jsonl", "--out", fifo, "--mode",
                   "plan-from-diagnosis"]):
         assert "not a regular file or folder" in _one_line_error(run_cli(argv))
 
@@ -223,7 +223,8 @@ def test_client_settings_are_validated(small_bench, tmp_path):
 
 
 def test_answer_rows_refuse_wrong_shapes():
-    from forgeplan.llm.serving import EndpointError, answer_row
+    from forgeplan.llm.endpoint import EndpointError
+    from forgeplan.llm.serving import answer_row
 
     good = {"choices": [{"message": {"content": "{}"}, "finish_reason": "stop"}], "usage": {"completion_tokens": 3}}
     assert answer_row("s", good)["new_tokens"] == 3

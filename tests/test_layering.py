@@ -24,7 +24,7 @@ LAYERS = {
     "io": 4, "executors": 4,
     "planners": 5,
     "verify": 6, "trace": 6, "bench": 6, "evaluation": 6, "llm": 6, "render": 6, "pictures": 6, "viewer": 6, "demo": 6,
-    "cli": 7, "perf": 7, "fuzzing": 7,   # perf and fuzzing drive the command line; cli dispatches to perf
+    "cli": 7,
     "__main__": 8,
 }
 
@@ -138,6 +138,25 @@ def test_the_checks_catch_an_upward_import_and_a_cycle():
     assert imported(tree, "forgeplan.model.a", False, {"forgeplan.planners.asp.solve"}) == {"forgeplan.planners.asp.solve"}
 
 
+def absolute_imports(tree: ast.AST) -> list[str]:
+    """Every module name an `import` or a `from ... import` without dots names."""
+    return [name for node in ast.walk(tree)
+            for name in ([node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level
+                         else [a.name for a in node.names] if isinstance(node, ast.Import) else [])]
+
+
+def test_the_package_never_imports_the_laboratory():
+    """lab/ (benchmarks, fuzzer, research planners) is not shipped: a wheel without it must still work."""
+    offenders = sorted(f"{m}: {n}" for m, (tree, _) in modules().items() for n in absolute_imports(tree)
+                       if n == "lab" or n.startswith("lab."))
+    assert not offenders, offenders
+
+
+def test_the_laboratory_check_sees_an_import():
+    tree = ast.parse("def f():\n    from lab.perf import bench\nimport lab\nfrom . import x\n")
+    assert sorted(absolute_imports(tree)) == ["lab", "lab.perf"]
+
+
 def test_tests_do_not_import_benchmarks():
     here = Path(__file__).resolve().parent
     offenders = []
@@ -145,7 +164,7 @@ def test_tests_do_not_import_benchmarks():
         for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
             names = ([node.module or ""] if isinstance(node, ast.ImportFrom)
                      else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
-            offenders += [f"{p.name}: {n}" for n in names if n == "forgeplan.perf" or n.startswith("forgeplan.perf.")]
+            offenders += [f"{p.name}: {n}" for n in names if n == "lab.perf" or n.startswith("lab.perf.")]
     assert not offenders, offenders
 
 

@@ -15,6 +15,7 @@ import pytest
 pytest.importorskip("transformers", reason="the [llm] extra is required")
 
 from forgeplan.cli import main  # noqa: E402
+from lab.cli import main as lab_main  # noqa: E402
 from forgeplan.llm.tiny import (  # noqa: E402
     llama_cpp_mismatches, llama_cpp_pre_tokenizer, llama_cpp_vocab, train_tokenizer)
 from forgeplan.model.errors import InputError  # noqa: E402
@@ -61,7 +62,7 @@ def test_the_default_tiny_model_converts_to_gguf_with_its_vocabulary(tmp_path, c
     model = tmp_path / "tiny"
     assert main(["tiny-model", "--out", str(model), "--vocab-size", "512"]) == 0
     capsys.readouterr()
-    assert main(["perf", "serve", "--model", str(model), "--llama-cpp", LLAMA_CPP, "--convert-only",
+    assert lab_main(["serve", "--model", str(model), "--llama-cpp", LLAMA_CPP, "--convert-only",
                  "--gguf-out", str(tmp_path / "tiny.gguf")]) == 0
     conversion = json.loads(capsys.readouterr().out)["conversion"]
     assert conversion["pre_tokenizer"] == "qwen2" and conversion["bytes"] > 0
@@ -93,7 +94,7 @@ def test_llama_cpp_reads_the_converted_identifier_tokenizer_token_for_token(tmp_
     assert main(["tiny-model", "--out", str(model), "--vocab-size", "1024", "--tokenizer", "identifiers",
                  "--arch", "llama", "--prompt", "compact"]) == 0
     capsys.readouterr()
-    assert main(["perf", "serve", "--model", str(model), "--llama-cpp", LLAMA_CPP, "--convert-only",
+    assert lab_main(["serve", "--model", str(model), "--llama-cpp", LLAMA_CPP, "--convert-only",
                  "--gguf-out", str(tmp_path / "ref.gguf")]) == 0
     assert json.loads(capsys.readouterr().out)["conversion"]["pre_tokenizer"] == "whitespace"
     texts = corpus(None, prompt="compact") + ["two  spaces\n\n\tand a tab", "  lead and trail  ", "Café 日本 ∑",

@@ -158,7 +158,7 @@ def test_task_grammars_stay_inside_llguidance():
 
 
 def test_gbnf_of_a_group_grammar_keeps_the_bound(burr):
-    """The xgrammar peer of `forgeplan perf decode` reads the same bounded lists (GBNF nested optionals)."""
+    """The xgrammar peer of `python -m lab decode` reads the same bounded lists (GBNF nested optionals)."""
     from forgeplan.llm.exports import lark_to_gbnf
 
     gbnf = lark_to_gbnf(specialise(burr[0][0]))

@@ -18,6 +18,7 @@ pytest.importorskip("trl", reason="the [llm] extra (trl) is required")
 
 from cases import write_case_tasks  # noqa: E402
 from forgeplan.cli import main  # noqa: E402
+from lab.cli import main as lab_main  # noqa: E402
 from forgeplan.io.contract import parse_output  # noqa: E402
 from forgeplan.llm.bench import load_sample, split_ids  # noqa: E402
 from forgeplan.llm.config import DEFAULT_CONFIG, MODELS_DIR, SAVED_NAME, load_config  # noqa: E402
@@ -94,7 +95,9 @@ def train_cli(tiny, bench, out, config, *more) -> int:
 def test_train_checkpoints_logs_eval_loss_and_resumes(tiny, bench, tmp_path, capsys):
     out = tmp_path / "run"
     assert train_cli(tiny, bench, out, small_config(tmp_path)) == 0
-    summary = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)
+    assert "train: 100%" in captured.err and "4/4" in captured.err   # the progress bar, on stderr
     assert summary["steps"] == 4 and summary["resumed_at_step"] == 0
     assert summary["train_examples"] == 8 and summary["eval_examples"] == 2
     assert sorted(p.name for p in out.glob("checkpoint-*")) == ["checkpoint-2", "checkpoint-4"]
@@ -356,7 +359,7 @@ def test_lora_parameters_of_a_config_json_match_a_built_model(tmp_path):
     kv = 64 // 4 * 2
     per_layer = 8 * ((64 + 64) * 2 + (64 + kv) * 2 + (64 + 160) * 2 + (160 + 64))  # q o, k v, gate up, down
     assert counted["trainable_parameters"] == 3 * per_layer
-    assert main(["perf", "train", "--config-json", str(tmp_path / "missing.json")]) == 2
+    assert lab_main(["train", "--config-json", str(tmp_path / "missing.json")]) == 2
 
 
 def test_iid_split_keeps_assemblies_and_disjoint_ids(tmp_path):
@@ -495,11 +498,13 @@ def test_reference_model_command_runs_the_whole_recipe(tmp_path, capsys):
     docs = tmp_path / "results"
     argv = ["reference-model", "--out", str(out), "--tasks", "20", "--max-steps", "2", "--heldout", "2",
             "--test-fraction", "0.3", "--seeds", "1,2", "--modes", "none,legal"]
-    assert main([*argv, "--store", str(docs)]) == 0
+    assert main(argv) == 0
     printed = capsys.readouterr().out
     report = json.loads((out / "reference.json").read_text())
-    kept = json.loads((docs / "reference-model.json").read_text())   # the run as the docs keep it
-    assert kept["result"] == report and kept["command"] == " ".join(["forgeplan", *argv])
+    assert lab_main(["reference-model", "--run", str(out), "--store", str(docs)]) == 0   # kept as the docs keep it
+    assert json.loads(capsys.readouterr().out) == report
+    kept = json.loads((docs / "reference-model.json").read_text())
+    assert kept["result"] == report and kept["command"] == f"python -m lab reference-model --run {out}"
     assert (docs / "reference-model.md").read_text() == printed and (docs / "reference-model-loss-seed1.png").is_file()
     assert report["leaking_test_tasks"] == 0 and report["seeds"] == [1, 2] and report["budget"]["threads"] == 1
     assert set(report["model"]) == set(report["baselines"]) == {"in_distribution", "heldout_assemblies"}
@@ -552,8 +557,8 @@ def test_reference_curve_scores_each_step_beside_the_baselines(small_bench, tmp_
     ids = split_ids(small_bench, "test")
     (work / "seed-1" / "step-1_test_legal.jsonl").write_text(
         "".join(json.dumps({"sample_id": sid, "raw_output": "not json"}) + "\n" for sid in ids))
-    argv = ["perf", "reference-curve", "--run", str(run), "--work", str(work)]
-    assert main([*argv, "--store", str(tmp_path / "docs")]) == 0
+    argv = ["reference-curve", "--run", str(run), "--work", str(work)]
+    assert lab_main([*argv, "--store", str(tmp_path / "docs")]) == 0
     result = json.loads(capsys.readouterr().out)
     assert json.loads((tmp_path / "docs" / "reference-curve.json").read_text())["result"] == result
     assert (tmp_path / "docs" / "reference-curve.png").read_bytes()[:4] == b"\x89PNG"
@@ -569,11 +574,11 @@ def test_reference_curve_scores_each_step_beside_the_baselines(small_bench, tmp_
 
 def test_reference_curve_refuses_what_it_cannot_score(small_bench, tmp_path, capsys):
     run = _curve_run(tmp_path / "run", small_bench)
-    assert main(["perf", "reference-curve", "--run", str(tmp_path)]) == 2          # no iid/
-    assert main(["perf", "reference-curve", "--run", str(run), "--modes", "beam"]) == 2
-    assert main(["perf", "reference-curve", "--run", str(run), "--seeds", "7"]) == 2
-    assert main(["perf", "reference-curve", "--run", str(run), "--checkpoints", str(tmp_path)]) == 2
-    assert main(["perf", "reference-curve", "--run", str(run), "--checkpoints", f"2:{tmp_path}"]) == 2
+    assert lab_main(["reference-curve", "--run", str(tmp_path)]) == 2          # no iid/
+    assert lab_main(["reference-curve", "--run", str(run), "--modes", "beam"]) == 2
+    assert lab_main(["reference-curve", "--run", str(run), "--seeds", "7"]) == 2
+    assert lab_main(["reference-curve", "--run", str(run), "--checkpoints", str(tmp_path)]) == 2
+    assert lab_main(["reference-curve", "--run", str(run), "--checkpoints", f"2:{tmp_path}"]) == 2
     err = capsys.readouterr().err
     assert "iid/" in err and "--modes" in err and "trainer_state.json" in err and "SEED:DIR" in err
 
@@ -590,7 +595,7 @@ def test_reference_curve_scores_the_checkpoints_of_a_real_run(tmp_path, capsys):
     assert main(["reference-model", "--out", str(out), "--tasks", "20", "--max-steps", "2", "--heldout", "2",
                  "--test-fraction", "0.3", "--seeds", "1", "--modes", "legal", "--config", str(config)]) == 0
     capsys.readouterr()
-    assert main(["perf", "reference-curve", "--run", str(out)]) == 0
+    assert lab_main(["reference-curve", "--run", str(out)]) == 0
     result = json.loads(capsys.readouterr().out)
     assert [r["step"] for r in result["curve"]] == [1, 2] and result["baselines_from"].endswith("baselines.json")
     first, final = result["curve"]

@@ -109,6 +109,15 @@ def test_architecture_names_every_module():
     assert not missing, f"ARCHITECTURE.md does not name: {missing}"
 
 
+def test_architecture_names_every_module_of_the_laboratory():
+    lab = ROOT.parent / "lab"
+    text = MAP.read_text(encoding="utf-8")
+    files = [p.relative_to(ROOT.parent).as_posix() for p in sorted(lab.rglob("*")) if p.suffix in (".py", ".lp")
+             and p.name != "__init__.py" and "__pycache__" not in p.parts]
+    missing = [rel for rel in files if f"`{rel}`" not in text]
+    assert files and not missing, f"ARCHITECTURE.md does not name: {missing}"
+
+
 def test_architecture_names_no_module_that_is_gone():
     import re
 

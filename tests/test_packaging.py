@@ -2,7 +2,8 @@
 
 The wheel is built from a copy of the project's files (so the repository gets no build/ directory), with
 `pip wheel --no-deps --no-build-isolation`; it must hold every file of encodings/, domains/, grammars/
-and models/ under forgeplan/_resources/, and every module of the package.
+and models/ under forgeplan/_resources/, and every module of the package, and nothing of the laboratory
+(lab/: benchmarks, fuzzer, research planners), which runs from a checkout only.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def wheel(tmp_path_factory) -> Path:
     src = tmp_path_factory.mktemp("src")
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / name, src / name)
-    for name in ("forgeplan", *RESOURCES):
+    for name in ("forgeplan", "lab", *RESOURCES):   # the laboratory beside the package, as in the repository
         shutil.copytree(ROOT / name, src / name, ignore=IGNORE)
     out = tmp_path_factory.mktemp("wheel")
     proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
@@ -72,6 +73,35 @@ def test_wheel_carries_every_module(wheel):
     missing = [f"forgeplan/{rel}" for rel in _files(ROOT / "forgeplan") if rel.endswith(".py")
                and f"forgeplan/{rel}" not in names]
     assert not missing, f"not in the wheel (add the package to pyproject.toml [tool.setuptools] packages): {missing}"
+
+
+# what the package shipped before the laboratory moved out, named so that it cannot come back unnoticed
+LABORATORY = ("lab/", "forgeplan/perf/", "forgeplan/fuzzing.py", "forgeplan/cli/perf_cmd.py",
+              "forgeplan/planners/asp/partial_asp.py", "forgeplan/planners/asp/partial_facts.py",
+              "forgeplan/planners/asp/partial_bound.py", "forgeplan/planners/asp/partial_compare.py",
+              "forgeplan/_resources/encodings/partial.lp")
+
+
+@pytest.mark.slow
+def test_wheel_holds_no_laboratory(wheel):
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+    shipped = [n for n in names if n.startswith(LABORATORY)]
+    assert not shipped, f"the laboratory is in the wheel: {shipped}"
+    assert "forgeplan/planners/asp/partial_check.py" in names   # the cross-check's planner is the product's
+
+
+def test_the_package_list_is_the_package_and_nothing_else():
+    """pyproject.toml names every subpackage of forgeplan/ (a missing one would leave modules out of the
+    wheel) and nothing else: the laboratory beside it is not shipped."""
+    import tomllib
+
+    listed = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    on_disk = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "forgeplan").rglob("__init__.py")}
+    assert {p for p in listed if not p.startswith("forgeplan._resources.")} == on_disk
+    assert (ROOT / "lab" / "__init__.py").is_file() and not [p for p in listed if p.split(".")[0] != "forgeplan"]
+    back = [n for n in LABORATORY[1:] if (ROOT / n).is_file() or any((ROOT / n).glob("*.py"))]
+    assert not back, f"laboratory modules in the package: {back}"
 
 
 @pytest.mark.slow

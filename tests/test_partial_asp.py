@@ -20,9 +20,9 @@ from forgeplan.library.voxels import box, part
 from forgeplan.model.actions import Insert, Join, Remove, Separate, Slide, moved_parts
 from forgeplan.model.assembly import DIRECTIONS, Assembly
 from forgeplan.model.errors import InputError
-from forgeplan.planners.asp.partial_asp import solve_partial_asp
-from forgeplan.planners.asp.partial_bound import moved_lower_bound
-from forgeplan.planners.asp.partial_facts import partial_facts
+from lab.asp.partial_asp import solve_partial_asp
+from lab.asp.partial_bound import moved_lower_bound
+from lab.asp.partial_facts import partial_facts
 from forgeplan.planners.moved_set.search import minimal_rework
 from forgeplan.semantics.faults import FaultSpec, candidates, make_task
 from forgeplan.semantics.legal import legal_actions
@@ -202,10 +202,10 @@ def test_perf_partial_asp_section_compares_every_task_with_the_search(capsys, tm
     import json
     import shutil
 
-    from forgeplan.cli import main
+    from lab.cli import main
 
     shutil.copy(Path(__file__).parent / "data" / "partial_fd" / "zigzag3.json", tmp_path)
-    assert main(["perf", "partial", "--runs", "1", "--data", str(tmp_path), "--asp", "--asp-horizon", "3",
+    assert main(["partial", "--runs", "1", "--data", str(tmp_path), "--asp", "--asp-horizon", "3",
                  "--asp-tasks", "1", "--asp-limit", "60"]) == 0
     asp = json.loads(capsys.readouterr().out)["asp"]
     assert (asp["radius"], asp["max_horizon"]) == (1, 3)
@@ -218,7 +218,7 @@ def test_perf_partial_asp_section_compares_every_task_with_the_search(capsys, tm
 def test_the_verdict_counts_a_beaten_proof_as_a_disagreement_only_where_the_proof_reaches():
     from types import SimpleNamespace as NS
 
-    from forgeplan.planners.asp.partial_compare import verdict
+    from lab.asp.partial_compare import verdict
 
     asp = NS(moved=2, actions=4, optimal=False, horizon=4)
     assert verdict(asp, NS(moved=2, actions=4, optimal=True, plan=[0] * 4), 1, 1) == "agree"
@@ -255,7 +255,7 @@ def _accepted(task, terms: list[str]) -> bool:
     """Does the encoding accept these moves as its first steps (no goal asked)?"""
     import clingo
 
-    from forgeplan.planners.asp.partial_facts import encoding
+    from lab.asp.partial_facts import encoding
 
     ctl = clingo.Control(["--opt-mode=ignore", "--warn=none"])
     ctl.load(str(encoding()))

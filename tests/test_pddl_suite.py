@@ -15,6 +15,7 @@ from cases import all_cases
 from fixtures import fixture_assembly
 from forgeplan.bench.pddl_suite import export_pddl_suite
 from forgeplan.cli import main
+from lab.cli import main as lab_main
 from forgeplan.io.task_files import load_task
 from forgeplan.model.errors import InputError
 from forgeplan.planners.asp.solve import solve_task
@@ -186,12 +187,12 @@ def test_suite_export_is_deterministic_and_refuses_a_used_folder(suite, tiny_ben
 
 @pytest.mark.slow
 def test_perf_pddl_suite_counts_solved_and_agreeing_problems(suite, capsys, tmp_path):
-    assert main(["perf", "pddl-suite", str(suite), "--limit", "2", "--configs", "fd-lmcut-strips-costs", "fd-lmcut-lifted"]) == 0
+    assert lab_main(["pddl-suite", str(suite), "--limit", "2", "--configs", "fd-lmcut-strips-costs", "fd-lmcut-lifted"]) == 0
     out = json.loads(capsys.readouterr().out)["configs"]
     assert out["fd-lmcut-strips-costs"]["problems"] == out["fd-lmcut-strips-costs"]["agree_with_costs_csv"] == 2
     lifted = out["fd-lmcut-lifted"]
     assert lifted["solved"] == 0 and lifted["exit_codes"] == {"34": lifted["problems"]}
-    assert main(["perf", "pddl-suite", str(tmp_path)]) == 2
+    assert lab_main(["pddl-suite", str(tmp_path)]) == 2
     assert "costs.csv" in capsys.readouterr().err
 
 

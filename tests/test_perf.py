@@ -1,15 +1,15 @@
-"""`forgeplan perf solve` prints its figures as JSON, with the group-move Luban locks reported apart."""
+"""`python -m lab solve` prints its figures as JSON, with the group-move Luban locks reported apart."""
 
 import json
 
 import pytest
 
-from forgeplan.cli import main
+from lab.cli import main
 
 
 @pytest.mark.slow
 def test_perf_solve_reports_group_move_burrs_apart(capsys):
-    assert main(["perf", "solve", "--runs", "1", "--seeds", "1", "--no-grid",
+    assert main(["solve", "--runs", "1", "--seeds", "1", "--no-grid",
                  "--assemblies", "burr_6_pairs", "jigsaw_panel"]) == 0
     out = json.loads(capsys.readouterr().out)["builtin"]
     assert out["tasks"] == out["proved_optimal"] > 0
@@ -20,7 +20,7 @@ def test_perf_solve_reports_group_move_burrs_apart(capsys):
 
 @pytest.mark.slow
 def test_perf_scale_writes_growth_curves_and_a_projection(capsys, tmp_path):
-    assert main(["perf", "scale", "--sizes", "20", "40", "--jobs", "2", "--parts", "10", "25", "--depths", "2",
+    assert main(["scale", "--sizes", "20", "40", "--jobs", "2", "--parts", "10", "25", "--depths", "2",
                  "--runs", "1", "--workers", "1", "10", "--out", str(tmp_path)]) == 0
     out = json.loads(capsys.readouterr().out)
     assert [b["tasks"] for b in out["builds"]] == [20, 40] and all(b["peak_rss_mib_worker"] > 0 for b in out["builds"])
@@ -33,7 +33,7 @@ def test_perf_scale_writes_growth_curves_and_a_projection(capsys, tmp_path):
 
 
 def test_perf_solve_unknown_assembly_is_bad_input(capsys):
-    assert main(["perf", "solve", "--no-grid", "--assemblies", "no_such_lock"]) == 2
+    assert main(["solve", "--no-grid", "--assemblies", "no_such_lock"]) == 2
     assert "no_such_lock" in capsys.readouterr().err
 
 
@@ -45,7 +45,7 @@ def test_perf_pddl_groups_covers_the_built_in_group_burrs(capsys, tmp_path):
     from burrdata import burr
 
     shutil.copy(burr("mj_burr6_puzzle2"), tmp_path)
-    assert main(["perf", "pddl-groups", "--data", str(tmp_path), "--runs", "1", "--builtin", "--clingo"]) == 0
+    assert main(["pddl-groups", "--data", str(tmp_path), "--runs", "1", "--builtin", "--clingo"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert [r["puzzle"] for r in out["builtin_rows"]] == ["built-in burr_6_split", "built-in burr_6_pairs"]
     assert out["builtin"]["tasks"] == out["builtin"]["agree"] == 4
@@ -56,9 +56,9 @@ def test_perf_pddl_groups_covers_the_built_in_group_burrs(capsys, tmp_path):
 
 @pytest.mark.slow
 def test_perf_fuzz_counts_cases_per_entry_point_and_finds_no_crash(capsys, small_bench):
-    from forgeplan.fuzzing import ENTRY_POINTS
+    from lab.fuzzing import ENTRY_POINTS
 
-    assert main(["perf", "fuzz", "--cases", "4", "--runs", "1", "--bench", str(small_bench)]) == 0
+    assert main(["fuzz", "--cases", "4", "--runs", "1", "--bench", str(small_bench)]) == 0
     out = json.loads(capsys.readouterr().out)
     assert list(out["entry_points"]) == list(ENTRY_POINTS) and out["crashes"] == 0
     for e in out["entry_points"].values():
@@ -73,7 +73,7 @@ def test_perf_decode_compares_all_three_on_a_small_vocabulary(capsys, tmp_path):
     pytest.importorskip("torch")
     pytest.importorskip("llguidance")
     pytest.importorskip("xgrammar")
-    assert main(["perf", "decode", "--vocabs", "4k", "--tasks", "1", "--runs", "2", "--mask-runs", "1",
+    assert main(["decode", "--vocabs", "4k", "--tasks", "1", "--runs", "2", "--mask-runs", "1",
                  "--new-tokens", "48", "--corpus-mb", "0.3", "--cache", str(tmp_path)]) == 0
     out = json.loads(capsys.readouterr().out)
     row = out["mask_per_step"]["4k"]
@@ -86,9 +86,9 @@ def test_perf_decode_compares_all_three_on_a_small_vocabulary(capsys, tmp_path):
     assert row["grammar_step_over_fastest_peer"] > 0
     tiny = out["tiny_model_decoding"]
     assert tiny["none"]["steps"] > 0 and all(tiny[m]["steps"] > 0 and "overhead_pct" in tiny[m] for m in ("grammar", "legal"))
-    assert main(["perf", "decode", "--vocabs", "32", "--skip-decode", "--cache", str(tmp_path)]) == 2
+    assert main(["decode", "--vocabs", "32", "--skip-decode", "--cache", str(tmp_path)]) == 2
 def test_perf_partial_finds_and_replays_every_shipped_burr_at_its_level(capsys):
-    assert main(["perf", "partial", "--runs", "1"]) == 0
+    assert main(["partial", "--runs", "1"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["puzzles"] == out["first_separation_matches"] == out["replayed"] == out["fully_disassembled"] == 5
     levels = {r["puzzle"]: r["level"] for r in out["rows"]}
@@ -102,7 +102,7 @@ def test_perf_partial_proof_section_reports_every_fault_with_an_honest_status(ca
     from forgeplan.io.resources import examples_dir
 
     (tmp_path / "mj_burr6_puzzle3.json").write_text((examples_dir() / "mj_burr6_puzzle3.json").read_text())
-    assert main(["perf", "partial", "--runs", "1", "--data", str(tmp_path), "--proof", "--proof-limit", "2"]) == 0
+    assert main(["partial", "--runs", "1", "--data", str(tmp_path), "--proof", "--proof-limit", "2"]) == 0
     out = json.loads(capsys.readouterr().out)
     proofs = out["rows"][0]["proofs"]
     assert set(proofs) == {"missing_part", "wrong_orientation", "misplacement", "under_insertion"}
@@ -117,7 +117,7 @@ def test_perf_partial_proof_section_reports_every_fault_with_an_honest_status(ca
 
 
 def test_perf_bench_separates_the_serial_part_and_projects_the_idle_wall(capsys):
-    assert main(["perf", "bench", "--tasks", "20", "--jobs", "2", "--runs", "2"]) == 0
+    assert main(["bench", "--tasks", "20", "--jobs", "2", "--runs", "2"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert len(out["cpu_seconds_all"]) == len(out["wall_seconds_all"]) == 2
     cpu, serial = out["cpu_seconds_median"], out["serial_cpu_seconds_median"]

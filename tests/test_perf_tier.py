@@ -1,4 +1,4 @@
-"""`forgeplan perf tier`: the expert tier's references of a build, timed apart from the rest."""
+"""`python -m lab tier`: the expert tier's references of a build, timed apart from the rest."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ import json
 
 from forgeplan.bench.composition import plan_composition
 from forgeplan.bench.sources import load_sources
-from forgeplan.cli import main
+from lab.cli import main
 from forgeplan.geometry.separation import needs_group_moves
 from cases import PARTIAL_MOVES
 
 
 
 def test_perf_tier_makes_every_tier_reference_of_the_plan(capsys):
-    assert main(["perf", "tier", "--tasks", "100", "--runs", "1"]) == 0
+    assert main(["tier", "--tasks", "100", "--runs", "1"]) == 0
     out = json.loads(capsys.readouterr().out)
     sources = load_sources(None)
     families = {a: s.assembly.family for a, s in sources.items()}

@@ -11,7 +11,7 @@ from pathlib import Path
 import clingo
 import pytest
 
-from forgeplan.fuzzing import judge, run_cli
+from lab.fuzzing import judge, run_cli
 from forgeplan.io.quoting import (asp_comment, asp_string, gbnf_string, json_text, lark_string, markdown_cell, one_line,
                                   portable_lark_string)
 from forgeplan.model.names import name_problem

@@ -119,7 +119,7 @@ def test_the_position_domain_and_its_radius_cut_are_computed_once(tasks):
 
 
 def test_the_asp_and_pddl_renderings_take_their_groups_and_positions_from_the_grounded_task(tasks):
-    from forgeplan.planners.asp.partial_facts import partial_facts
+    from lab.asp.partial_facts import partial_facts
     from forgeplan.planners.pddl.positions import position_tables
 
     task = tasks[MoveKind.PARTIAL]

@@ -169,18 +169,19 @@ def test_infer_endpoint_end_to_end_then_evaluate(bench, server, tmp_path, capsys
 
 
 def test_import_answers_reads_a_batch_output(bench, server, tmp_path):
-    from forgeplan.llm.serving import post_one
+    from forgeplan.llm.endpoint import EndpointClient
+    from forgeplan.llm.serving import endpoint_request
 
     req = tmp_path / "req.jsonl"
     assert main(["requests", "--bench", str(bench), "--out", str(req), "--max-tokens", "300", "--limit", str(N_TASKS)]) == 0
-    url = f"http://127.0.0.1:{server.server_address[1]}"
+    client = EndpointClient(f"http://127.0.0.1:{server.server_address[1]}", key_env=None, retries=2, backoff=0.1,
+                            progress=False)
+    answers = client.run([endpoint_request(json.loads(line)) for line in req.read_text().splitlines()])
     batch = tmp_path / "batch_out.jsonl"
     with open(batch, "w") as fh:
-        for line in req.read_text().splitlines():
-            r = json.loads(line)
-            resp = post_one(url + r["url"], r["body"], retries=2, timeout=600, backoff=0.1, api_key=None)
-            fh.write(json.dumps({"id": "b", "custom_id": r["custom_id"], "error": None,
-                                 "response": {"status_code": 200, "body": resp}}) + "\n")
+        for a in answers:
+            fh.write(json.dumps({"id": "b", "custom_id": a.id, "error": None,
+                                 "response": {"status_code": 200, "body": a.response}}) + "\n")
     preds = tmp_path / "preds.jsonl"
     assert main(["import-answers", str(batch), "--out", str(preds)]) == 0
     rows = [json.loads(x) for x in preds.read_text().splitlines()]

@@ -1,6 +1,6 @@
 """Fault tasks inside real level-1 burr puzzles: the puzzles, and a fault on the piece the main body grows from.
 
-Shared by `forgeplan perf pddl-groups` and the tests that run Fast Downward and clingo on real burrs.
+Shared by `python -m lab pddl-groups` and the tests that run Fast Downward and clingo on real burrs.
 """
 
 from __future__ import annotations

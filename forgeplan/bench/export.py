@@ -25,7 +25,7 @@ def _messages_row(row: dict) -> dict:
 def export_jsonl(bench: Path, out: Path, splits=None, progress=None, *, fmt: str = "prompt-completion",
                  prompt: str = DEFAULT_PROMPT) -> dict[str, int]:
     """Write OUT/<split>.jsonl for each split (default: every split of the manifest); returns row counts."""
-    from ..llm.bench import prompt_completion_rows
+    from ..llm.families import prompt_completion_rows
 
     if fmt not in FORMATS:
         raise ValueError(f"format {fmt!r} must be one of {FORMATS}")

@@ -16,7 +16,8 @@ import random
 from dataclasses import dataclass
 
 from ..executors import release_freed_memory
-from ..io.task_files import assembly_files, json_text, state_files
+from ..io.output import json_text
+from ..io.task_files import assembly_files, state_files
 from ..model.actions import Action, moved_parts
 from ..model.assembly import Assembly
 from ..model.errors import ForgeplanError, InputError

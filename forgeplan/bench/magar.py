@@ -19,12 +19,13 @@ import random
 from pathlib import Path
 
 from ..executors import run_ordered
-from ..io.guarded import output_folder
+from ..io.output import output_folder
 from ..io.task_files import write_json
 from ..library import BUILTIN
 from ..model.errors import InputError
 from ..model.state import Tolerances
 from ..semantics.grounded import Capability, assembly_capabilities
+from .card import write_card
 from .composition import PROTOCOL, Slot, apportion
 from .decisions import EPISODES, DecisionSlot, generate_decision
 from .generate import generate
@@ -138,6 +139,7 @@ def build_magar_bench(out: Path, tasks: int = DEFAULT_TASKS, seed: int = 42, job
             if progress:
                 progress(1)
     manifest = _manifest(records, families, sources, tasks, seed, tolerances)
+    write_card(out, manifest)
     write_json(out / MANIFEST, manifest)
     return manifest
 

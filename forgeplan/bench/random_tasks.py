@@ -5,7 +5,7 @@ tight. These tasks are not designed: voxel pieces grown at random in a 4x3x3 gri
 directions, random supports among face-contact neighbours, up to two locks (rotate or coupled), a
 spare, and one to three random faults. Every task is valid (it passes `validate_assembly` and
 `check_geometry` and comes apart one part at a time), and the same seed gives the same task.
-`forgeplan perf proofs` solves a fixed seed family of them; the test suite draws shapes with
+`python -m lab proofs` solves a fixed seed family of them; the test suite draws shapes with
 hypothesis and checks clingo, a brute-force search and Fast Downward agree.
 """
 

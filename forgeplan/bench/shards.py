@@ -15,10 +15,12 @@ import re
 import shutil
 from pathlib import Path
 
-from ..io.guarded import output_folder, read_bytes
+from ..io.guarded import read_bytes
+from ..io.output import output_folder
 from ..io.schema import ManifestRecord, parse_model
 from ..io.task_files import read_json, write_json
 from ..model.errors import InputError
+from .card import write_card
 from .composition import Slot
 
 BATCH_SIZE = 100   # a worker grounds an assembly once per batch: large enough to share, small enough to balance
@@ -124,6 +126,7 @@ def merge(out: Path, shard_dirs: list[Path]) -> dict:
         for _, r in s["records"]:
             copy_task_folder(Path(d), r["sample_id"], out)
     manifest = manifest_of(head, [positions[p] for p in range(head["tasks"])])
+    write_card(out, manifest)
     write_json(out / "manifest.json", manifest)
     return manifest
 

@@ -9,13 +9,14 @@ from collections import Counter
 from pathlib import Path
 
 from .. import __version__
-from ..io.guarded import output_folder
+from ..io.output import output_folder
 from ..io.schema import BENCH_FILE_MODELS, ManifestFile, parse_model
 from ..io.task_files import load_task, read_json, write_json
 from ..model.errors import InputError
 from ..model.names import sample_id_problem
 from ..model.state import Tolerances
 from ..semantics.grounded import assemblies_by_kind
+from .card import write_card
 from .composition import PROTOCOL, composition_counts, plan_composition
 from ..executors import run_batches
 from .generate import generate_batch, sample_id
@@ -56,7 +57,7 @@ def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, pro
     `shard` (K, N) only that slice of the batches is built and shard.json replaces the manifest
     (`shards.merge` joins the shards). `resume` keeps the complete task folders of an interrupted
     build with the same head and builds the rest. `phases`, when given, receives `time.process_time()` at
-    the start and the end of the parallel part (`forgeplan perf bench` separates the serial part).
+    the start and the end of the parallel part (`python -m lab bench` separates the serial part).
     """
     check_task_count(tasks)
     sources = load_sources(assemblies)
@@ -96,6 +97,7 @@ def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, pro
         write_json(out / SHARD_FILE, {"head": head, "shard": list(shard), "records": [[k, records[k]] for k in sorted(records)]})
     manifest = manifest_of(head, ordered)
     if shard is None:
+        write_card(out, manifest)
         write_json(out / MANIFEST, manifest)
     drop_partial(out)
     (out / BUILD_FILE).unlink()

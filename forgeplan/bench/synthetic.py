@@ -4,7 +4,7 @@ The chain is a staircase of two-voxel bars that leave only upwards (+y): bar k r
 covers its right half, so each bar is blocked by the next one only and the bottom bar is buried under
 `depth` others. Filler parts are unit cubes stacked in columns away from the chain (they block each
 other, never the chain), so they grow the assembly without growing the dependency closure. Used by
-`forgeplan perf solve` and the PDDL cross-check; the optimum of a fault at the bottom of the chain is
+`python -m lab solve` and the PDDL cross-check; the optimum of a fault at the bottom of the chain is
 known in closed form (e.g. missing part: J_move = depth + 1, c = 2 depth + 1).
 """
 

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from ..io.quoting import one_line
+from ..io.output import output_path
 from ..model.choices import DEFAULT_PROMPT, PROMPTS
 from . import emit_json
 
@@ -23,7 +24,7 @@ def register(sub) -> None:
                     "(conditions, fault types, difficulty), an assembly-disjoint train/test split, and for each task "
                     "a reference plan that clingo proved minimal and the verifier replayed. The same seed gives "
                     "byte-identical files whatever --jobs is.")
-    b.add_argument("--out", required=True, type=Path, metavar="DIR", help="benchmark folder to write (must not exist)")
+    b.add_argument("--out", required=True, type=output_path, metavar="DIR", help="benchmark folder to write (must not exist)")
     b.add_argument("--tasks", type=int, help="number of tasks, 20 to 100,000; --profile magar: 1574 unless given (default: 4000)")
     b.add_argument("--seed", type=int, default=42, help="seed of the whole build")
     b.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
@@ -47,7 +48,7 @@ def register(sub) -> None:
                         description="Join the folders written by `bench build --shard K/N` (all N of one build) into "
                                     "one benchmark, byte-identical to a single build with the same options.")
     m.add_argument("shards", nargs="+", type=Path, metavar="SHARD_DIR", help="the shard folders, 1/N to N/N")
-    m.add_argument("--out", required=True, type=Path, metavar="DIR", help="benchmark folder to write (must not exist)")
+    m.add_argument("--out", required=True, type=output_path, metavar="DIR", help="benchmark folder to write (must not exist)")
     m.set_defaults(func=run_merge)
     s = bsub.add_parser("stats", help="print the composition tables",
                         description="Print how a benchmark is composed: tasks per split, condition, fault type, "
@@ -68,8 +69,8 @@ def register(sub) -> None:
     e.add_argument("--prompt", choices=PROMPTS, default=DEFAULT_PROMPT,
                    help="forge: FORGE's prompt contract with the whole public task (default); compact: the action "
                         "signatures and the task's state as short lines (docs/training.md)")
-    e.add_argument("--out", type=Path, help="folder to write into (default DIR/export, or DIR/pddl for --format pddl)")
-    e.set_defaults(func=run_export)
+    e.add_argument("--out", type=output_path, help="folder to write into (default DIR/export, or DIR/pddl for --format pddl)")
+    e.set_defaults(func=run_export, writes_inside=("export", "pddl"))
 
 
 def add_executor_arguments(p) -> None:
@@ -148,7 +149,7 @@ def run_export(args) -> int:
     from tqdm import tqdm
 
     from ..bench.export import export_jsonl
-    from ..io.guarded import output_folder
+    from ..io.output import output_folder
     from ..bench.store import load_manifest
 
     total = sum(len(v) for v in load_manifest(args.bench)["splits"].values())

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 
-from ..model.choices import DEFAULT_PROMPT, PROMPTS
+from ..io.output import output_path
+from ..model.choices import DEFAULT_PROMPT, PROMPTS, SERVING_ENGINES
 from . import EXIT_NEGATIVE, emit_json
 
 
@@ -41,7 +41,7 @@ def _register_tiny_model(sub) -> None:
                        description="Build a randomly initialised, very small causal language model and a tokenizer "
                                    "trained on task prompts, saved as a Hugging Face folder for `train` and `infer`: "
                                    "a stand-in to exercise the LLM path on a CPU without downloading a checkpoint.")
-    t.add_argument("--out", type=Path, required=True, help="folder to save_pretrained into")
+    t.add_argument("--out", type=output_path, required=True, help="folder to save_pretrained into")
     t.add_argument("--bench", type=Path, help="benchmark folder whose train split trains the tokenizer "
                                              "(default: tasks of the built-in assemblies)")
     t.add_argument("--vocab-size", type=int, default=2048, help="tokenizer vocabulary size")
@@ -67,7 +67,7 @@ def _register_train(sub) -> None:
                                     "be local.")
     tr.add_argument("--model", type=Path, required=True, help="local Hugging Face causal LM folder")
     tr.add_argument("--bench", type=Path, required=True, help="benchmark folder (manifest.json, tasks/)")
-    tr.add_argument("--out", type=Path, required=True, help="output folder: checkpoints, then the adapter")
+    tr.add_argument("--out", type=output_path, required=True, help="output folder: checkpoints, then the adapter")
     tr.add_argument("--config", type=Path, metavar="FILE|NAME",
                     help="a TOML training configuration, or the name of a bundled one: tiny-cpu, reference-cpu, "
                          "forge-qwen3.5-9b (default: forge-qwen3.5-9b, the paper's recipe)")
@@ -91,7 +91,7 @@ def _register_merge_adapter(sub) -> None:
                                    "weights and tokenizer, which AutoModelForCausalLM.from_pretrained and vLLM load.")
     m.add_argument("--model", type=Path, required=True, help="base model folder")
     m.add_argument("--adapter", type=Path, required=True, help="adapter folder from `forgeplan train`")
-    m.add_argument("--out", type=Path, required=True, help="folder for the merged model and tokenizer")
+    m.add_argument("--out", type=output_path, required=True, help="folder for the merged model and tokenizer")
     m.add_argument("--dtype", choices=("float32", "bfloat16", "float16"), default="float32", help="saved weight precision")
     m.set_defaults(func=run_merge)
 
@@ -102,7 +102,7 @@ def _register_reference_model(sub) -> None:
                                    "number of steps, per seed) -> infer in each decoding mode -> FORGE metrics, "
                                    "schema-valid and illegal-plan rates beside no-op, local-repair, greedy-legal and "
                                    "the diagnosis lookup, in distribution and on held-out assemblies")
-    r.add_argument("--out", type=Path, required=True,
+    r.add_argument("--out", type=output_path, required=True,
                    help="working folder (an existing OUT/bench, OUT/tiny-model, OUT/adapter is reused)")
     r.add_argument("--tasks", type=int, default=1000, help="benchmark size")
     r.add_argument("--seed", type=int, default=42, help="seed of the benchmark and the split")
@@ -117,9 +117,6 @@ def _register_reference_model(sub) -> None:
     r.add_argument("--heldout", type=int, default=40, help="held-out-assembly tasks to score (0 = all)")
     r.add_argument("--threads", type=int, default=1,
                    help="CPU threads for torch (0 = the config's run.threads); the weights depend on it")
-    r.add_argument("--store", type=Path, metavar="DIR",
-                   help="also keep the run for the docs: DIR/reference-model.json (the command, machine, date, load "
-                        "and the figures), DIR/reference-model.md (the table) and the first seed's loss curve")
     r.set_defaults(func=run_reference)
 
 
@@ -128,26 +125,43 @@ def _register_infer(sub) -> None:
                        description="Generate an output for every task of a split with greedy decoding, optionally "
                                    "constrained by the task's grammar (always well-formed) or also by the engine "
                                    "(only actions legal in the state reached so far), and write a predictions JSONL "
-                                   "for `evaluate`. In process with --model, or through a running OpenAI-compatible "
-                                   "server with --endpoint (the requests of `forgeplan requests`; grammar or none). "
-                                   "With --endpoint every failure is one line, exit 2, and answers that were sent "
-                                   "the grammar are parsed under it: exit 1 with the count when some do not parse.")
+                                   "for `evaluate`. Each sample gets its family's prompt and grammar (an Assembly "
+                                   "Decision sample of a --profile magar benchmark: the decision contract and grammar; "
+                                   "legal: its legal decisions). In process with --model, or through a running "
+                                   "OpenAI-compatible server with --endpoint (the requests of `forgeplan requests`; "
+                                   "grammar or none), hosted or local: the API key from an environment variable "
+                                   "(--api-key-env), --concurrency requests in flight, retries of what may succeed "
+                                   "later, every answer kept in a cache so that a rerun or an interrupted run sends no "
+                                   "request twice, token usage per sample. With --endpoint a refused key or a failed "
+                                   "request is one line, exit 2, and answers that were sent the grammar are parsed "
+                                   "under it: exit 1 with the count when some do not parse.")
     i.add_argument("--model", type=Path, help="local Hugging Face causal LM folder (in-process inference)")
     i.add_argument("--endpoint", metavar="URL",
                    help="base URL of an OpenAI-compatible server (e.g. http://localhost:8000/v1) instead of --model")
     i.add_argument("--served-model", default="forgeplan",
-                   help="--endpoint: the model name the server serves (vLLM: a --lora-modules name)")
-    i.add_argument("--engine", choices=("vllm", "sglang", "llama.cpp"), default="vllm",
-                   help="--endpoint: which server, for the request field that carries the grammar")
+                   help="--endpoint: the model name the server serves (vLLM: a --lora-modules name; OpenAI: a model id)")
+    i.add_argument("--api-key-env", default="OPENAI_API_KEY", metavar="NAME",
+                   help="--endpoint: the environment variable holding the API key, sent as a bearer token (never "
+                        "written anywhere; unset: no key)")
+    i.add_argument("--api", choices=("chat", "completions"), default="chat",
+                   help="--endpoint: /v1/chat/completions with the prompt's messages, or /v1/completions with them "
+                        "rendered as one text")
+    i.add_argument("--engine", choices=SERVING_ENGINES, default="vllm",
+                   help="--endpoint: which server, for the request field that carries the grammar (openai: "
+                        "response_format with the task's JSON Schema)")
     i.add_argument("--concurrency", type=int, default=8, help="--endpoint: requests in flight at most")
-    i.add_argument("--retries", type=int, default=3, help="--endpoint: retries of a failed request (with backoff; "
-                   "at most 10)")
+    i.add_argument("--retries", type=int, default=3, help="--endpoint: retries of a request after a 429, a 5xx, "
+                   "a timeout or a dropped connection (exponential backoff with jitter, or the server's "
+                   "Retry-After; at most 10)")
     i.add_argument("--timeout", type=float, default=600.0, help="--endpoint: seconds per attempt of a request, "
                    "from connecting to the last byte of the response")
+    i.add_argument("--cache", type=Path, metavar="DIR",
+                   help="--endpoint: folder keeping every answer as it arrives, so that a rerun or an interrupted "
+                        "run sends no request twice (default: OUT.cache beside --out)")
     i.add_argument("--adapter", type=Path, help="LoRA adapter folder from `forgeplan train`")
     i.add_argument("--bench", type=Path, required=True, help="benchmark folder")
     i.add_argument("--split", default="test", help="benchmark split (train or test)")
-    i.add_argument("--out", type=Path, required=True, help="predictions JSONL to write")
+    i.add_argument("--out", type=output_path, required=True, help="predictions JSONL to write")
     i.add_argument("--constrained", choices=("grammar", "legal", "none"), default="grammar",
                    help="grammar: output always parses; legal: also only actions legal in the state so far")
     i.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="where to run the model (auto: cuda when available)")
@@ -167,14 +181,15 @@ def _register_requests(sub) -> None:
     r = sub.add_parser("requests", help="one OpenAI-compatible request per task, grammar attached -> JSONL",
                        description="Write one chat-completion request per task of a split in the OpenAI batch-file "
                                    "layout (`vllm run-batch` reads it; `infer --endpoint` sends the same requests), "
-                                   "greedy, with the task grammar in the field the chosen engine reads: vllm "
+                                   "greedy, with the sample's prompt and task grammar (an Assembly Decision sample: "
+                                   "the decision ones) in the field the chosen engine reads: vllm "
                                    "structured_outputs.grammar (portable Lark), sglang ebnf (GBNF), llama.cpp "
                                    "grammar (GBNF). `import-answers` turns the batch output into predictions.")
     r.add_argument("--bench", type=Path, required=True, help="benchmark folder")
     r.add_argument("--split", default="test", help="benchmark split (train or test)")
-    r.add_argument("--out", type=Path, required=True, help="requests JSONL to write")
+    r.add_argument("--out", type=output_path, required=True, help="requests JSONL to write")
     r.add_argument("--served-model", default="forgeplan", help="the model name in each request")
-    r.add_argument("--engine", choices=("vllm", "sglang", "llama.cpp"), default="vllm", help="target server")
+    r.add_argument("--engine", choices=SERVING_ENGINES, default="vllm", help="target server")
     r.add_argument("--constrained", choices=("grammar", "none"), default="grammar", help="attach the task grammar")
     r.add_argument("--prompt", choices=PROMPTS, default=DEFAULT_PROMPT,
                    help=f"prompt style (default {DEFAULT_PROMPT}; docs/training.md)")
@@ -191,7 +206,7 @@ def _register_import_answers(sub) -> None:
                                    "parsed under its task's grammar: exit 1 with the count when some do not parse "
                                    "(the server ignored the grammar).")
     a.add_argument("batch_output", type=Path, metavar="BATCH_OUTPUT", help="the batch output JSONL")
-    a.add_argument("--out", type=Path, required=True, help="predictions JSONL to write")
+    a.add_argument("--out", type=output_path, required=True, help="predictions JSONL to write")
     a.add_argument("--constrained", choices=("grammar", "none"), help="what the requests carried (`requests "
                    "--constrained`); grammar: check every answer against its task grammar (needs --bench)")
     a.add_argument("--bench", type=Path, help="benchmark folder of the requests (for --constrained grammar)")
@@ -274,8 +289,11 @@ def run_grammar(args) -> int:
 
 
 def _need_llm(threads: int = 0) -> None:
+    """Import the [llm] extra in offline mode (forgeplan never downloads), or say how to install it."""
+    from ..llm.local import offline
     from ..model.errors import InputError
 
+    offline()
     try:
         import peft  # noqa: F401
         import torch
@@ -338,51 +356,83 @@ def run_reference(args) -> int:
                              test_fraction=args.test_fraction, heldout=args.heldout, max_steps=args.max_steps,
                              seeds=seeds, modes=modes, threads=args.threads)
     print(summary(report))
-    if args.store:
-        _store_reference(args.store, report, args.argv)
     return 0
-
-
-def _store_reference(folder: Path, report: dict, argv: list[str]) -> None:
-    """The run as the docs keep it: the stored-result JSON (rendered into docs/performance.md), the table
-    with the training lines as Markdown, and the first seed's loss curve."""
-    import shutil
-
-    from ..llm.reference import summary
-    from ..perf.results import store
-
-    words = [w for i, w in enumerate(argv) if w != "--store" and (i == 0 or argv[i - 1] != "--store")]
-    store(folder, "reference-model", shlex.join(["forgeplan", *words]), report)
-    (folder / "reference-model.md").write_text(summary(report) + "\n", encoding="utf-8")
-    curve = Path(report["loss_curves"][0])
-    if curve.is_file():
-        shutil.copyfile(curve, folder / f"reference-model-loss-seed{report['seeds'][0]}.png")
 
 
 def _infer_endpoint(args) -> int:
     import time
 
-    from ..llm.serving import check_client, post_all, requests_for, write_jsonl
+    from ..llm.endpoint import EndpointClient
+    from ..llm.serving import endpoint_request, mode, prediction_row, requests_for, write_jsonl
     from ..model.errors import InputError
 
     if args.constrained == "legal":
         raise InputError("legal masking needs the engine beside the decoder: use --model (in-process); "
                          "a server can take --constrained grammar or none", field="--constrained")
-    check_client(args.endpoint, timeout=args.timeout, retries=args.retries, concurrency=args.concurrency)
-    reqs = requests_for(args.bench, args.split, limit=args.limit, model=args.served_model, engine=args.engine,
-                        prompt=args.prompt or DEFAULT_PROMPT, max_tokens=args.max_new_tokens,
-                        constrained=args.constrained == "grammar")
+    cache = args.cache or args.out.with_name(args.out.name + ".cache")
+    client = EndpointClient(args.endpoint, key_env=args.api_key_env, concurrency=args.concurrency,
+                            retries=args.retries, timeout=args.timeout, cache_dir=cache, say=_note)
+    lines = requests_for(args.bench, args.split, limit=args.limit, model=args.served_model, engine=args.engine,
+                         prompt=args.prompt or DEFAULT_PROMPT, max_tokens=args.max_new_tokens,
+                         constrained=args.constrained == "grammar")
     t0 = time.perf_counter()
-    rows, failed = post_all(args.endpoint, reqs, concurrency=args.concurrency, retries=args.retries,
-                            timeout=args.timeout)
+    with _sigterm_interrupts():
+        try:
+            answers = client.run([endpoint_request(line, args.api) for line in lines])
+        except KeyboardInterrupt:
+            _note(f"interrupted: {client.sent + client.from_cache} of {len(lines)} answers are kept in {cache}; the "
+                  "same command resumes without sending them again")
+            return 130
+    rows = [prediction_row(a, mode(line["body"])) for a, line in zip(answers, lines) if a.error is None]
     write_jsonl(rows, args.out)
+    failed = [a for a in answers if a.error is not None]
     if failed:
-        sid, reason = next(iter(failed.items()))
-        raise InputError(f"{len(failed)} of {len(reqs)} requests failed after {args.retries} retries (the others "
-                         f"are in {args.out}); {sid}: {reason}", field="--endpoint")
+        raise InputError(f"{len(failed)} of {len(answers)} requests failed (the others are in {args.out}; the same "
+                         f"command sends only the failed ones again); {failed[0].id}: {failed[0].error}",
+                         field="--endpoint")
     return _grammar_verdict(args.bench, rows, {
         "predictions": str(args.out), "samples": len(rows), "split": args.split, "constrained": args.constrained,
-        "endpoint": args.endpoint, "seconds": round(time.perf_counter() - t0, 2)})
+        "endpoint": args.endpoint, "api": args.api, "cache": str(cache), "sent": client.sent,
+        "from_cache": client.from_cache, "retries": client.retried,
+        "prompt_tokens": sum(a.prompt_tokens or 0 for a in answers),
+        "completion_tokens": sum(a.completion_tokens or 0 for a in answers),
+        "seconds": round(time.perf_counter() - t0, 2)})
+
+
+def _note(line: str) -> None:
+    """One line on stderr, above a progress bar (a retry, an interrupt)."""
+    import sys
+
+    from tqdm import tqdm
+
+    from ..io.quoting import one_line
+
+    tqdm.write(f"forgeplan: {one_line(line, 500)}", file=sys.stderr)
+
+
+def _sigterm_interrupts():
+    """A context in which SIGTERM interrupts as Ctrl-C does (KeyboardInterrupt), so that a terminated run
+    keeps the answers of its requests in flight; outside the main thread it changes nothing."""
+    import contextlib
+    import signal
+    import threading
+
+    @contextlib.contextmanager
+    def scope():
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+
+        def interrupt(signum, frame):
+            raise KeyboardInterrupt
+
+        old = signal.signal(signal.SIGTERM, interrupt)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGTERM, old)
+
+    return scope()
 
 
 def run_infer(args) -> int:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ..io.output import output_path
 from . import EXIT_NEGATIVE, emit_json
 
 PLANNER_NAMES = {"fd": "Fast Downward", "pyperplan": "pyperplan"}
@@ -36,7 +37,7 @@ def register(sub) -> None:
                     "cost-optimal planner reads and which assemblies that need group moves require. "
                     "`forgeplan plan-external DIR` runs the Fast Downward that ships with forgeplan on the export.")
     p.add_argument("task_dir", type=Path, metavar="TASK_DIR", help="task folder")
-    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="folder to write the two files into")
+    p.add_argument("--out", type=output_path, required=True, metavar="DIR", help="folder to write the two files into")
     _add_mode(p)
     p.set_defaults(func=run_export)
     q = sub.add_parser(
@@ -64,7 +65,7 @@ def register(sub) -> None:
                         f"{PLANNERS['fd'][1]}, optimal for action costs), pyperplan's flags (default "
                         f"'{PLANNERS['pyperplan'][1]}', optimal in plan length)")
     r.add_argument("--time-limit", type=float, default=300.0, metavar="S", help="seconds (default 300)")
-    r.set_defaults(func=run_external)
+    r.set_defaults(func=run_external, writes_inside=("sas_plan",))
 
 
 def _partial_rendering(task) -> bool:
@@ -75,12 +76,12 @@ def _partial_rendering(task) -> bool:
 
 
 def run_export(args) -> int:
-    from ..io.guarded import output_folder
+    from ..io.output import output_folder
     from ..planners.pddl.files import write_pddl
     from ..planners.pddl.profiles import build_export
     from ..io.task_files import load_task
 
-    output_folder(args.out)
+    output_folder(args.out, create=False)
     task = load_task(args.task_dir)
     if _partial_rendering(task):
         from ..planners.pddl.partial_files import export_partial
@@ -138,6 +139,7 @@ def run_import(args) -> int:
 
 def run_external(args) -> int:
     """Run the chosen planner on the export's two files and keep its plan as DIR/sas_plan."""
+    from ..io.output import write_text
     from ..model.errors import InputError
     from ..planners.pddl.external import PLANNERS, solve_files
     from ..planners.pddl.fd import FD_MAX_TIMEOUT
@@ -163,7 +165,7 @@ def run_external(args) -> int:
                       "or give --config 'astar(blind())')" if code == 34 else ""}[args.planner]
         print(f"forgeplan: {name} wrote no plan (exit {code}){hint}", file=sys.stderr)
         return EXIT_NEGATIVE
-    plan.write_text(text, encoding="utf-8")
+    write_text(plan, text)
     steps = [x for x in text.splitlines() if x.startswith("(")]
     print(f"wrote {plan} ({len(steps)} actions; {name}, {config})")
     return 0

@@ -6,13 +6,14 @@ import json
 from pathlib import Path
 
 from ..bench.store import load_manifest, load_sample_task, read_reference, read_sample_file, sample_folder
+from ..io.output import Staged, staging
 from ..io.quoting import markdown_cell
 from ..io.task_files import read_json
 from ..model.errors import InputError
 from .decisions import (AD_METRICS, DecisionScore, decision_metrics, operation_recall, overall, parse_decision,
                         score_decision)
 from .metrics import magar_metrics
-from .report import answer_lines, fmt
+from .report import answer_lines, fmt, interval_lines
 from .evaluate import scored_ids
 from .samples import SampleScore, score_sample
 
@@ -88,9 +89,10 @@ def print_line(summary: dict) -> str:
                       + f"  AD {fmt(m['Assembly Decision'])}  MR {fmt(m['Minimal Rework'])}"])
 
 
-def write_magar_report(summary: dict, out: Path, name: str = "predictions") -> list[Path]:
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "metrics.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+@staging
+def write_magar_report(summary: dict, out: Staged, name: str = "predictions") -> list[Path]:
+    """metrics.json and report.md into the output folder `out`."""
+    out.write_text("metrics.json", json.dumps(summary, indent=1) + "\n")
     m = summary["metrics"]
     lines = [f"# forgeplan MAGAR-profile evaluation: {markdown_cell(name)}", "",
              f"Split {markdown_cell(summary['split'])}: {summary['assembly_decision_samples']} Assembly Decision and "
@@ -98,9 +100,10 @@ def write_magar_report(summary: dict, out: Path, name: str = "predictions") -> l
              "", "| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS),
              "| " + " | ".join(fmt(m[c]) for c in COLUMNS) + " |", "",
              "| " + " | ".join(ANY_COLUMNS) + " | Assembly Decision | Minimal Rework |", "|" + "---|" * 6,
-             "| " + " | ".join(fmt(m[c]) for c in (*ANY_COLUMNS, "Assembly Decision", "Minimal Rework")) + " |", "",
-             *(answer_lines(summary["answers"]) if "answers" in summary else []),
-             "## Operation recall (OBA's terms)", "", "| reference operation | samples | recall |", "|---|---|---|"]
+             "| " + " | ".join(fmt(m[c]) for c in (*ANY_COLUMNS, "Assembly Decision", "Minimal Rework")) + " |", ""]
+    lines += interval_lines(summary)
+    lines += answer_lines(summary["answers"]) if "answers" in summary else []
+    lines += ["## Operation recall (OBA's terms)", "", "| reference operation | samples | recall |", "|---|---|---|"]
     lines += [f"| {op} | {v['samples']} | {fmt(v['recall'])} |" for op, v in summary["per_operation"].items()]
     lines += ["", "## Glossary", "",
              "- OPG: operation and involved-part set exact, over samples with a nonempty reference part set (MAGAR C.3.1).",
@@ -113,5 +116,5 @@ def write_magar_report(summary: dict, out: Path, name: str = "predictions") -> l
              "- Overall: MAGAR eq. 13 over the families built here: the mean of the Assembly Decision score "
              "(mean of OPG, OBA, SGF, IBC) and the Minimal Rework score; \"–\" counts as 0. Atomic Action (GUI "
              "events) is out of scope, so this Overall has two families, MAGAR's three.", ""]
-    (out / "report.md").write_text("\n".join(lines), encoding="utf-8")
-    return [out / "metrics.json", out / "report.md"]
+    out.write_text("report.md", "\n".join(lines))
+    return [out.path("metrics.json"), out.path("report.md")]

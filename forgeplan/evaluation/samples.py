@@ -31,6 +31,7 @@ class SampleScore:
     is_fault: bool
     category: str | None         # failure category (None = fully correct)
     reason: str = ""
+    failing_step: int | None = None  # the verifier's first illegal step (1-based), if any
     g: bool = False              # contract valid ∧ diagnosis exact ∧ legal replay ∧ restored
     v: bool = False              # FORGE's v_i: complete parameter validity (parameter_validity)
     sse: bool = False
@@ -276,6 +277,7 @@ def _contract_valid_output(task: Task, raw: str | None, s: SampleScore, referenc
     s.extracted = out.extracted
     v = verify_output(task, out, reference_cost, route_hint)
     s.category, s.reason = (None, "") if v.category is None else (v.category, v.reason)
+    s.failing_step = v.failing_step
     if not v.contract_valid:
         return None
     s.g, s.predicted_actions = v.valid, len(out.actions)

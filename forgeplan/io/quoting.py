@@ -61,6 +61,12 @@ def markdown_cell(text, limit: int | None = None) -> str:
     return _MARKDOWN.sub(r"\\\1", one_line(text, limit))
 
 
+def plot_text(text, limit: int | None = 80) -> str:
+    """Untrusted text in a matplotlib label, title or legend: one line, every `$` escaped so that it is
+    never read as mathtext (a malformed formula fails only when the figure is drawn)."""
+    return one_line(text, limit).replace("$", r"\$")
+
+
 # ----------------------------------------------------------------------------- JSON
 
 def _json_escape(c: str) -> str:

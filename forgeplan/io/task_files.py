@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from ..model.state import NO_OFFSET, Slot, State, Tolerances
 from ..semantics.engine import World
 from ..semantics.grounded import action_space
 from ..semantics.task import Task
-from . import guarded
+from . import guarded, output
 from .catalog import mechanism_json
 from .schema import (TASK_SCHEMA_VERSION, ActionSpaceFile, AssemblyGraphFile, BlockingGraphFile, ContactGraphFile,
                      PartCatalog, StateFile, parse_model)
@@ -100,13 +99,8 @@ def state_files(task: Task) -> dict[str, dict]:
     }
 
 
-def json_text(data) -> str:
-    """A JSON file's text as forgeplan writes it (indent 1, UTF-8 kept, final newline)."""
-    return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
-
-
 def write_json(path: Path, data) -> None:
-    path.write_text(json_text(data), encoding="utf-8")
+    output.write_json(path, data)
 
 
 def write_task(task: Task, out: Path) -> None:

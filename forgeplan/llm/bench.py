@@ -7,7 +7,6 @@ from pathlib import Path
 from ..bench.store import load_sample_task, read_sample_file, sample_folder
 from ..io.schema import SplitsFile, parse_model
 from ..io.task_files import read_json
-from ..model.choices import DEFAULT_PROMPT
 from ..model.errors import InputError
 from ..semantics.task import Task
 
@@ -31,26 +30,3 @@ def load_sample(bench: Path, sample_id: str) -> tuple[Task, dict | None]:
     task = load_sample_task(bench, sample_id)
     has_ref = (task_dir(bench, sample_id) / "reference.json").is_file()
     return task, (read_sample_file(bench, sample_id, "reference.json") if has_ref else None)
-
-
-def prompt_completion_rows(bench: Path, split: str, style: str = DEFAULT_PROMPT, *, limit: int = 0,
-                           with_ids: bool = False) -> list[dict]:
-    """Conversational prompt/completion rows (TRL's format) of a split; every sample needs its reference."""
-    from .prompt import build_prompt, completion  # noqa: PLC0415
-
-    from .decision_prompt import decision_completion, decision_prompt  # noqa: PLC0415
-
-    rows = []
-    for sid in split_ids(bench, split)[: limit or None]:
-        task, ref = load_sample(bench, sid)
-        decision = task_dir(bench, sid) / "decision.json"
-        if ref is None and decision.is_file():   # an Assembly Decision sample (bench build --profile magar)
-            answer = read_json(decision, "bench file", root=Path(bench))["reference"]
-            row = {"sample_id": sid} if with_ids else {}
-            rows.append({**row, "prompt": decision_prompt(task, style), "completion": decision_completion(answer)})
-            continue
-        if ref is None:
-            raise InputError("reference.json is missing (needed for training data)", file=str(task_dir(bench, sid)))
-        row = {"sample_id": sid} if with_ids else {}
-        rows.append({**row, "prompt": build_prompt(task, style), "completion": completion(ref)})
-    return rows

@@ -4,21 +4,24 @@
 with the task's part ids and every canonical subgoal over them (SEMANTICS §8); `legal_grammar(task)`
 lists the decisions of the actions legal in the task's state (Inspect when it equals the target), so a
 decoder masked with it can only name an executable next step. `DecisionMask` turns either grammar into
-per-state token masks with the same byte-trie walk as the rework-plan masks.
+per-state token masks with the rework-plan masks' tables (walked on first visit, kept).
+`decision_json_schema(task)` says the same as the task grammar, for servers that take only schemas,
+but for the key order and the spelling (compact JSON).
 """
 
 from __future__ import annotations
 
 import itertools
+from functools import lru_cache
 
 from ..io.resources import grammars_dir
 from ..semantics.grounded import ground, group_names
-from ..semantics.intents import INSPECT, decision_of, subgoal_text
+from ..semantics.intents import INSPECT, OPERATIONS, decision_of, subgoal_text
 from ..semantics.legal import legal_actions
 from ..semantics.task import Task
-from .automaton import DEAD, ByteDFA, compile_lark
+from .automaton import ByteDFA, compile_lark
 from .grammar import compact, lark_literal
-from .masking import MaskEntry, walk
+from .masking import PRE, LazyTables, MaskEntry, advance, first_space_entry
 from .vocab import Vocab
 
 GRAMMAR_PATH = grammars_dir() / "assembly_decision.lark"
@@ -72,21 +75,42 @@ def legal_grammar(task: Task) -> str:
     return f"start: {_alternatives(legal_decisions(task))}\n"
 
 
+def decision_json_schema(task: Task) -> dict:
+    """The decision contract as a JSON Schema with the task's vocabulary: MAGAR's six operations, the
+    task's part ids, its canonical subgoals; no other field."""
+    parts = sorted(set(task.world.ids) | {s.part_id for s in task.assembly.spares})
+    return {"type": "object", "additionalProperties": False,
+            "required": ["operation", "involved_parts", "next_subgoal"],
+            "properties": {"operation": {"type": "string", "enum": list(OPERATIONS)},
+                           "involved_parts": {"type": "array", "items": {"type": "string", "enum": parts}},
+                           "next_subgoal": {"type": "string", "enum": sorted(set(subgoal_vocabulary(task)))}},
+            "description": "What this schema cannot say, and the task grammar (--format lark|gbnf) does: the key "
+                           "order and compact JSON without whitespace."}
+
+
+@lru_cache(maxsize=64)
+def _dfa(grammar_text: str) -> ByteDFA:
+    return compile_lark(grammar_text)
+
+
 class DecisionMask:
-    """Allowed token ids per DFA state of a decision grammar."""
+    """Allowed token ids per DFA state of a decision grammar: the decoders' mask interface (`start`,
+    `entry`, `advance`), each state's tokens walked on its first visit."""
 
     def __init__(self, grammar_text: str, vocab: Vocab):
         self.vocab = vocab
-        self.dfa: ByteDFA = compile_lark(grammar_text)
-        self.tables = [self._entry(q) for q in range(self.dfa.n_states)]
+        self.dfa: ByteDFA = _dfa(grammar_text)
+        self.tables = LazyTables(self.dfa, vocab)
+        self._pre: MaskEntry | None = None
 
-    def _entry(self, q: int) -> MaskEntry:
-        d = self.dfa
-        e = walk(self.vocab, q, lambda s, b: d.trans[s].get(b), lambda s: d.live[s], lambda s: d.dist[s])
-        e.accepting = d.accepting[q]
-        return e
+    def start(self):
+        return PRE if self.vocab.strip_first_space else 0
 
-    def advance(self, state: int, token_id: int) -> int | None:
-        data = self.vocab.token_bytes[token_id] if token_id < self.vocab.size else None
-        q = DEAD if data is None else self.dfa.run(data, state)
-        return None if q == DEAD else q
+    def entry(self, state) -> MaskEntry:
+        if state == PRE:
+            self._pre = self._pre or first_space_entry(self.dfa, self.vocab)
+            return self._pre
+        return self.tables[state]
+
+    def advance(self, state, token_id: int):
+        return advance(self.dfa, self.vocab, state, token_id)

@@ -219,8 +219,8 @@ def admitted_actions(task: Task) -> dict[str, tuple[tuple[str, ...], tuple[str, 
         if named is None or named.group(1) not in KIND:
             raise InputError(f"an action alternative names no action: {alt[:60]}", file=str(GRAMMAR_PATH), field="action")
         kind = KIND[named.group(1)]
-        text = alt + " ".join(" ".join(alts[r]) for r in re.findall(r"[a-z_]+", _code(alt)) if r in alts)
-        _params, optional = out.get(kind.name, (kind.params, ()))
+        text = " ".join([alt, *(" ".join(alts[r]) for r in re.findall(r"[a-z_]+", _code(alt)) if r in alts)])
+        optional = out.get(kind.name, ((), ()))[1]
         more = tuple(f for f in kind.optional if f in _FIELD.findall(text) and f not in optional)
         out[kind.name] = (kind.params, optional + more)
     return out

@@ -2,7 +2,9 @@
 
 Greedy (temperature 0), at most 4,096 new tokens by default. The raw output of every sample
 is written to the predictions JSONL as decoded, before anything parses it; `forgeplan evaluate` parses
-it once. Rows are batched with left padding; each row carries its own task mask.
+it once. Rows are batched with left padding; each row carries its own prompt and mask, those of its
+sample's answer family (`families.prompt_for`, `families.mask_for`: an Assembly Decision sample of a
+`--profile magar` benchmark gets the decision prompt and grammar, a rework sample the rework ones).
 """
 
 from __future__ import annotations
@@ -11,11 +13,11 @@ import json
 import time
 from pathlib import Path
 
-from ..io.guarded import new_file
+from ..io.output import write_file
 from ..model.choices import DEFAULT_PROMPT
-from .bench import load_sample, split_ids
-from .masking import make_mask
-from .prompt import build_prompt, prompt_text
+from .bench import split_ids
+from .families import mask_for, prompt_for, read_sample
+from .prompt import prompt_text
 from .vocab import vocab_from_tokenizer
 
 MAX_NEW_TOKENS = 4096
@@ -31,12 +33,13 @@ def eos_ids(model, tokenizer) -> tuple[int, ...]:
 def generate(model, tokenizer, tasks, mode: str, *, device: str = "cpu", max_new_tokens: int = MAX_NEW_TOKENS,
              vocab=None, sample_seed: int | None = None, prompt: str = DEFAULT_PROMPT, num_beams: int = 1,
              num_return_sequences: int = 1, after=()) -> list[dict]:
-    """Outputs for a batch of tasks (greedy by default): raw text, new token count, seconds, mask time per step.
+    """Outputs for a batch of tasks or samples (llm.families; a task is a rework sample), greedy by default:
+    raw text, new token count, seconds, mask time per step.
 
     `sample_seed` switches to ancestral sampling (tests use it to walk many paths of the masks); `prompt`
     is the rendering the model was trained with (json | compact). With `num_return_sequences` > 1 the
     rows come task by task, each with its `task_index`. `after`: more logits processors, run after the
-    mask (`forgeplan perf decode` times steps with one).
+    mask (`python -m lab decode` times steps with one).
     """
     import torch  # noqa: PLC0415
     from transformers import LogitsProcessorList  # noqa: PLC0415
@@ -46,14 +49,14 @@ def generate(model, tokenizer, tasks, mode: str, *, device: str = "cpu", max_new
     tokenizer.padding_side = "left"
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
-    prompts = [prompt_text(tokenizer, build_prompt(t, prompt)) for t in tasks]
+    prompts = [prompt_text(tokenizer, prompt_for(t, prompt)[0]) for t in tasks]
     enc = tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False).to(device)
     eos = eos_ids(model, tokenizer)
     processors = LogitsProcessorList()
     proc = None
     if mode != "none":
         vocab = vocab or vocab_from_tokenizer(tokenizer)
-        proc = PlanMaskProcessor([make_mask(mode, t, vocab) for t in tasks], eos, max_new_tokens)
+        proc = PlanMaskProcessor([mask_for(t, mode, vocab) for t in tasks], eos, max_new_tokens)
         processors.append(proc)
     processors.extend(after)
     sampling: dict[str, bool | float | int] = {"do_sample": False}
@@ -101,12 +104,12 @@ def run_infer(model, tokenizer, bench: Path, split: str, out: Path, *, mode: str
     out = Path(out)
     tokens = stopped_eos = 0
     start = time.perf_counter()
-    with new_file(out, "--out") as fh, tqdm(total=len(ids), desc=f"infer ({mode})", unit="task",
+    with write_file(out) as fh, tqdm(total=len(ids), desc=f"infer ({mode})", unit="task",
                                                       disable=not progress) as bar:
         for k in range(0, len(ids), batch_size):
             chunk = ids[k:k + batch_size]
-            tasks = [load_sample(bench, sid)[0] for sid in chunk]
-            rows = generate(model, tokenizer, tasks, mode, device=device, max_new_tokens=max_new_tokens, vocab=vocab,
+            samples = [read_sample(bench, sid) for sid in chunk]
+            rows = generate(model, tokenizer, samples, mode, device=device, max_new_tokens=max_new_tokens, vocab=vocab,
                             prompt=prompt, num_beams=num_beams)
             for sid, row in zip(chunk, rows):
                 fh.write(json.dumps({"sample_id": sid, "raw_output": row["raw_output"], "constrained": mode,

@@ -251,12 +251,7 @@ class GrammarMask:
     def _pre_entry(self) -> MaskEntry:
         self._pre = self._pre or getattr(self.prefix, "pre", None)
         if self._pre is None:
-            trans, dfa = self.dfa.trans, self.dfa
-            self._pre = walk(self.vocab, PRE,
-                             lambda s, b: 0 if s == PRE and b == 0x20 else trans[0 if s == PRE else s].get(b),
-                             lambda s: (0x20, *dfa.live[0]) if s == PRE else dfa.live[s],
-                             lambda s: dfa.dist[0 if s == PRE else s])
-            self.prefix.pre = self._pre
+            self._pre = self.prefix.pre = first_space_entry(self.dfa, self.vocab)
         return self._pre
 
     def entry(self, state) -> MaskEntry:
@@ -266,13 +261,27 @@ class GrammarMask:
 
     def advance(self, state, token_id: int):
         """The state after a token (None when the token leaves the language)."""
-        data = self.vocab.token_bytes[token_id] if 0 <= token_id < self.vocab.size else None
-        if data is None:
-            return None
-        if state == PRE:
-            state, data = 0, data[1:] if data.startswith(b" ") else data
-        q = self.dfa.run(data, state)
-        return None if q == DEAD else q
+        return advance(self.dfa, self.vocab, state, token_id)
+
+
+def first_space_entry(dfa: ByteDFA, vocab: Vocab) -> MaskEntry:
+    """The first token's entry (state PRE) when the decoder strips one leading space: that space is free."""
+    trans = dfa.trans
+    return walk(vocab, PRE, lambda s, b: 0 if s == PRE and b == 0x20 else trans[0 if s == PRE else s].get(b),
+                lambda s: (0x20, *dfa.live[0]) if s == PRE else dfa.live[s],
+                lambda s: dfa.dist[0 if s == PRE else s])
+
+
+def advance(dfa: ByteDFA, vocab: Vocab, state, token_id: int):
+    """The DFA state after a token (None when the token leaves the language); from PRE, one leading space
+    of the token is free."""
+    data = vocab.token_bytes[token_id] if 0 <= token_id < vocab.size else None
+    if data is None:
+        return None
+    if state == PRE:
+        state, data = 0, data[1:] if data.startswith(b" ") else data
+    q = dfa.run(data, state)
+    return None if q == DEAD else q
 
 
 # --------------------------------------------------------------------------- legal-action mask

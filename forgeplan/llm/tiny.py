@@ -121,16 +121,17 @@ def build_model(tokenizer, *, arch: str = "qwen2", hidden: int = 64, layers: int
 
 def corpus(bench: Path | None, limit: int = 400, prompt: str = DEFAULT_PROMPT) -> list[str]:
     """Tokenizer training text: prompts and answers of a benchmark's train split (or built-in tasks)."""
-    from .bench import load_sample, split_ids  # noqa: PLC0415
+    from .bench import split_ids  # noqa: PLC0415
+    from .families import completion_for, prompt_for, read_sample  # noqa: PLC0415
     from .prompt import build_prompt, target_text  # noqa: PLC0415
 
     texts = []
     if bench is not None:
         for sid in split_ids(bench, "train")[:limit]:
-            task, ref = load_sample(bench, sid)
-            texts += [m["content"] for m in build_prompt(task, prompt)]
-            if ref is not None:
-                texts.append(target_text(ref))
+            sample = read_sample(bench, sid)
+            texts += [m["content"] for m in prompt_for(sample, prompt)[0]]
+            if sample.answer is not None:
+                texts.append(completion_for(sample)[0]["content"])
         return texts
     from ..semantics.faults import FaultSpec, candidates, make_task  # noqa: PLC0415
     from ..library import BUILTIN, build  # noqa: PLC0415

@@ -1,5 +1,5 @@
 """The named choices a user picks on the command line: objectives, PDDL export profiles, external planners,
-prompt styles.
+prompt styles, serving engines.
 
 Plain data, so that the command line offers them without importing the planners that act on them.
 """
@@ -19,3 +19,6 @@ PLANNERS = {"fd": ("strips-costs", "astar(lmcut())"), "pyperplan": ("strips", "-
 # assembly
 PROMPTS = ("forge", "compact")
 DEFAULT_PROMPT = "forge"
+
+# serving engines, each with its request field that carries the task's grammar (llm.serving.constraint)
+SERVING_ENGINES = ("vllm", "sglang", "llama.cpp", "openai")

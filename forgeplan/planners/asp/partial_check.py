@@ -28,7 +28,6 @@ from ...model.assembly import DIRECTIONS
 from ...model.errors import InputError
 from ...semantics.grounded import rotation_fix, slide_groups, task_positions
 from ...semantics.task import Task
-from .partial_asp import optimise
 
 AXIS = {"x": 1, "y": 2, "z": 3}
 
@@ -46,6 +45,24 @@ class CheckResult:
     ground_seconds: float = 0.0
     atoms: int = 0
     cost: list = field(default_factory=list)
+
+
+def optimise(ctl, deadline: float | None) -> tuple[Optional[tuple], bool]:
+    """The last (best) model's actions and cost, and whether the optimisation was exhausted."""
+    best = None
+    with ctl.solve(yield_=True, async_=True) as handle:
+        while True:
+            handle.resume()
+            wait = None if deadline is None else max(0.0, deadline - time.perf_counter())
+            if not handle.wait(wait):
+                handle.cancel()
+                return best, False
+            model = handle.model()
+            if model is None:
+                break
+            best = (model.symbols(shown=True), list(model.cost))
+        exhausted = handle.get().exhausted
+    return best, exhausted
 
 
 def encoding():

@@ -40,20 +40,15 @@ def write_pddl(enc, out) -> tuple:
     groups.json records the candidate groups per move and direction (their counts first); returns
     the paths written.
     """
-    import json
-    from pathlib import Path
+    from ...io.output import staged
 
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     writer = pddl_writer(enc)
-    paths = (out / "domain.pddl", out / "problem.pddl")
-    paths[0].write_text(writer.get_domain(), encoding="utf-8")
-    paths[1].write_text(writer.get_problem(), encoding="utf-8")
-    if enc.groups is None:
-        return paths
-    groups = out / "groups.json"
-    groups.write_text(json.dumps(enc.groups.to_json(), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    return (*paths, groups)
+    with staged(out) as folder:   # the files replace an earlier export together
+        paths = (folder.write_text("domain.pddl", writer.get_domain()),
+                 folder.write_text("problem.pddl", writer.get_problem()))
+        if enc.groups is None:
+            return paths
+        return (*paths, folder.write_json("groups.json", enc.groups.to_json()))
 
 
 def plan_lines(text: str, file: str = "plan") -> list[tuple[int, str, tuple[str, ...]]]:

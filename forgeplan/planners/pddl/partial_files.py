@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ...io.output import staged
 from ...model.actions import Action
 from ...model.errors import InputError
 from ...semantics.task import Task
@@ -32,12 +33,9 @@ def export_partial(task: Task, out: Path, objective: str, grounded: bool, profil
                    radius: int | None = None) -> tuple[Path, Path, str]:
     """Write domain.pddl and problem.pddl into `out`; returns their paths and a one-line summary."""
     sp = _problem(task, objective, grounded, profile, radius)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     domain, problem = pddl_text(sp)
-    paths = (out / "domain.pddl", out / "problem.pddl")
-    paths[0].write_text(domain, encoding="utf-8")
-    paths[1].write_text(problem, encoding="utf-8")
+    with staged(out) as folder:   # the two files replace an earlier export together
+        paths = (folder.write_text("domain.pddl", domain), folder.write_text("problem.pddl", problem))
     counts = {i: len(p) for i, p in sp.tables.positions.items()}
     summary = (f"partial moves, grounded, {len(sp.steps)} actions, {sum(counts.values())} positions over {len(counts)} "
                f"slots{'' if radius is None else f' (within {radius} per axis)'}, "

@@ -290,6 +290,18 @@ def run_steps(sp: SlideProblem, names: Sequence[str]) -> tuple[bool, int]:
     return holds(sp, state, sp.goal), cost
 
 
+def replay(sp: SlideProblem, names: Sequence[str]) -> tuple[int | None, list[Lit]]:
+    """Where a run of step names fails: (index of the first step whose precondition fails, its false
+    literals), or (None, the goal literals that are false at the end: none when the plan is valid)."""
+    state = set(sp.init)
+    for k, name in enumerate(names):
+        st = sp.by_name[name]
+        if not holds(sp, state, st.pre):
+            return k, [lit for lit in st.pre if not holds(sp, state, [lit])]
+        state = apply(sp, state, st)
+    return None, [lit for lit in sp.goal if not holds(sp, state, [lit])]
+
+
 
 class _Runner:
     """The problem's own state while a forgeplan plan is encoded (never the engine's)."""

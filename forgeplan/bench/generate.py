@@ -13,6 +13,7 @@ import hashlib
 import itertools
 import json
 import random
+import time
 from dataclasses import dataclass
 
 from ..executors import release_freed_memory
@@ -51,6 +52,7 @@ class Rendered:
     sample_id: str
     texts: dict[str, str]       # file name -> the file's text, in writing order
     record: dict
+    cpu: float = 0.0            # the worker's CPU seconds for this task (the batch's shared grounding not counted)
 
 
 _ASSEMBLY_FILES: dict[int, tuple[Assembly, dict[str, dict], dict[str, str]]] = {}
@@ -207,12 +209,20 @@ def generate_batch(slots: list[Slot], asm: Assembly, seed: int, tolerances: Tole
         pending.append(itertools.chain(drawn, attempts))
     GROUNDINGS.prepare(firsts)   # clingo's grounding of the batch's tasks it grounds
     try:
-        return [render(generate(slot, asm, seed, tolerances, attempts, shared, objective), asm)
+        return [_timed(lambda: render(generate(slot, asm, seed, tolerances, attempts, shared, objective), asm))
                 for slot, attempts in zip(slots, pending)]
     finally:
         # a later batch brings rotation values of its own (faults are drawn at random): this grounding would not serve it
         GROUNDINGS.clear()
         release_freed_memory()
+
+
+def _timed(make) -> Rendered:
+    """`make()`, with the CPU seconds it took (what `python -m lab bench` reports per task)."""
+    t0 = time.process_time()
+    out = make()
+    out.cpu = time.process_time() - t0
+    return out
 
 
 def generate(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances, attempts=None,

@@ -63,7 +63,8 @@ def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, pro
     `shard` (K, N) only that slice of the batches is built and shard.json replaces the manifest
     (`shards.merge` joins the shards). `resume` keeps the complete task folders of an interrupted
     build with the same head and builds the rest. `phases`, when given, receives `time.process_time()` at
-    the start and the end of the parallel part (`python -m lab bench` separates the serial part).
+    the start and the end of the parallel part (`python -m lab bench` separates the serial part) and, under
+    `task_cpu`, each task's CPU seconds in its worker.
     `objective` (`model.choices.OBJECTIVES`): what every reference is proved minimal in.
     """
     check_task_count(tasks)
@@ -96,6 +97,8 @@ def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, pro
         for g in generated:
             write_task_folder(out, g.sample_id, g.texts)
             records[position[g.slot.index]] = g.record
+            if phases is not None:
+                phases.setdefault("task_cpu", {})[g.sample_id] = g.cpu
         if progress:
             progress(len(generated))
     if phases is not None:

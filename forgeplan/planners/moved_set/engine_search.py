@@ -1,5 +1,5 @@
 """Is any plan the engine accepts at most `limit` actions long? Decided exactly, over every engine move,
-without ever enumerating where an arrival lands (SEARCH.md §3 proves each step).
+without ever enumerating where an arrival lands (SEARCH.md §3.1 proves each step).
 
 The moves of the moved set `M` inside the position bound are slides (a clear ray ahead too), departures,
 arrivals (an insertion anywhere with a clear ray, a join in any arrangement) and mends. Arrivals are the
@@ -313,7 +313,7 @@ def _early_crossings(table: OfferTable, fwd: _Ball, early: _Ball, movable: int, 
     less the slots that have arrived is a node `U` of `F`, less the slots that depart later a node `Z` of
     `early` (`B` with partial bounds); `Y` is their union, some group `D` of the later-departing slots `H`
     leaves `Y`, and every group that arrived is shut in once `D` has left (else it could arrive after `j`,
-    one crossing fewer: SEARCH.md §3.3)."""
+    one crossing fewer: SEARCH.md §3.1)."""
     index: dict[Node, list[tuple[int, int, Node]]] = {}
     for z, r in early.dist.items():
         config, bad = z

@@ -19,6 +19,7 @@ from burrdata import burr  # noqa: E402
 from cases import write_case_tasks  # noqa: E402
 from forgeplan.cli import main  # noqa: E402
 from forgeplan.io.contract import ContractError, parse_output  # noqa: E402
+from forgeplan.bench.digests import seal_folder  # noqa: E402
 from forgeplan.io.task_files import write_json  # noqa: E402
 from forgeplan.llm.bench import load_sample, split_ids  # noqa: E402
 from forgeplan.llm.infer import generate_all as generate  # noqa: E402
@@ -47,7 +48,7 @@ def bench(tmp_path_factory):
         write_json(root / "tasks" / sid / "meta.json", {"split": "train" if k % 7 == 3 else "test"})
     train = [s for k, s in enumerate(ids) if k % 7 == 3][:N_TRAIN]
     test = [s for s in ids if s not in train][:N_TEST]
-    write_json(root / "manifest.json", {"splits": {"train": train, "test": test}})
+    seal_folder(root, {"splits": {"train": train, "test": test}})
     return root
 
 

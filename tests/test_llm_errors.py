@@ -16,6 +16,7 @@ pytest.importorskip("torch", reason="the [llm] extra (torch, transformers, peft,
 
 from cases import write_case_tasks  # noqa: E402
 from forgeplan.cli import main  # noqa: E402
+from forgeplan.bench.digests import seal_folder  # noqa: E402
 from forgeplan.io.task_files import write_json  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,7 +27,7 @@ NEVER = "(forgeplan never downloads; pass a local Hugging Face folder)"
 def bench(tmp_path_factory):
     root = tmp_path_factory.mktemp("bench")
     ids = write_case_tasks(root, 3)
-    write_json(root / "manifest.json", {"schema_version": "1.0", "splits": {"train": ids[:2], "test": ids[2:]},
+    seal_folder(root, {"schema_version": "1.0", "splits": {"train": ids[:2], "test": ids[2:]},
                                         "records": []})
     return root
 

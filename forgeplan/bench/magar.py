@@ -27,6 +27,7 @@ from ..model.state import Tolerances
 from ..semantics.grounded import Capability, assembly_capabilities
 from .card import write_card
 from .composition import PROTOCOL, Slot, apportion
+from .digests import seal
 from .decisions import EPISODES, DecisionSlot, generate_decision
 from .generate import generate
 from .sources import load_sources
@@ -140,6 +141,7 @@ def build_magar_bench(out: Path, tasks: int = DEFAULT_TASKS, seed: int = 42, job
                 progress(1)
     manifest = _manifest(records, families, sources, tasks, seed, tolerances)
     write_card(out, manifest)
+    manifest["digests"] = seal(out, [r["sample_id"] for r in records])
     write_json(out / MANIFEST, manifest)
     return manifest
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from ..io.quoting import markdown_cell
 from ..model.errors import InputError
 from ..semantics.grounded import DEFAULT_WEIGHT, ground
-from .store import load_manifest, load_sample_task, read_sample_file, sample_folder
+from .folder import Bench, open_bench
 
 # folder -> (profile, grounded): the lifted folder shares one domain, the others have one per problem
 FOLDERS = {"lifted": ("full", False), "grounded": ("full", True), "strips-costs": ("strips-costs", True),
@@ -23,14 +23,15 @@ COLUMNS = ("problem", "sample_id", "assembly_id", "family", "lifted", "moved_par
 LENGTH_TIME_LIMIT = 120.0  # seconds for clingo to prove the shortest plan (objective `actions`)
 
 
-def export_pddl_suite(bench: Path, out: Path, progress=None) -> list[dict]:
+def export_pddl_suite(bench: Path | Bench, out: Path, progress=None) -> list[dict]:
     """Write the suite into `out` (must be empty or absent); returns the rows of costs.csv."""
-    manifest = load_manifest(bench)
+    bench = open_bench(bench)
+    manifest = bench.manifest
     if out.exists() and any(out.iterdir()):
         raise InputError("output folder is not empty", file=str(out))
     ids = [sid for split in ("train", "test") for sid in manifest["splits"][split]]
     # the suite's domain (domains/rework.pddl) has no slides (SEMANTICS §9): tasks with slides go
-    kept = {t.sample_id for t in (load_sample_task(bench, sid) for sid in ids) if not ground(t).has_slides}
+    kept = {t.sample_id for t in (bench.task(sid) for sid in ids) if not ground(t).has_slides}
     skipped = [sid for sid in ids if sid not in kept]
     ids = [sid for sid in ids if sid in kept]
     if progress and skipped:
@@ -51,16 +52,16 @@ def export_pddl_suite(bench: Path, out: Path, progress=None) -> list[dict]:
     return rows
 
 
-def _export_task(bench: Path, sid: str, out: Path, name: str) -> dict:
+def _export_task(bench: Bench, sid: str, out: Path, name: str) -> dict:
     """One task in every profile folder, and its row of costs.csv (the optima come from clingo's proofs)."""
     from ..planners.asp.solve import solve_task
     from ..planners.pddl.files import pddl_writer
     from ..planners.pddl.profiles import build_export
 
-    task = load_sample_task(bench, sid)
-    proof = read_sample_file(bench, sid, "reference.json").get("proof")
+    task = bench.task(sid)
+    proof = bench.reference(sid, task).get("proof")
     if not isinstance(proof, dict) or not proof.get("optimal") or proof.get("objective") != "moved-parts,actions":
-        raise InputError("the reference is not a proven moved-parts,actions optimum", file=str(sample_folder(bench, sid) / "reference.json"),
+        raise InputError("the reference is not a proven moved-parts,actions optimum", file=str(bench.folder(sid) / "reference.json"),
                          field="proof")
     lifted = not ground(task).has_groups
     for sub, (profile, grounded) in FOLDERS.items():

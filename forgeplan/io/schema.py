@@ -279,10 +279,21 @@ class ManifestRecord(_SampleLabels):
     hidden: StrictBool
 
 
+class DigestsEntry(Strict):
+    """manifest.json's `digests`: the file holding every file's SHA-256 (bench.digests), its own digest and
+    how many files it lists."""
+
+    file: Literal["SHA256SUMS"]
+    sha256: Annotated[str, Field(strict=True, pattern="^[0-9a-f]{64}$")]
+    files: Annotated[int, Field(strict=True, ge=0)]
+
+
 class SplitsFile(Open):
-    """What a model-side reader needs of manifest.json: the sample ids of each split."""
+    """What every reader needs of manifest.json: the sample ids of each split and the digests of the files."""
 
     splits: dict[Name, list[SampleId]]
+    digests: DigestsEntry
+    records: list[ManifestRecord] = []
 
 
 class ManifestFile(SplitsFile, Versioned):
@@ -317,5 +328,32 @@ class ReferenceFile(Open):
     proof: Optional[ProofModel] = None
 
 
-BENCH_FILE_MODELS: dict[str, type[BaseModel]] = {"manifest.json": ManifestFile, "meta.json": MetaFile, "minimal_rework.json": MinimalReworkFile,
-                     "reference.json": ReferenceFile}
+class DecisionModel(Strict):
+    """A structured intent (o, P, g) as decision.json holds it (SEMANTICS §8)."""
+
+    operation: Literal["Place", "Align", "Lock", "Recover", "Inspect", "Execute Subtask"]
+    involved_parts: Annotated[list[Name], Field(max_length=MAX_PARTS)]
+    next_subgoal: Annotated[str, Field(strict=True, max_length=100_000)]
+
+
+class OptimumModel(Strict):
+    moved_parts: Annotated[int, Field(strict=True, ge=0, le=2 * MAX_PARTS)]
+    actions: Annotated[int, Field(strict=True, ge=0)]
+
+
+class DecisionFile(Strict):
+    """decision.json of an Assembly Decision sample: the reference decision, every valid one (the decisions
+    of the first steps of every optimal plan), those first steps, the optimum and its canonical plan."""
+
+    sample_id: SampleId
+    reference: DecisionModel
+    valid: Annotated[list[DecisionModel], Field(min_length=1)]
+    first_steps: list[ActionModel]
+    optimum: OptimumModel
+    reference_plan: list[ActionModel]
+    episode: dict[str, Any]
+
+
+BENCH_FILE_MODELS: dict[str, type[BaseModel]] = {
+    "manifest.json": ManifestFile, "meta.json": MetaFile, "minimal_rework.json": MinimalReworkFile,
+    "reference.json": ReferenceFile, "decision.json": DecisionFile}

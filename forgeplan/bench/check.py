@@ -88,7 +88,7 @@ def check_bench(root: Path, jobs: int = 1, progress=None, time_limit: float = SO
     bench = Bench(root, manifest, _on_disk(root, manifest, sums, found))   # read what is there, whatever the digests say
     found.attempt(lambda: check_manifest(bench))
     _derived_manifest(bench, found)
-    _card(bench, sums, found)
+    _card(bench, found)
     ids = [sid for split in manifest["splits"].values() for sid in split if (root / "tasks" / sid).is_dir()]
     batches = [(bench.part(ids[k:k + BATCH]), ids[k:k + BATCH], time_limit) for k in range(0, len(ids), BATCH)]
     if total:
@@ -179,16 +179,19 @@ def _derived_manifest(bench: Bench, found: Findings) -> None:
             found.add(MANIFEST, f"assemblies.{split}", "is not the records' assemblies of that split")
 
 
-def _card(bench: Bench, sums: dict[str, str], found: Findings) -> None:
+def _card(bench: Bench, found: Findings) -> None:
     """README.md and tasks.jsonl are what the manifest and the task folders give."""
     from .card import card_files
 
-    names = [n for n in CARD_FILES if n in sums or (bench.root / n).is_file()]
+    names = [n for n in CARD_FILES if (bench.root / n).is_file()]   # a missing one is a finding of _on_disk
     if not names or not bench.manifest.get("records"):
         return
     texts = found.attempt(lambda: card_files(bench.root, bench.manifest))
     for name in names if texts is not None else []:
-        have = (bench.root / name).read_bytes().decode("utf-8", "replace") if (bench.root / name).is_file() else ""
+        data = found.attempt(lambda: read_bytes(bench.root / name, "bench file", root=bench.root))
+        if data is None:
+            continue
+        have = data.decode("utf-8", "replace")
         if have != texts[name]:
             line = next((k for k, (a, b) in enumerate(zip(have.splitlines(), texts[name].splitlines()), 1) if a != b),
                         min(have.count("\n"), texts[name].count("\n")) + 1)

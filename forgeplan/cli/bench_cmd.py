@@ -54,23 +54,7 @@ def register(sub) -> None:
     m.add_argument("shards", nargs="+", type=Path, metavar="SHARD_DIR", help="the shard folders, 1/N to N/N")
     m.add_argument("--out", required=True, type=output_path, metavar="DIR", help="benchmark folder to write (must not exist)")
     m.set_defaults(func=run_merge)
-    c = bsub.add_parser("check", help="derive again everything a reader trusts; list what is wrong",
-                        description="Check a benchmark folder as a reader cannot afford to: every file against the "
-                                    "digest its build recorded (SHA256SUMS, named by manifest.json), the manifest, "
-                                    "README.md and tasks.jsonl against the task folders, every sample's ids against its "
-                                    "folder, every reference replayed, its diagnosis against the task and its fault, "
-                                    "its labels and minimal_rework.json derived again, its optimality proved again at "
-                                    "the level it claims (optimal, grounded_optimal, or valid), and every Assembly "
-                                    "Decision's optimal plans and valid decisions derived again. One line per finding; "
-                                    "exit 0 when everything holds, 1 when anything is wrong, 2 when DIR is no benchmark.")
-    c.add_argument("bench", type=Path, metavar="DIR", help="benchmark folder")
-    c.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
-                   help="worker processes (default and upper bound: the number of CPUs)")
-    c.add_argument("--time-limit", type=float, default=60.0, metavar="S",
-                   help="seconds for clingo to prove each optimum again (default 60, what bench build gives it)")
-    c.add_argument("--json", action="store_true", help="the findings as one JSON object")
-    c.add_argument("--quiet", action="store_true", help="no progress bar")
-    c.set_defaults(func=run_check)
+    _add_check(bsub)
     s = bsub.add_parser("stats", help="print the composition tables",
                         description="Print how a benchmark is composed: tasks per split, condition, fault type, "
                                     "difficulty and assembly, and where each imported assembly came from.")
@@ -92,6 +76,26 @@ def register(sub) -> None:
                         "signatures and the task's state as short lines (docs/training.md)")
     e.add_argument("--out", type=output_path, help="folder to write into (default DIR/export, or DIR/pddl for --format pddl)")
     e.set_defaults(func=run_export, writes_inside=("export", "pddl"))
+
+
+def _add_check(bsub) -> None:
+    c = bsub.add_parser("check", help="derive again everything a reader trusts; list what is wrong",
+                        description="Check a benchmark folder as a reader cannot afford to: every file against the "
+                                    "digest its build recorded (SHA256SUMS, named by manifest.json), the manifest, "
+                                    "README.md and tasks.jsonl against the task folders, every sample's ids against its "
+                                    "folder, every reference replayed, its diagnosis against the task and its fault, "
+                                    "its labels and minimal_rework.json derived again, its optimality proved again at "
+                                    "the level it claims (optimal, grounded_optimal, or valid), and every Assembly "
+                                    "Decision's optimal plans and valid decisions derived again. One line per finding; "
+                                    "exit 0 when everything holds, 1 when anything is wrong, 2 when DIR is no benchmark.")
+    c.add_argument("bench", type=Path, metavar="DIR", help="benchmark folder")
+    c.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                   help="worker processes (default and upper bound: the number of CPUs)")
+    c.add_argument("--time-limit", type=float, default=60.0, metavar="S",
+                   help="seconds for clingo to prove each optimum again (default 60, what bench build gives it)")
+    c.add_argument("--json", action="store_true", help="the findings as one JSON object")
+    c.add_argument("--quiet", action="store_true", help="no progress bar")
+    c.set_defaults(func=run_check)
 
 
 def add_executor_arguments(p) -> None:

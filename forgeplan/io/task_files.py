@@ -18,7 +18,7 @@ from ..model.names import name_problem
 from ..model.rotations import triple
 from ..model.state import NO_OFFSET, Slot, State, Tolerances
 from ..semantics.engine import World
-from ..semantics.grounded import action_space
+from ..semantics.grounded import Capability, action_space, capabilities
 from ..semantics.task import Task
 from . import guarded, output
 from .catalog import mechanism_json
@@ -314,7 +314,9 @@ def _check_offsets(world: World, state: State, file: str) -> None:
     if not moved:
         return
     field = f"slots.{world.ids[moved[0]]}.offset"
-    why = world.moves.offsets_refused("placed") or out_of_bound(world.assembly, [state.slots[i].offset for i in moved])
+    straight = Capability.OFFSETS not in capabilities(world.moves)
+    why = (f"{world.assembly.assembly_id} comes apart with straight moves: parts are placed at their target "
+           "position only") if straight else out_of_bound(world.assembly, [state.slots[i].offset for i in moved])
     if why:
         raise InputError(why, file=file, field=field)
     sh, offsets = shapes(world.assembly), [s.offset for s in state.slots]

@@ -12,6 +12,7 @@ import csv
 from pathlib import Path
 
 from ..geometry.separation import needs_group_moves
+from ..io.output import new_folder
 from ..io.quoting import markdown_cell
 from ..model.errors import InputError
 from ..planners.registry import accepted
@@ -26,10 +27,16 @@ LENGTH_TIME_LIMIT = 120.0  # seconds for clingo to prove the shortest plan (obje
 
 
 def export_pddl_suite(bench: Path, out: Path, progress=None) -> list[dict]:
-    """Write the suite into `out` (must be empty or absent); returns the rows of costs.csv."""
-    manifest = load_manifest(bench)
+    """Write the suite into `out` (must be empty or absent; built beside it and renamed, so it appears whole
+    or not at all); returns the rows of costs.csv."""
     if out.exists() and any(out.iterdir()):
         raise InputError("output folder is not empty", file=str(out))
+    with new_folder(out) as folder:
+        return _write_suite(bench, folder, progress)
+
+
+def _write_suite(bench: Path, out: Path, progress) -> list[dict]:
+    manifest = load_manifest(bench)
     ids = [sid for split in ("train", "test") for sid in manifest["splits"][split]]
     # the suite's domain (domains/rework.pddl) is the one Fast Downward proves with: tasks it does not accept go
     kept = {t.sample_id for t in accepted("fast-downward", [load_sample_task(bench, sid) for sid in ids])}

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import json
-import shutil
 from functools import lru_cache
 from pathlib import Path
 
@@ -122,24 +121,9 @@ def test_a_plan_naming_an_action_outside_the_profile_is_refused():
         read_plan(exp, "(no_such_action)\n", "plan.txt")
 
 
-@pytest.fixture(scope="module")
-def tiny_bench(small_bench, tmp_path_factory) -> Path:
-    """The small benchmark cut to three train and two test tasks (same task folders, smaller manifest)."""
-    out = tmp_path_factory.mktemp("tiny") / "b"
-    manifest = json.loads((small_bench / "manifest.json").read_text(encoding="utf-8"))
-    manifest["splits"] = {s: manifest["splits"][s][:n] for s, n in (("train", 3), ("test", 2))}
-    (out / "tasks").mkdir(parents=True)
-    for sid in manifest["splits"]["train"] + manifest["splits"]["test"]:
-        shutil.copytree(small_bench / "tasks" / sid, out / "tasks" / sid)
-    (out / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
-    return out
-
-
-@pytest.fixture(scope="module")
-def suite(tiny_bench, tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("suite") / "s"
-    assert main(["bench", "export", str(tiny_bench), "--format", "pddl", "--out", str(out)]) == 0
-    return out
+@pytest.fixture
+def suite(pddl_suite) -> Path:
+    return pddl_suite
 
 
 @pytest.mark.slow

@@ -11,12 +11,10 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from ..geometry.separation import needs_group_moves
 from ..io.output import new_folder
 from ..io.quoting import markdown_cell
 from ..model.errors import InputError
-from ..planners.registry import accepted
-from ..semantics.grounded import DEFAULT_WEIGHT
+from ..semantics.grounded import DEFAULT_WEIGHT, ground
 from .store import load_manifest, load_sample_task, read_sample_file, sample_folder
 
 # folder -> (profile, grounded): the lifted folder shares one domain, the others have one per problem
@@ -38,8 +36,8 @@ def export_pddl_suite(bench: Path, out: Path, progress=None) -> list[dict]:
 def _write_suite(bench: Path, out: Path, progress) -> list[dict]:
     manifest = load_manifest(bench)
     ids = [sid for split in ("train", "test") for sid in manifest["splits"][split]]
-    # the suite's domain (domains/rework.pddl) is the one Fast Downward proves with: tasks it does not accept go
-    kept = {t.sample_id for t in accepted("fast-downward", [load_sample_task(bench, sid) for sid in ids])}
+    # the suite's domain (domains/rework.pddl) has no slides (SEMANTICS §9): tasks with slides go
+    kept = {t.sample_id for t in (load_sample_task(bench, sid) for sid in ids) if not ground(t).has_slides}
     skipped = [sid for sid in ids if sid not in kept]
     ids = [sid for sid in ids if sid in kept]
     if progress and skipped:
@@ -71,7 +69,7 @@ def _export_task(bench: Path, sid: str, out: Path, name: str) -> dict:
     if not isinstance(proof, dict) or not proof.get("optimal") or proof.get("objective") != "moved-parts,actions":
         raise InputError("the reference is not a proven moved-parts,actions optimum", file=str(sample_folder(bench, sid) / "reference.json"),
                          field="proof")
-    lifted = not needs_group_moves(task.assembly)
+    lifted = not ground(task).has_groups
     for sub, (profile, grounded) in FOLDERS.items():
         if sub == "lifted" and not lifted:
             continue

@@ -289,8 +289,11 @@ def run_grammar(args) -> int:
 
 
 def _need_llm(threads: int = 0) -> None:
+    """Import the [llm] extra in offline mode (forgeplan never downloads), or say how to install it."""
+    from ..llm.local import offline
     from ..model.errors import InputError
 
+    offline()
     try:
         import peft  # noqa: F401
         import torch

@@ -43,9 +43,12 @@ def register(sub) -> None:
     q = sub.add_parser(
         "import-plan", help="map a PDDL planner's plan for an export back to the output contract",
         description="Read a plan a PDDL planner wrote for `export-pddl`'s problem (such as the sas_plan of "
-                    "`plan-external`), print it as the output contract (JSON) and replay it in the engine. Give "
-                    "the same --profile, --grounded and --objective as the export. Exit 0 when the plan restores the target, "
-                    "1 when it is illegal or incomplete, 2 on bad input.")
+                    "`plan-external`), replay it in that PDDL task as unified-planning's plan validator does, and "
+                    "only when it is a valid plan there print it as the output contract (JSON) and replay it in the "
+                    "engine. Give the same --profile, --grounded, --objective and --radius as the export. Exit 0 when "
+                    "the plan restores the target; 1 when a step is not applicable in the PDDL task (the step and its "
+                    "false preconditions are named), the plan misses the PDDL goal, or the engine finds it illegal or "
+                    "incomplete; 2 on bad input.")
     q.add_argument("task_dir", type=Path, metavar="TASK_DIR", help="task folder the export was written from")
     q.add_argument("plan_file", type=Path, metavar="PLAN_FILE", help="one '(action args)' per line, ';' comments")
     _add_mode(q)
@@ -105,25 +108,18 @@ def run_export(args) -> int:
 
 
 def run_import(args) -> int:
+    """Replay the plan in the PDDL task it was written for, map it to the contract, judge it in the engine."""
     from ..io.contract import output_json
     from ..semantics.diagnosis import diagnose
     from ..io.guarded import read_text
     from ..io.quoting import one_line
-    from ..planners.pddl.files import read_plan
-    from ..planners.pddl.profiles import build_export
     from ..io.task_files import load_task
 
     task = load_task(args.task_dir)
-    text = read_text(args.plan_file, "plan file")
-    if _partial_rendering(task):
-        from ..planners.pddl.partial_files import read_partial_plan
-        from ..planners.pddl.profiles import profile_objective
-
-        actions = read_partial_plan(task, text, str(args.plan_file), profile_objective(args.profile, args.objective),
-                                    args.grounded, args.profile, args.radius)
-    else:
-        actions = read_plan(build_export(task, args.profile, args.objective, grounded=args.grounded), text,
-                            str(args.plan_file))
+    verdict, actions = _read_imported(task, read_text(args.plan_file, "plan file"), args)
+    if actions is None:
+        print(f"forgeplan: {one_line(verdict.reason())}", file=sys.stderr)
+        return EXIT_NEGATIVE
     world = task.world
     emit_json(output_json(task.sample_id, task.assembly.assembly_id, diagnose(world, task.actual, task.target), actions))
     replay = world.restoration(task.actual, actions, task.target)
@@ -135,6 +131,20 @@ def run_import(args) -> int:
               + one_line("; ".join(world.differences(replay.final, task.target)[:5])), file=sys.stderr)
         return EXIT_NEGATIVE
     return 0
+
+
+def _read_imported(task, text: str, args):
+    """(the plan's verdict in the export's PDDL task, its forgeplan actions when valid there)."""
+    from ..planners.pddl.profiles import build_export, profile_objective
+
+    if _partial_rendering(task):
+        from ..planners.pddl.partial_files import read_partial_plan
+
+        return read_partial_plan(task, text, str(args.plan_file), profile_objective(args.profile, args.objective),
+                                 args.grounded, args.profile, args.radius)
+    from ..planners.pddl.replay import Replay
+
+    return Replay(build_export(task, args.profile, args.objective, grounded=args.grounded)).read(text, str(args.plan_file))
 
 
 def run_external(args) -> int:

@@ -6,6 +6,8 @@ and a `decode` of that problem's action instances.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ...model.actions import Action
 from ...model.errors import InputError
 from .problem import build_problem
@@ -68,28 +70,35 @@ def plan_lines(text: str, file: str = "plan") -> list[tuple[int, str, tuple[str,
     return out
 
 
-def read_plan(enc, text: str, file: str = "plan") -> tuple[Action, ...]:
-    """An external planner's plan for the export of `enc` -> forgeplan actions.
+def plan_instances(writer, text: str, file: str = "plan") -> list[tuple[str, Any]]:
+    """(the step as written, its UP ActionInstance) for each line of a plan of `writer`'s export.
 
-    Reads the common format (one `(action arg ...)` per line, `;` comments, as Fast Downward's sas_plan);
-    names go back through the PDDLWriter's renaming, so sanitised part ids come back as they were.
+    Names go back through the PDDLWriter's renaming, so sanitised part ids come back as they were; a name
+    that is not in the export, or an action with the wrong number of arguments, is bad input.
     """
     from unified_planning.model import Action as UPAction
     from unified_planning.plans import ActionInstance
 
-    writer = pddl_writer(enc)
-    instances = []
+    out = []
     for lineno, name, args in plan_lines(text, file):
         line = f"({' '.join((name, *args))})"
-        words = [name, *args]
         try:
-            items = [writer.get_item_named(w) for w in words]
+            items = [writer.get_item_named(w) for w in (name, *args)]
         except Exception:  # noqa: BLE001 - UP raises its own UPException for unknown names
             raise InputError(f"{line!r} names something that is not in this export "
                              "(check --grounded and --objective)", file=file, field=f"line {lineno}") from None
         act = items[0]
         if not isinstance(act, UPAction) or len(items) - 1 != len(act.parameters):
-            raise InputError(f"{words[0]!r} is not an action of this export with {len(items) - 1} arguments",
+            raise InputError(f"{name!r} is not an action of this export with {len(items) - 1} arguments",
                              file=file, field=f"line {lineno}")
-        instances.append(ActionInstance(act, items[1:]))
-    return enc.decode(instances)
+        out.append((line, ActionInstance(act, items[1:])))
+    return out
+
+
+def read_plan(enc, text: str, file: str = "plan") -> tuple[Action, ...]:
+    """An external planner's plan for the export of `enc` -> forgeplan actions, mapped without replaying
+    it in the PDDL task (`replay.Replay.read` replays it first, as `import-plan` does).
+
+    Reads the common format (one `(action arg ...)` per line, `;` comments, as Fast Downward's sas_plan).
+    """
+    return enc.decode([ai for _, ai in plan_instances(pddl_writer(enc), text, file)])

@@ -46,6 +46,10 @@ class Export:
         """Action instances of the written problem -> forgeplan actions (names are shared with `enc`)."""
         return self.enc.decode(instances)
 
+    def encode(self, actions):
+        """A forgeplan plan as instances of `enc`'s problem (the written problem's actions have the same names)."""
+        return self.enc.encode(actions)
+
 
 def profile_objective(profile: str, objective: str | None) -> str:
     """The objective a profile exports: `strips` has no costs, so only `actions` fits it."""

@@ -179,7 +179,9 @@ def _export_pddl(args, total: int) -> int:
     out = args.out or args.bench / "pddl"
     with tqdm(total=total, desc="export pddl", unit="task", file=sys.stderr, delay=1e-6) as bar:
         rows = export_pddl_suite(args.bench, out, progress=bar.update)
-    print(f"wrote {len(rows)} problems to {one_line(out)} (folders lifted, grounded, strips-costs, strips; costs.csv, README.md)")
+    from ..bench.pddl_suite import FOLDERS, PARTIAL
+
+    print(f"wrote {len(rows)} problems to {one_line(out)} (folders {', '.join([*FOLDERS, PARTIAL])}; costs.csv, README.md)")
     return 0
 
 

@@ -17,11 +17,15 @@ def _add_mode(p) -> None:
     from ..model.choices import OBJECTIVES, PROFILES
 
     p.add_argument("--grounded", action="store_true",
-                   help="plain STRIPS with action costs (no quantifiers, no conditional effects)")
+                   help="one parameterless action per grounded action, no quantifiers: STRIPS with negative "
+                        "preconditions and action costs; for assemblies that need partial moves also conditional "
+                        "effects and derived predicates (the domain's :requirements line lists what an export uses)")
     p.add_argument("--objective", choices=OBJECTIVES, default=None, metavar="OBJECTIVE", help=OBJECTIVE_HELP)
     p.add_argument("--profile", choices=PROFILES, default=PROFILES[0],
                    help="full: as built; strips-costs: grounded, no negative preconditions, :action-costs; "
-                        "strips: the same without costs (objective actions), for pyperplan and other STRIPS planners")
+                        "strips: the same without costs (objective actions), for pyperplan and other STRIPS planners; "
+                        "strips-table: strips-costs without cost syntax (no :functions, which pyperplan does not "
+                        "read), the action costs in costs.json beside it")
     p.add_argument("--radius", type=int, default=None, metavar="R",
                    help="assemblies that need partial moves only: offsets within R voxels per axis instead of the "
                         "whole position domain (default the whole domain; a smaller problem whose optimum is no proof)")
@@ -80,7 +84,7 @@ def _partial_rendering(task) -> bool:
 
 def run_export(args) -> int:
     from ..io.output import output_folder
-    from ..planners.pddl.files import write_pddl
+    from ..planners.pddl.files import requirements, write_pddl
     from ..planners.pddl.profiles import build_export
     from ..io.task_files import load_task
 
@@ -93,11 +97,16 @@ def run_export(args) -> int:
         domain, problem, summary = export_partial(task, args.out, profile_objective(args.profile, args.objective),
                                                   args.grounded, args.profile, args.radius)
         print(f"wrote {domain} and {problem} ({summary})")
+        print(f"requirements: {' '.join(requirements(domain.read_text(encoding='utf-8')))}")
         return 0
     enc = build_export(task, args.profile, args.objective, grounded=args.grounded)
-    domain, problem, *groups = write_pddl(enc, args.out)
+    domain, problem, *more = write_pddl(enc, args.out)
     print(f"wrote {domain} and {problem} (profile {args.profile}, {'grounded' if enc.grounded else 'lifted'}, "
           f"{len(enc.problem.actions)} actions, objective {enc.objective})")
+    print(f"requirements: {' '.join(requirements(domain.read_text(encoding='utf-8')))}")
+    groups = [p for p in more if p.name == "groups.json"]
+    if enc.costs is not None:
+        print(f"the action costs are in {more[0]} (a plan costs the sum of its actions' costs)")
     if enc.groups is not None:
         counts = enc.groups.counts()
         for what, label in (("candidates", "candidate groups"), ("exported", "group moves kept (dominated directions dropped)")):

@@ -12,7 +12,7 @@ OBJECTIVES = {"moved-parts,actions": ("moved-parts", "actions"), "actions": ("ac
 PAPER_OBJECTIVES = {"forge": "actions", "magar": "moved-parts,actions"}
 
 # PDDL export profiles, richest first (planners.pddl.profiles)
-PROFILES = ("full", "strips", "strips-costs")
+PROFILES = ("full", "strips", "strips-costs", "strips-table")
 
 # external PDDL planner -> (default profile, default configuration) (planners.pddl.external)
 PLANNERS = {"fd": ("strips-costs", "astar(lmcut())"), "pyperplan": ("strips", "-s astar -H lmcut")}

@@ -37,7 +37,8 @@ def domain_text() -> str:
 
 
 def write_pddl(enc, out) -> tuple:
-    """Write domain.pddl and problem.pddl into folder `out`, and groups.json for a group-move export.
+    """Write domain.pddl and problem.pddl into folder `out`, costs.json for the `strips-table` profile and
+    groups.json for a group-move export.
 
     groups.json records the candidate groups per move and direction (their counts first); returns
     the paths written.
@@ -46,11 +47,28 @@ def write_pddl(enc, out) -> tuple:
 
     writer = pddl_writer(enc)
     with staged(out) as folder:   # the files replace an earlier export together
-        paths = (folder.write_text("domain.pddl", writer.get_domain()),
-                 folder.write_text("problem.pddl", writer.get_problem()))
-        if enc.groups is None:
-            return paths
-        return (*paths, folder.write_json("groups.json", enc.groups.to_json()))
+        paths = [folder.write_text("domain.pddl", writer.get_domain()),
+                 folder.write_text("problem.pddl", writer.get_problem())]
+        if getattr(enc, "costs", None) is not None:
+            paths.append(folder.write_json("costs.json", cost_table(enc, writer)))
+        if enc.groups is not None:
+            paths.append(folder.write_json("groups.json", enc.groups.to_json()))
+        return tuple(paths)
+
+
+def cost_table(export, writer) -> dict:
+    """The `strips-table` profile's costs.json: what a plan's cost is, and each action's cost by its PDDL name."""
+    return {"objective": export.objective, "weight": export.enc.weight,
+            "plan_cost": "the sum of the costs of the plan's actions",
+            "costs": {writer.get_pddl_name(a): cost for a, cost in sorted(export.costs.items(), key=lambda x: x[0].name)}}
+
+
+def requirements(domain: str) -> list[str]:
+    """The `:requirements` a domain's text declares, in its order."""
+    import re
+
+    found = re.search(r"\(:requirements([^()]*)\)", domain)
+    return found.group(1).split() if found else []
 
 
 def plan_lines(text: str, file: str = "plan") -> list[tuple[int, str, tuple[str, ...]]]:

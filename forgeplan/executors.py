@@ -12,7 +12,9 @@ import ctypes
 import multiprocessing
 import os
 import signal
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
@@ -29,6 +31,7 @@ def run_batches(fn, batches: list[tuple], jobs: int = 1, executor: str = "local"
         raise InputError(f"must be one of {list(EXECUTORS)}, got {executor!r}", field="--executor")
     elif jobs <= 1 or len(batches) <= 1:
         for batch in batches:
+            _check_interrupt()
             yield fn(*batch)
     else:
         yield from _processes(fn, batches, jobs)
@@ -66,8 +69,12 @@ def _processes(fn, batches: list[tuple], jobs: int):
                                initializer=_worker_signals)
     finished = False
     try:
-        for future in as_completed([pool.submit(fn, *batch) for batch in batches]):
-            yield future.result()
+        pending = {pool.submit(fn, *batch) for batch in batches}
+        while pending:
+            done, pending = wait(pending, timeout=CHECK_SECONDS, return_when=FIRST_COMPLETED)
+            _check_interrupt()
+            for future in done:
+                yield future.result()
         finished = True
     except BrokenProcessPool:
         raise ForgeplanError("a worker process died (killed from outside or out of memory)") from None
@@ -75,6 +82,17 @@ def _processes(fn, batches: list[tuple], jobs: int):
         if not finished:   # interrupted, failed, or abandoned by the caller: do not wait for running batches
             end_processes(list(getattr(pool, "_processes", None) or {}))
         pool.shutdown(wait=finished, cancel_futures=True)
+
+
+INTERRUPT = threading.Event()   # set by the command line's signal handler (an interrupt, even one Python lost)
+CHECK_SECONDS = 0.5             # how often a wait for workers looks at it
+
+
+def _check_interrupt() -> None:
+    """Raise the interrupt that a signal noted, in case the KeyboardInterrupt it raised was swallowed where
+    it landed (Python ignores an exception raised in a fork's callback)."""
+    if INTERRUPT.is_set():
+        raise KeyboardInterrupt
 
 
 def _worker_signals() -> None:
@@ -165,3 +183,62 @@ def _ray(fn, batches: list[tuple], jobs: int, address: str | None):
     finally:
         if started:
             ray.shutdown()
+
+
+# ----------------------------------------------------------------------------- one call under a budget
+
+POLL_SECONDS = 0.05
+
+
+def run_bounded(fn, args: tuple, seconds: float | None, max_mb: int):
+    """`fn(*args)` in a child process (forked), stopped at `seconds` of wall time or at `max_mb` megabytes
+    resident, whichever comes first, with everything it started: ("done", value), ("time", None) or
+    ("memory", None). A C library that cannot be interrupted (clingo's grounding) is bounded this way.
+    The child's InputError is raised here as it was; any other exception is a RuntimeError naming it."""
+    import psutil
+
+    ctx = multiprocessing.get_context("fork")
+    receive, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_bounded_child, args=(send, fn, args))
+    proc.start()
+    send.close()
+    deadline = None if seconds is None else time.monotonic() + seconds
+    try:
+        watched = psutil.Process(proc.pid)
+        while not receive.poll(POLL_SECONDS):
+            if not proc.is_alive() and not receive.poll():
+                raise ForgeplanError(f"the process computing {getattr(fn, '__name__', 'a result')} died "
+                                     f"(exit {proc.exitcode}: killed from outside or out of memory)")
+            if deadline is not None and time.monotonic() > deadline:
+                return "time", None
+            try:
+                if watched.memory_info().rss > max_mb * 2 ** 20:
+                    return "memory", None
+            except psutil.Error:
+                continue
+        return _answer(receive.recv())
+    finally:
+        if proc.is_alive() and proc.pid is not None:
+            end_processes([proc.pid], grace=1.0)
+        proc.join()
+        receive.close()
+
+
+def _bounded_child(send, fn, args: tuple) -> None:
+    _worker_signals()
+    try:
+        send.send(("done", fn(*args)))
+    except InputError as exc:
+        send.send(("input", (exc.reason, exc.file, exc.field)))
+    except BaseException as exc:  # noqa: BLE001 - handed to the parent, which raises it
+        send.send(("error", f"{type(exc).__name__}: {exc}"))
+
+
+def _answer(message: tuple):
+    kind, value = message
+    if kind == "input":
+        reason, file, field = value
+        raise InputError(reason, file=file, field=field)
+    if kind == "error":
+        raise RuntimeError(value)
+    return kind, value

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..io.quoting import markdown_cell
 from ..io.schema import BENCH_FILE_MODELS, parse_model
+from ..io.output import write_text
 from ..io.tables import jsonl_text
 from ..io.task_files import read_json
 
@@ -88,12 +89,13 @@ def card_files(bench: Path, manifest: dict) -> dict[str, str]:
     return {TASKS: jsonl_text(rows), CARD: card_text(Path(bench), manifest, rows)}
 
 
-def write_card(bench: Path, manifest: dict) -> list[Path]:
-    """tasks.jsonl and README.md of a benchmark folder whose task folders are complete."""
-    bench = Path(bench)
-    for name, text in card_files(bench, manifest).items():
-        (bench / name).write_text(text, encoding="utf-8")
-    return [bench / TASKS, bench / CARD]
+def write_card(bench: Path, manifest: dict) -> dict[str, str]:
+    """tasks.jsonl and README.md of a benchmark folder whose task folders are complete; returns their texts
+    (for the digests: inside `io.output.together` the files appear only when the block ends)."""
+    card = card_files(Path(bench), manifest)
+    for name, text in card.items():
+        write_text(Path(bench) / name, text)
+    return card
 
 
 def _count_table(title: str, counts: dict[str, Counter]) -> list[str]:

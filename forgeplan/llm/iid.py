@@ -27,6 +27,7 @@ from pathlib import Path
 
 from ..bench.digests import DIGESTS, digest, sums_text
 from ..bench.folder import MANIFEST, Bench, open_bench
+from ..io.output import new_folder, write_text
 from ..model.errors import InputError
 
 
@@ -57,21 +58,22 @@ def iid_split(source: Path, out: Path, test_fraction: float = 0.2, seed: int = 0
     records = [{**r, "split": "train" if which[r["sample_id"]] == "train" else "test"}
                for r in manifest.get("records", []) if r["sample_id"] in which]
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    for sid in which:   # each folder whole (built beside and renamed), the manifest last
+        if not (out / "tasks" / sid).is_dir():
+            with new_folder(out / "tasks" / sid) as folder:
+                # a symlinked sample folder is refused, a symlink inside one stays a symlink (never followed)
+                shutil.copytree(bench.folder(sid), folder, symlinks=True, copy_function=_link_or_copy,
+                                dirs_exist_ok=True)
     derived = {**manifest, "splits": splits, "records": records,
                "split_mode": {"kind": "iid", "source": str(Path(source).resolve()), "test_fraction": test_fraction,
                               "seed": seed, "heldout_limit": heldout_limit, "grouping": "assembly+actual_state, answer",
                               "leak_groups": len(groups)}}
-    # the files are the source's: their digests are those its build recorded
+    # the files are the source's: their digests are those its build recorded; the manifest last
     sums = sums_text({p: d for p, d in bench.digests.items() if p.startswith("tasks/") and p.split("/")[1] in which})
     derived["digests"] = {"file": DIGESTS, "sha256": digest(sums.encode("utf-8")), "files": sums.count("\n")}
     for name, text in ((DIGESTS, sums), (MANIFEST, json.dumps(derived, indent=1, sort_keys=True) + "\n")):
         if not (out / name).is_file() or (out / name).read_text(encoding="utf-8") != text:  # a rerun's is unchanged
-            (out / name).write_text(text, encoding="utf-8")
-    for sid in which:
-        if not (out / "tasks" / sid).is_dir():
-            # a symlinked sample folder is refused, a symlink inside one stays a symlink (never followed)
-            shutil.copytree(bench.folder(sid), out / "tasks" / sid, symlinks=True, copy_function=_link_or_copy)
+            write_text(out / name, text)
     return {name: len(members) for name, members in splits.items()}
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ctypes
 import multiprocessing
 import os
+import signal
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -61,14 +62,69 @@ def _numbered(fn, k: int, batch: tuple):
 
 def _processes(fn, batches: list[tuple], jobs: int):
     # an executor (not multiprocessing.Pool) so that a worker that dies raises instead of hanging
-    pool = ProcessPoolExecutor(min(jobs, len(batches)), mp_context=multiprocessing.get_context("fork"))
+    pool = ProcessPoolExecutor(min(jobs, len(batches)), mp_context=multiprocessing.get_context("fork"),
+                               initializer=_worker_signals)
+    finished = False
     try:
         for future in as_completed([pool.submit(fn, *batch) for batch in batches]):
             yield future.result()
+        finished = True
     except BrokenProcessPool:
         raise ForgeplanError("a worker process died (killed from outside or out of memory)") from None
     finally:
-        pool.shutdown(cancel_futures=True)
+        if not finished:   # interrupted, failed, or abandoned by the caller: do not wait for running batches
+            end_processes(list(getattr(pool, "_processes", None) or {}))
+        pool.shutdown(wait=finished, cancel_futures=True)
+
+
+def _worker_signals() -> None:
+    """A worker ends at SIGTERM and SIGHUP (the parent's handlers would turn them into an exception the
+    pool hands back), leaves Ctrl-C to its parent, which ends it, and ends with its parent (Linux)."""
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (AttributeError, OSError, TypeError):   # not Linux
+        pass
+
+
+PR_SET_PDEATHSIG = 1
+GRACE_SECONDS = 3.0   # a process asked to end (SIGTERM) gets this long before it is killed
+
+
+def end_processes(pids: list[int], grace: float = GRACE_SECONDS) -> None:
+    """End the processes `pids` and every process they started (Fast Downward runs in its own session,
+    out of reach of a process-group signal): SIGTERM to all at once, SIGKILL to any still alive after
+    `grace` seconds."""
+    import psutil
+
+    procs = []
+    for pid in pids:
+        try:
+            p = psutil.Process(pid)
+            procs += [p, *p.children(recursive=True)]
+        except psutil.Error:
+            continue
+    for p in procs:
+        try:
+            p.terminate()
+        except psutil.Error:
+            pass
+    _, alive = psutil.wait_procs(procs, timeout=grace)
+    for p in alive:
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(alive, timeout=grace)
+
+
+def end_children() -> None:
+    """End every process this one started, and theirs (`end_processes`)."""
+    import psutil
+
+    end_processes([p.pid for p in psutil.Process().children()])
 
 
 def ray_module():

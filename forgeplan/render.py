@@ -20,7 +20,8 @@ from .geometry.graphs import blocking_depth, disassembly_layers
 from .geometry.relations import blocking_relation
 from .geometry.separation import disassemble
 from .model.assembly import DIRECTION_VECTORS, Assembly, Part
-from .model.errors import AssemblyError, InputError
+from .io.output import write_file
+from .model.errors import AssemblyError
 
 Voxel = tuple[int, int, int]
 
@@ -227,9 +228,8 @@ def render_assembly(asm: Assembly, out: Path, *, exploded: bool | None = None, e
     fig.legend(handles=handles, loc="center left", bbox_to_anchor=(0.6, 0.5), fontsize=7.5, frameon=False,
                title="parts: label, id (black outline = lock)" if n_locks else "parts: label, id", title_fontsize=8)
     try:
-        fig.savefig(out)
-    except OSError as exc:
-        raise InputError(f"cannot write the picture: {exc.strerror}", file=str(out)) from None
+        with write_file(out, "wb") as fh:
+            fig.savefig(fh, format="png")
     finally:
         plt.close(fig)
     return Picture(out, exploded, elev, azim, seen)

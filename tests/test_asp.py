@@ -27,7 +27,8 @@ from forgeplan.semantics.closure import dependency_closure
 from forgeplan.semantics.diagnosis import faulty_slots
 from forgeplan.semantics.faults import FaultSpec, make_task
 from forgeplan.semantics.legal import slot_actions
-from forgeplan.semantics.task import Task, world_for
+from forgeplan.semantics.engine import World
+from forgeplan.semantics.task import Task
 from forgeplan.verify import verify
 
 CASES = all_cases()
@@ -164,7 +165,7 @@ def _interlocked(fault_on_p: str) -> Task:
         part("P", "bar", box(0, 0, 0, 1, 1, 1), dirs=("+y",)),
         part("B", "bar", box(0, 1, 0, 1, 2, 1), dirs=("-y",)),
     ))
-    world = world_for(asm, Tolerances())
+    world = World(asm, Tolerances())
     target = world.target_state()
     s = target.slots[0]
     actual = target.replace(0, world.empty_slot(0) if fault_on_p == "missing" else s._replace(seated=0.5))
@@ -263,7 +264,7 @@ def test_bad_arguments_are_input_errors():
 def test_assemblies_needing_group_moves_are_planned_with_group_moves():
     """(More in tests/test_asp_groups.py.)"""
     asm = import_puzzle(burr("mj_burr6_puzzle4"))
-    assert world_for(asm, Tolerances()).needs_groups
+    assert World(asm, Tolerances()).moves.groups
     task = make_task(asm, [FaultSpec("missing_part")], seed=3)
     r = solve_task(task)
     assert r.optimal and any(a.name == "join" for a in r.plan) and check_plan(task, r.plan) == []

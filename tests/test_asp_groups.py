@@ -18,6 +18,7 @@ from forgeplan.planners.asp.facts import task_facts
 from forgeplan.planners.asp.solve import check_plan, solve_task
 from forgeplan.planners.crosscheck import compare_task
 from forgeplan.semantics.legal import legal_actions
+from cases import grounding
 
 from burrdata import EXAMPLES, HAVE_SHARED, SHARED, burr, level1, needs_shared
 
@@ -35,7 +36,7 @@ def burr_task(name: str, fault: str):
 
 
 def group_burrs() -> list[str]:
-    return [n for n in LEVEL1 if burr_task(n, "missing_part").world.needs_groups]
+    return [n for n in LEVEL1 if burr_task(n, "missing_part").world.moves.groups]
 
 
 @needs_shared
@@ -56,7 +57,7 @@ def test_inner_faults_in_level1_burrs_get_proved_optimal_plans(name, fault):
     assert r.lower_bound is not None and r.lower_bound <= r.moved_parts
     moved = {x for a in r.plan for x in a.touched}
     assert r.moved_parts == len(moved)
-    if world.needs_groups:
+    if world.moves.groups:
         assert "separate(" in task_facts(task).text
     else:
         assert not any(isinstance(a, GroupMove) for a in r.plan) and "separate(" not in task_facts(task).text
@@ -86,7 +87,7 @@ def brute_optimum(task) -> tuple[int, int]:
         if world.equivalent(state, target):
             return cost
         if state not in memo:
-            memo[state] = [(a, world.apply(state, a)) for a in legal_actions(world, state)]
+            memo[state] = [(a, world.apply(state, a)) for a in legal_actions(grounding(world), state)]
         for a, nxt in memo[state]:
             parts = a.touched
             m = moved | set(parts)

@@ -16,16 +16,17 @@ from forgeplan.planners.asp import grounding
 from forgeplan.planners.asp.grounding import GROUNDINGS
 from forgeplan.semantics.diagnosis import MISTAKE_TYPES
 from forgeplan.semantics.faults import FaultSpec, candidates, make_task
-from forgeplan.semantics.task import world_for
+from forgeplan.semantics.engine import World
 
 
 def fault_tasks(assembly: str, seeds: int) -> list:
     """Every applicable fault type x seeds on a built-in assembly, plus a two-fault task per seed."""
     asm = load_assembly(assembly)
-    types = [t for t in MISTAKE_TYPES if candidates(world_for(asm, Tolerances()), t)]
-    out = [make_task(asm, [FaultSpec(t)], seed=seed) for seed in range(seeds) for t in types]
-    return out + [make_task(asm, [FaultSpec(types[s % len(types)]), FaultSpec(types[(s + 1) % len(types)])], seed=100 + s)
-                  for s in range(seeds) if len(types) > 1]
+    world = World(asm, Tolerances())   # one compiled assembly for all of them, as a benchmark batch has
+    types = [t for t in MISTAKE_TYPES if candidates(world, t)]
+    out = [make_task(asm, [FaultSpec(t)], seed=seed, world=world) for seed in range(seeds) for t in types]
+    return out + [make_task(asm, [FaultSpec(types[s % len(types)]), FaultSpec(types[(s + 1) % len(types)])], seed=100 + s,
+                            world=world) for s in range(seeds) if len(types) > 1]
 
 
 def _result(task, **kw) -> dict:
@@ -58,8 +59,9 @@ def test_shared_grounding_gives_the_one_task_results(assembly):
 @pytest.mark.parametrize("assembly", ["mortise_trestle", pytest.param("wheel_hub_dual", marks=pytest.mark.slow)])
 def test_a_task_outside_the_universe_widens_the_grounding(assembly):
     asm = load_assembly(assembly)
-    a = make_task(asm, [FaultSpec("wrong_orientation")], seed=1)
-    b = make_task(asm, [FaultSpec("wrong_part")], seed=2)
+    world = World(asm, Tolerances())
+    a = make_task(asm, [FaultSpec("wrong_orientation")], seed=1, world=world)
+    b = make_task(asm, [FaultSpec("wrong_part")], seed=2, world=world)
     assert not task_universe(a).covers(task_universe(b))
     expected = [_alone(a), _alone(b)]
     GROUNDINGS.clear()
@@ -91,7 +93,8 @@ def test_a_batch_grounding_keeps_nothing_of_the_batches_before():
 def test_a_grounding_is_widened_a_bounded_number_of_times_in_a_row(monkeypatch):
     monkeypatch.setattr(grounding, "WIDENINGS", 1)
     asm = load_assembly("mortise_trestle")
-    a, b, c = (make_task(asm, [FaultSpec("wrong_orientation")], seed=s) for s in (1, 2, 3))
+    world = World(asm, Tolerances())
+    a, b, c = (make_task(asm, [FaultSpec("wrong_orientation")], seed=s, world=world) for s in (1, 2, 3))
     assert not (task_universe(a) | task_universe(b)).covers(task_universe(c))
     GROUNDINGS.clear()
     GROUNDINGS.prepare([a])
@@ -118,7 +121,9 @@ def test_a_dropped_grounding_is_freed_at_once_not_by_a_later_garbage_collection(
 
 def test_an_assemblys_first_task_is_grounded_alone_and_the_next_ones_shared():
     asm = load_assembly("mortise_trestle")
-    a, b = make_task(asm, [FaultSpec("missing_part")], seed=3), make_task(asm, [FaultSpec("misplacement")], seed=4)
+    world = World(asm, Tolerances())
+    a = make_task(asm, [FaultSpec("missing_part")], seed=3, world=world)
+    b = make_task(asm, [FaultSpec("misplacement")], seed=4, world=world)
     GROUNDINGS.clear()
     assert GROUNDINGS.get(a, reduce=True).alone is a
     assert GROUNDINGS.get(b, reduce=True).alone is None and len(GROUNDINGS.cache) == 1

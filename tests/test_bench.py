@@ -10,8 +10,9 @@ from forgeplan.bench.composition import PROTOCOL, composition_counts, plan_compo
 from forgeplan.bench.store import build_bench, load_manifest
 from forgeplan.io.catalog import load_assembly
 from forgeplan.io.task_files import load_task
-from forgeplan.library import BUILTIN, PARTIAL_MOVES
+from forgeplan.library import BUILTIN
 from forgeplan.verify import verify
+from cases import PARTIAL_MOVES
 
 LIBRARY = {a: load_assembly(a).family for a in BUILTIN}
 FAMILIES = {a: f for a, f in LIBRARY.items() if a not in PARTIAL_MOVES}   # the 26 that make the plan

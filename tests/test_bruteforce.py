@@ -14,7 +14,7 @@ import itertools
 
 import pytest
 
-from cases import lane
+from cases import grounding, lane
 
 from fixtures import fixture_assembly
 from forgeplan.bench.synthetic import chain_assembly
@@ -26,7 +26,7 @@ from forgeplan.semantics.closure import dependency_closure
 from forgeplan.semantics.diagnosis import MISTAKE_TYPES, diagnose, faulty_slots
 from forgeplan.semantics.faults import FaultSpec, candidates, make_task
 from forgeplan.semantics.legal import legal_actions
-from forgeplan.semantics.task import world_for
+from forgeplan.semantics.engine import World
 
 NODE_LIMIT = 60_000
 
@@ -42,7 +42,7 @@ def successors(task):
     def succ(state):
         out = memo.get(state)
         if out is None:
-            out = memo[state] = [(a, world.apply(state, a)) for a in legal_actions(world, state)]
+            out = memo[state] = [(a, world.apply(state, a)) for a in legal_actions(grounding(world), state)]
         return out
     return succ
 
@@ -118,7 +118,7 @@ def _tasks():
     small += [fixture_assembly()] + [load_assembly(a) for a in ("luban_lock_3", "luban_lock_3_offset",
                                                                   "bayonet_mount_3pin", "shaft_stack_3")]
     for asm in small:
-        world = world_for(asm, Tolerances())
+        world = World(asm, Tolerances())
         types = [t for t in MISTAKE_TYPES if candidates(world, t)]
         seeds = 4 if asm.family in ("synthetic_chain", "luban3") else 2
         for ftype in types:

@@ -9,7 +9,8 @@ from forgeplan.io.importers import import_puzzle
 from forgeplan.model.state import Tolerances
 from forgeplan.planners.repair import repair_plan
 from forgeplan.semantics.faults import FaultSpec, make_task
-from forgeplan.semantics.task import world_for
+from forgeplan.semantics.engine import World
+from cases import grounding
 
 LEVEL1 = level1(SHARED) if HAVE_SHARED else level1(EXAMPLES)
 
@@ -23,12 +24,12 @@ def test_the_data_folder_is_there():
 @pytest.mark.parametrize("fault", ["missing_part", "wrong_orientation"])
 def test_faults_in_level1_burrs_get_valid_plans(name, fault):
     asm = import_puzzle(burr(name))
-    world = world_for(asm, Tolerances())
+    world = World(asm, Tolerances())
     task = make_task(asm, [FaultSpec(fault)], seed=3)
     plan = repair_plan(world, task.actual, task.target)
     assert plan is not None
     assert world.restoration(task.actual, plan, task.target).restored
-    if world.needs_groups and fault == "missing_part" and not any(a.name == "insert" for a in plan):
+    if world.moves.groups and fault == "missing_part" and not any(a.name == "insert" for a in plan):
         assert any(a.name == "join" for a in plan)
 
 
@@ -42,11 +43,11 @@ def test_grounded_group_moves_are_exactly_the_engines_legal_ones(name):
     from forgeplan.semantics.legal import legal_actions
 
     asm = import_puzzle(burr(name))
-    world = world_for(asm, Tolerances())
+    world = World(asm, Tolerances())
     rng = random.Random(0)
     state = make_task(asm, [FaultSpec("missing_part")], seed=1).actual
     for _ in range(12):
-        grounded = {(a.name, frozenset(a.part_ids), a.direction) for a in legal_actions(world, state) if isinstance(a, GroupMove)}
+        grounded = {(a.name, frozenset(a.part_ids), a.direction) for a in legal_actions(grounding(world), state) if isinstance(a, GroupMove)}
         engine = set()
         for k in range(2, len(world.ids) + 1):
             for combo in itertools.combinations(range(len(world.ids)), k):
@@ -57,4 +58,4 @@ def test_grounded_group_moves_are_exactly_the_engines_legal_ones(name):
                     if world.check(state, KIND[name_](ids, d)) is None:
                         engine.add((name_, frozenset(ids), d))
         assert grounded == engine
-        state = world.apply(state, rng.choice(legal_actions(world, state)))
+        state = world.apply(state, rng.choice(legal_actions(grounding(world), state)))

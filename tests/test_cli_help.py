@@ -57,3 +57,17 @@ def test_choices_with_commas_are_not_mangled_in_help():
     for name, parser in COMMANDS.items():
         text = parser.format_help()
         assert "{moved-parts,actions," not in text, name
+
+
+OUTPUT_OPTIONS = ("--out", "--report", "--store")
+
+
+@pytest.mark.parametrize("name", sorted(n for n in COMMANDS if n.startswith("forgeplan")))
+def test_every_output_option_goes_through_the_writer(name):
+    """An option that names a place to write takes `io.output.output_path`: the command line then refuses an
+    empty name, and checks the place (a link, an input of the command, a FIFO) before any work."""
+    from forgeplan.io.output import output_path
+
+    bad = [a.dest for a in COMMANDS[name]._actions
+           if set(a.option_strings) & set(OUTPUT_OPTIONS) and a.type is not output_path]
+    assert not bad, f"{name}: output options not typed output_path: {bad}"

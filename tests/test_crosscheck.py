@@ -10,11 +10,11 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
-from cases import all_cases
+from cases import PARTIAL_MOVES, all_cases
 from forgeplan.bench.burr_faults import fault_task
 from forgeplan.cli import main
 from forgeplan.io.importers import import_puzzle
-from forgeplan.library import BUILTIN, PARTIAL_MOVES
+from forgeplan.library import BUILTIN
 from forgeplan.model.actions import Insert
 from forgeplan.planners import crosscheck as cc
 from forgeplan.semantics.diagnosis import MISTAKE_TYPES
@@ -62,7 +62,7 @@ def test_scaling_chain_agrees_with_the_closed_form():
 def test_an_imported_burr_that_needs_group_moves_agrees(tmp_path, capsys):
     """Both planners prove the same optimum with group moves on a real level-1 burr (command path)."""
     _, task = fault_task(import_puzzle(burr("mj_burr6_puzzle4")), "missing_part")
-    assert task.world.needs_groups
+    assert task.world.moves.groups
     write_task(task, tmp_path / "burr")
     assert main(["crosscheck", str(tmp_path / "burr"), "--json", "--time-limit", "60"]) == 0
     c = json.loads(capsys.readouterr().out)["comparisons"][0]
@@ -134,7 +134,7 @@ def test_crosscheck_command_exits_1_and_shows_both_plans_on_disagreement(bench, 
         return cc._replayed(task, cc.Side(s.planner, s.status, s.optimal, s.unsolvable, s.plan[:-1],
                                           s.moved_parts, s.actions - 1, s.seconds))
 
-    monkeypatch.setitem(cc.SIDES, "fast-downward", fd_side_dropping_the_last_action)
+    monkeypatch.setattr(cc, "fd_side", fd_side_dropping_the_last_action)
     assert main(["crosscheck", str(bench / "a")]) == 1
     out = capsys.readouterr().out
     assert "disagree" in out and "clingo [optimal" in out and "fast-downward [" in out

@@ -17,6 +17,7 @@ from forgeplan.planners.asp.first_steps import solve_with_first_steps
 from forgeplan.semantics.faults import FaultSpec, make_task
 from forgeplan.semantics.intents import INSPECT, decision_of, valid_decisions
 from forgeplan.semantics.legal import legal_actions
+from cases import grounding
 from test_bruteforce import TASKS
 
 CASES = [t for _, t in TASKS[::9]] + [make_task(build("burr_6_split"), [FaultSpec("missing_part")], seed=3),
@@ -49,7 +50,7 @@ def test_the_legal_grammar_is_exactly_the_legal_decisions():
     task = CASES[-1]
     legal = compile_lark(legal_grammar(task))
     w = task.world
-    allowed = {compact(decision_of(a).to_json()) for a in legal_actions(w, task.actual)}
+    allowed = {compact(decision_of(a).to_json()) for a in legal_actions(grounding(w), task.actual)}
     assert {compact(d) for d in legal_decisions(task)} == allowed
     spec = compile_lark(decision_grammar(task))
     illegal = [pid for pid in w.ids if compact(decision_of(_insert(pid)).to_json()) not in allowed]

@@ -188,6 +188,7 @@ def test_a_refused_key_is_one_line_and_exit_2_without_retries(bench, server, mon
     assert not any(line.startswith("forgeplan: retry") for line in err)
     assert wrong not in "\n".join(err)   # the server echoed it; the message does not
     assert len(server.received) == 1     # no retry, and no other request started
+    assert not (tmp_path / "p.jsonl.cache").exists()   # made with the first answer only
     monkeypatch.delenv(ENV)
     assert main(infer(server, bench, out, "--concurrency", "1")) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1].startswith(f"forgeplan: error: no key: set ${ENV}")
@@ -296,6 +297,18 @@ def test_a_limited_run_then_the_full_run_sends_each_request_once(bench, server, 
     assert main(infer(server, bench, out)) == 0
     _each_sent_once(server, bench)
     assert len(rows_of(out)) == N_TEST
+
+
+def test_a_cache_file_that_does_not_read_back_is_asked_again(bench, server, key, tmp_path, capsys):
+    out = tmp_path / "p.jsonl"
+    assert main(infer(server, bench, out)) == 0
+    broken = sorted((tmp_path / "p.jsonl.cache").glob("*.json"))[0]
+    broken.write_text('{"response": ')              # cut short, as no rename would leave it
+    (broken.parent / ".x.tmp").write_text("{")     # a temporary file of a killed run
+    capsys.readouterr()
+    assert main(infer(server, bench, out)) == 0
+    assert json.loads(capsys.readouterr().out)["sent"] == 1 and len(server.received) == N_TEST + 1
+    assert json.loads(broken.read_text())["response"]["choices"]
 
 
 @pytest.mark.slow

@@ -5,7 +5,7 @@ import math
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from cases import all_cases
+from cases import all_cases, grounding
 from fixtures import BASE, BENT, CLIP, COVER, KEY, LATCH, PIN, fixture_assembly
 from forgeplan.model.actions import (Insert, Join, Remove, Replace, ResetPose, Rotate, RotateToLock, RotateToUnlock,
                                      RotateTranslateToUnlock, Separate, TranslateRotateToLock)
@@ -171,7 +171,7 @@ def test_random_legal_walks_never_crash_and_replay_agrees(case, picks, angle):
     w, s = task.world, task.actual
     plan = []
     for n in picks:
-        acts = legal_actions(w, s)
+        acts = legal_actions(grounding(w), s)
         present = [x for x in s.slots if x.present]
         if n % 7 == 0 and present:  # sometimes an arbitrary turn: any angle is legal when clear
             occ = present[n % len(present)].occupant
@@ -194,11 +194,11 @@ def test_remove_then_insert_restores_the_slot(case, picks, which):
     task = CASES[case][1]
     w, s = task.world, task.actual
     for n in picks:
-        acts = legal_actions(w, s)
+        acts = legal_actions(grounding(w), s)
         if not acts:
             break
         s = w.apply(s, acts[n % len(acts)])
-    removable = [a for a in legal_actions(w, s) if a.name == "remove" and a.part_id in w.index]
+    removable = [a for a in legal_actions(grounding(w), s) if a.name == "remove" and a.part_id in w.index]
     if not removable:
         return
     a = removable[which % len(removable)]
@@ -243,7 +243,7 @@ def grun(state, *actions):
 
 def test_group_moves_are_illegal_where_the_assembly_needs_none():
     s = run(T, UNLATCH, UNCLIP)
-    assert W.needs_groups is False and code(s, SEP) == "not_applicable" and gcode(s, SEP) is None
+    assert W.moves.groups is False and code(s, SEP) == "not_applicable" and gcode(s, SEP) is None
     assert "one part at a time" in W.check(s, SEP).message
 
 

@@ -14,9 +14,11 @@ from forgeplan.geometry.displacement import replay_moves
 from forgeplan.geometry.partial import needs_partial_moves, partial_verdict
 from forgeplan.io.contract import parse_output
 from forgeplan.io.task_files import load_task
-from forgeplan.library import BUILTIN, PARTIAL_MOVES, build
+from forgeplan.library import BUILTIN, build
 from forgeplan.library.burr import LEVELS
 from forgeplan.semantics.faults import FaultSpec, make_task
+from cases import PARTIAL_MOVES
+from forgeplan.semantics.grounded import Capability, assembly_capabilities
 
 EXPERTS = sorted(PARTIAL_MOVES)
 # one task on each: a fault inside the core, its reference long (slides out, back in)
@@ -36,6 +38,7 @@ def run(capsys, *argv):
 
 def test_partial_moves_names_exactly_the_builtins_that_need_them():
     assert PARTIAL_MOVES == {a for a in BUILTIN if needs_partial_moves(build(a))} == set(LEVELS)
+    assert PARTIAL_MOVES == {a for a in BUILTIN if Capability.SLIDES in assembly_capabilities(build(a))}
 
 
 @pytest.mark.parametrize("aid", EXPERTS)

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cases import all_cases, lane
+from cases import all_cases, grounding, lane
 from forgeplan.cli import main
 from forgeplan.io.contract import parse_output
 from forgeplan.io.task_files import write_json, write_task
@@ -263,7 +263,7 @@ def test_legal_mask_forbids_illegal_actions():
     st_ = lm.start()
     for i in _greedy_ids(vocab, head.encode()):
         st_ = lm.advance(st_, i)
-    legal = {compact(a.to_json()) for a in legal_actions(task.world, task.actual)}
+    legal = {compact(a.to_json()) for a in legal_actions(grounding(task.world), task.actual)}
     for a in legal:
         s2 = st_
         for b in a.encode():

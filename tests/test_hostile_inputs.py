@@ -113,7 +113,7 @@ def test_out_fifo_of_bench_commands(small_bench, fifo):
     for argv in (["requests", "--bench", small_bench, "--out", fifo],
                  ["baseline", "no-op", "--bench", small_bench, "--out", fifo],
                  ["infer", "--endpoint", "http://127.0.0.1:9/v1", "--bench", small_bench, "--out", fifo],
-                 ["intervene", "--bench", small_bench, "--predictions", fifo, "--out", fifo, "--mode",
+                 ["intervene", "--bench", small_bench, "--predictions", fifo.parent / "p.jsonl", "--out", fifo, "--mode",
                   "plan-from-diagnosis"]):
         assert "not a regular file or folder" in _one_line_error(run_cli(argv))
 

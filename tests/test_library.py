@@ -14,7 +14,7 @@ from forgeplan.geometry.graphs import assembly_sequence, blocking_depth
 from forgeplan.geometry.relations import symmetry_group
 from forgeplan.geometry.separation import disassembly_verdict, needs_group_moves
 from forgeplan.io.catalog import load_assembly
-from forgeplan.library import BUILTIN, PARTIAL_MOVES
+from forgeplan.library import BUILTIN
 from forgeplan.library.voxels import box, part
 from forgeplan.model.assembly import DIRECTIONS
 from forgeplan.model.state import Tolerances
@@ -26,8 +26,9 @@ from forgeplan.render import exploded_voxels
 from forgeplan.semantics.diagnosis import MISTAKE_TYPES
 from forgeplan.semantics.faults import FaultSpec, candidates, make_task
 from forgeplan.semantics.legal import legal_actions
-from forgeplan.semantics.task import world_for
+from forgeplan.semantics.engine import World
 from forgeplan.verify import verify
+from cases import PARTIAL_MOVES, grounding
 
 IDS = list(BUILTIN)
 PART_ID = re.compile(r"^[A-Z][A-Za-z0-9]*_Part\d{2}_[A-Z][A-Za-z]*$")
@@ -85,7 +86,7 @@ def test_symmetric_and_asymmetric_parts(library):
     assert sizes[1] > 0, "asymmetric parts (one way round only)"
     assert any(n in sizes for n in (2, 4, 8)), "parts with non-trivial symmetry"
     for aid, asm in library.items():  # every assembly can carry an orientation fault
-        assert candidates(world_for(asm, Tolerances()), "wrong_orientation"), aid
+        assert candidates(World(asm, Tolerances()), "wrong_orientation"), aid
 
 
 def test_pins_and_pegs_leave_along_their_axis_only(library):
@@ -113,7 +114,7 @@ def _deepest(world, asm, ftype: str) -> str:
 @pytest.mark.parametrize("aid", IDS)
 def test_repair_plan_valid_for_every_fault_type(aid):
     asm = load_assembly(aid)
-    world = world_for(asm, Tolerances())
+    world = World(asm, Tolerances())
     types = [t for t in MISTAKE_TYPES if candidates(world, t)]
     assert {"missing_part", "wrong_orientation", "misplacement", "under_insertion"} <= set(types)
     for ftype in types:
@@ -200,9 +201,9 @@ def test_exactly_the_group_burrs_need_group_moves(library):
 
 @pytest.mark.parametrize("aid", GROUP_BURRS)
 def test_group_burrs_have_no_free_piece_but_a_legal_group_move(aid):
-    world = world_for(load_assembly(aid), Tolerances())
+    world = World(load_assembly(aid), Tolerances())
     start = world.target_state()
-    legal = legal_actions(world, start)
+    legal = legal_actions(grounding(world), start)
     assert not [a for a in legal if a.name == "remove"]
     moves = [a for a in legal if a.name == "separate" and len(a.part_ids) < len(world.ids)]
     assert len(moves) == 2, "the first group and its complement, in opposite directions (or all parts at once)"
@@ -217,7 +218,7 @@ def test_group_burr_faults_get_proven_minimal_group_plans_fast_downward_agrees(a
     """A fault inside a built-in group burr: clingo's proven optimum separates and joins a group, the
     reference verifies, and Fast Downward finds the same optimum."""
     asm = load_assembly(aid)
-    world = world_for(asm, Tolerances())
+    world = World(asm, Tolerances())
     task = make_task(asm, [FaultSpec(fault, _deepest(world, asm, fault))], seed=5)
     comparison = compare_task(task, time_limit=120)
     assert comparison.verdict == "agree", comparison.reason

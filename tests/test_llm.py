@@ -158,7 +158,7 @@ def group_tasks():
     out = []
     for name, fault in (("mj_burr6_puzzle4.json", "missing_part"), ("mj_burr6_puzzle4.json", "wrong_orientation")):
         task = make_task(import_puzzle(burr(name)), [FaultSpec(fault)], seed=3)
-        assert task.world.needs_groups
+        assert task.world.moves.groups
         ref = reference_output(task, solve_task(task))
         assert {"separate", "join"} <= {a["action"] for a in ref["rework_plan"]["actions"]}
         out.append((task, ref))

@@ -29,6 +29,7 @@ from forgeplan.model.assembly import DIRECTIONS
 from forgeplan.planners.asp.solve import reference_output, solve_task
 from forgeplan.semantics.faults import FaultSpec, make_task
 from forgeplan.semantics.legal import legal_actions
+from cases import grounding
 
 GROUPS = "mj_burr6_puzzle4.json"         # level 1, comes apart only with group moves
 SINGLE = "mj_burr6_puzzle0.json"         # level 1, single-part moves suffice
@@ -51,7 +52,7 @@ def _reference(task) -> str:
 def burr():
     """Two faults of one group-move burr (one shared DFA), with their proved plans as contract text."""
     tasks = [_task(GROUPS, "missing_part"), _task(GROUPS, "wrong_orientation")]
-    assert all(t.world.needs_groups for t in tasks)
+    assert all(t.world.moves.groups for t in tasks)
     texts = [_reference(t) for t in tasks]
     for t, text in zip(tasks, texts):
         names = [a.name for a in parse_output(text).actions]
@@ -125,14 +126,14 @@ def test_the_whole_assembly_is_a_legal_group(burr):
     engine lets every part of the assembly leave together (the whole burr is separable)."""
     tasks, _ = burr
     task = tasks[1]  # wrong orientation: every part present
-    everything = [a for a in legal_actions(task.world, task.actual)
+    everything = [a for a in legal_actions(grounding(task.world), task.actual)
                   if isinstance(a, GroupMove) and len(a.part_ids) == len(task.assembly.part_ids)]
     assert everything and all(a.name == "separate" for a in everything)
 
 
 def test_assemblies_without_group_moves_keep_the_nine_forge_actions(tmp_path, capsys):
     task = _task(SINGLE, "missing_part")
-    assert not task.world.needs_groups and group_limit(task) == 0
+    assert not task.world.moves.groups and group_limit(task) == 0
     spec = specialise(task)
     code = "\n".join(l for l in spec.splitlines() if not l.lstrip().startswith("//"))
     assert "separate" not in code and "join" not in code and "part_ids" not in code

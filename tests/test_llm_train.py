@@ -95,7 +95,9 @@ def train_cli(tiny, bench, out, config, *more) -> int:
 def test_train_checkpoints_logs_eval_loss_and_resumes(tiny, bench, tmp_path, capsys):
     out = tmp_path / "run"
     assert train_cli(tiny, bench, out, small_config(tmp_path)) == 0
-    summary = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)
+    assert "train: 100%" in captured.err and "4/4" in captured.err   # the progress bar, on stderr
     assert summary["steps"] == 4 and summary["resumed_at_step"] == 0
     assert summary["train_examples"] == 8 and summary["eval_examples"] == 2
     assert sorted(p.name for p in out.glob("checkpoint-*")) == ["checkpoint-2", "checkpoint-4"]

@@ -1,5 +1,6 @@
 """The map is code: ARCHITECTURE.md names every module, and only the grounded task and the planner
-registry ask which kind of moves (straight, groups, partial) a task has."""
+registry ask which kind of moves (straight, groups, partial) a task has; everything else asks its
+capabilities."""
 
 from __future__ import annotations
 
@@ -7,18 +8,21 @@ import ast
 from pathlib import Path
 
 import forgeplan
+from forgeplan.planners.registry import REGISTRY
 
 ROOT = Path(forgeplan.__file__).resolve().parent
 MAP = ROOT.parent / "ARCHITECTURE.md"
 
-# where the kind of a task is decided: the grounded task owns it, the registry chooses planners by it
-KIND_OWNERS = {"semantics/grounded.py", "planners/registry.py",
-               "semantics/moves.py",              # the grounded task's move model per kind, below the engine that holds it
-               "semantics/partial_universe.py"}   # the grounded task's universe of partial moves
-# modules that still ask, each with why; the list only shrinks. Empty: the engine and the offer of a state
-# call the world's move model (`World.moves`), and the benchmark takes its expert tier and its train/test
-# assemblies from `semantics.grounded.assemblies_by_kind`
+# where the kind of a task is decided: the grounded task owns it (with its move model, which decides it per
+# assembly), the registry chooses planners by capability and objective; everything else asks a grounded
+# task's capabilities (`has_groups`, `has_slides`, `has_offsets`, `Capability`)
+KIND_OWNERS = {"semantics/grounded.py", "semantics/moves.py", "planners/registry.py"}
+# modules that still ask, each with why; the list only shrinks
 KIND_ALLOWED: dict[str, str] = {}
+KIND_CALLS = {"needs_partial_moves", "needs_group_moves", "is_level1", "assembly_kind", "kind_of", "move_kind"}
+KIND_NAMES = {"MoveKind", "kind_of", "move_kind", "assembly_kind", "PARTIAL_MOVES"}
+PLANNER_NAMES = frozenset(REGISTRY)
+MODEL_QUESTIONS = {"kind", "groups", "offers", "slides_refused", "offsets_refused"}   # asked of `X.moves`
 
 
 def modules() -> list[str]:
@@ -32,24 +36,38 @@ def modules() -> list[str]:
     return out
 
 
-def kind_questions(tree: ast.AST) -> list[int]:
-    """Lines that ask a task's kind: `world.partial` (any `X.world.partial`, `w.partial`, `self.partial`),
-    `needs_partial_moves(...)`, or a use of `MoveKind` / `kind_of` / `move_kind`."""
+def _name(node: ast.AST) -> str:
+    return node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else ""
+
+
+def kind_questions(tree: ast.AST, semantics: bool = False) -> list[int]:
+    """Lines that ask a task's kind instead of its capabilities: `world.partial` (any `X.world.partial`,
+    `w.partial`, `self.partial`), `X.needs_groups`, a call of the geometry's or the move model's kind
+    deciders (`needs_partial_moves`, `needs_group_moves`, `is_level1`, `assembly_kind`, `kind_of`,
+    `move_kind`), a use of `MoveKind` or of a fixed list of kinds (`PARTIAL_MOVES`), the move model made or
+    asked (`move_model(...)`, `X.moves.kind`, `.groups`, ...) outside `semantics/` (`semantics`: the module
+    is inside it, where the engine and the offers hold the model), a planner taken by name as a kind test
+    (`accepted("clingo", ...)`, `planner.name == "..."`)."""
     lines = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr == "partial":
-            base = node.value
-            name = base.attr if isinstance(base, ast.Attribute) else base.id if isinstance(base, ast.Name) else ""
-            if name in ("world", "w", "self"):
-                lines.append(node.lineno)
-        elif isinstance(node, ast.Call):
-            f = node.func
-            fname = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-            if fname == "needs_partial_moves":
-                lines.append(node.lineno)
-        elif isinstance(node, ast.Name) and node.id in ("MoveKind", "kind_of", "move_kind"):
+        if isinstance(node, ast.Attribute) and node.attr == "partial" and _name(node.value) in ("world", "w", "self"):
             lines.append(node.lineno)
-    return lines
+        elif isinstance(node, ast.Attribute) and node.attr == "needs_groups":
+            lines.append(node.lineno)
+        elif not semantics and (isinstance(node, ast.Attribute) and node.attr in MODEL_QUESTIONS and _name(node.value) == "moves"
+                                or isinstance(node, ast.Call) and _name(node.func) == "move_model"):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.Call) and (_name(node.func) in KIND_CALLS or _name(node.func) == "accepted" and node.args
+                                             and isinstance(node.args[0], ast.Constant)):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.Name) and node.id in KIND_NAMES or isinstance(node, ast.ImportFrom) and any(
+                a.name in KIND_NAMES for a in node.names):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.Compare) and any(
+                isinstance(x, ast.Attribute) and x.attr == "name" for x in (node.left, *node.comparators)) and any(
+                isinstance(x, ast.Constant) and x.value in PLANNER_NAMES for x in (node.left, *node.comparators)):
+            lines.append(node.lineno)
+    return sorted(set(lines))
 
 
 def test_only_the_grounded_task_and_the_registry_ask_which_kind_a_task_is():
@@ -57,7 +75,7 @@ def test_only_the_grounded_task_and_the_registry_ask_which_kind_a_task_is():
     for rel in modules():
         if rel in KIND_OWNERS or rel in KIND_ALLOWED or rel.startswith("geometry/"):   # geometry defines the level
             continue
-        lines = kind_questions(ast.parse((ROOT / rel).read_text(encoding="utf-8")))
+        lines = kind_questions(ast.parse((ROOT / rel).read_text(encoding="utf-8")), rel.startswith("semantics/"))
         if lines:
             found[rel] = lines
     assert not found, f"ask planners.registry or semantics.grounded instead: {found}"
@@ -69,9 +87,20 @@ def test_the_allowed_modules_still_ask_so_the_list_stays_tight():
     assert not stale, f"no longer ask the kind, drop them from KIND_ALLOWED: {stale}"
 
 
-def test_the_counter_sees_a_kind_branch():
-    tree = ast.parse("if task.world.partial:\n    pass\nx = needs_partial_moves(a)\ny = w.partial\nz = err.partial\n")
-    assert sorted(kind_questions(tree)) == [1, 3, 4]
+def test_the_counter_sees_every_form_of_a_kind_question():
+    asked = ["if task.world.partial: pass", "y = w.partial", "x = needs_partial_moves(a)", "x = needs_group_moves(a)",
+             "x = is_level1(a)", "x = assembly_kind(a)", "x = move_model(a)", "x = kind_of(t)", "x = move_kind(w)",
+             "x = task.world.needs_groups", "from forgeplan.library import PARTIAL_MOVES",
+             "x = [a for a in BUILTIN if a not in PARTIAL_MOVES]", "x = k is MoveKind.PARTIAL",
+             "x = world.moves.kind", "x = task.world.moves.groups", "x = w.moves.slides_refused()", "m = move_model(a)",
+             "x = accepted('clingo', tasks)", "x = planner_for(t).name == 'fast-downward'",
+             "if name.name != 'clingo': pass"]
+    fine = ["z = err.partial", "x = grounded.has_groups", "x = Capability.SLIDES in caps", "x = accepted(name, tasks)",
+            "x = proof.get('method') == 'clingo'", "x = ab.groups.moves"]
+    tree = ast.parse("\n".join(asked + fine))
+    assert sorted(kind_questions(tree)) == list(range(1, len(asked) + 1))
+    inside = ast.parse("x = world.moves.groups\nm = move_model(asm)\ny = world.needs_groups")
+    assert kind_questions(inside, semantics=True) == [3]
 
 
 def test_architecture_names_every_module():

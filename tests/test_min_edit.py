@@ -21,6 +21,7 @@ from forgeplan.planners.asp.facts import task_facts
 from forgeplan.planners.asp.min_edit import closest_valid_plan, edit_distance, same_action
 from forgeplan.planners.asp.solve import solve_task
 from forgeplan.semantics.legal import legal_actions
+from cases import grounding
 from test_bruteforce import TASKS
 
 SMALL = [t for _, t in TASKS if len(t.world.ids) <= 6][::3]
@@ -43,7 +44,7 @@ def brute_min_edit(task, given_plan) -> int:
             return cost
         if j < n:
             heapq.heappush(frontier, (cost + 1, next(tie), state, j + 1))               # delete step j
-        for a in legal_actions(world, state):
+        for a in legal_actions(grounding(world), state):
             nxt = world.apply(state, a)
             heapq.heappush(frontier, (cost + 1, next(tie), nxt, j))                     # insert a
             if j < n:

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from burrdata import burr, needs_shared
-from cases import uniform_cost_optimum, zigzag_puzzle
+from cases import grounding, uniform_cost_optimum, zigzag_puzzle
 from forgeplan.io.catalog import load_checkable
 from forgeplan.library.voxels import box, part
 from forgeplan.model.actions import Insert, Join, Remove, Separate, Slide, moved_parts
@@ -68,7 +68,7 @@ def brute_optimum(task) -> tuple[int, int]:
 
     def successors(world, state):
         acts = [a for a in candidate_actions(world, state) if world.check(state, a) is None]
-        acts += [a for a in legal_actions(world, state) if a.name in ("reset_pose", "rotate")]
+        acts += [a for a in legal_actions(grounding(world), state) if a.name in ("reset_pose", "rotate")]
         return [(a, nxt) for a in dict.fromkeys(acts) if inside(nxt := world.apply(state, a))]
     return uniform_cost_optimum(task, successors, (1000, 1))
 
@@ -79,7 +79,7 @@ def replays(task, plan) -> bool:
 
 def check_against_search_and_engine(task, horizon: int | None = None):
     """clingo's optimum (radius 1) equals the engine's and, where it proves one, the moved-set search's."""
-    found = minimal_rework(task.world, task.actual)
+    found = minimal_rework(grounding(task.world), task.actual)
     r = solve_partial_asp(task, horizon or found.actions, radius=RADIUS)
     assert r.plan is not None and replays(task, r.plan)
     assert (r.moved, r.actions) == (len(moved_parts(r.plan)), len(r.plan))
@@ -147,7 +147,7 @@ def test_the_lower_bound_is_the_searchs_proven_moved_count_on_every_zigzag_fault
     for ftype in FAULT_TYPES:
         for i in candidates(world, ftype):
             task = make_task(asm, [FaultSpec(ftype, world.ids[i])])
-            found = minimal_rework(task.world, task.actual)
+            found = minimal_rework(grounding(task.world), task.actual)
             assert found.optimal and moved_lower_bound(task) == found.moved, (ftype, world.ids[i])
 
 
@@ -163,7 +163,7 @@ def test_the_lower_bound_is_the_searchs_proven_moved_count_on_burrs(name, faults
     for fault in faults:
         ftype, i = fault.split(":")
         task = make_task(asm, [FaultSpec(ftype, world.ids[int(i)])])
-        found = minimal_rework(task.world, task.actual)
+        found = minimal_rework(grounding(task.world), task.actual)
         assert found.optimal and moved_lower_bound(task) == found.moved >= 3, fault
         assert moved_lower_bound(task, budget=0) < found.moved   # undecided sets count as possibly planned
 
@@ -280,7 +280,7 @@ def test_random_walks_of_universe_moves_are_accepted_by_the_encoding(picks):
     w, config, terms, last = task.world, tuple((0, 0, 0) for _ in asm.parts), [], None
     state = task.actual
     for pick in picks:
-        moves = [m for m in offered_moves(w, config, (1 << len(asm.parts)) - 1)
+        moves = [m for m in offered_moves(grounding(w), config, (1 << len(asm.parts)) - 1)
                  if all(o is None or max(map(abs, o)) <= RADIUS for o in apply_move(config, m))
                  and _rigid_or_pair(config, m)
                  and not (m[0] == "slide" and last is not None and last[0] == "slide" and last[1] == m[1]

@@ -23,7 +23,8 @@ from forgeplan.semantics import partial_offers, partial_universe
 from forgeplan.semantics.faults import FaultSpec, make_task
 from forgeplan.semantics.partial_universe import (apply_move, in_domain, landing_index, offered_steps, position_bound,
                                                   room, separable_at)
-from forgeplan.semantics.task import world_for
+from forgeplan.semantics.assembly_grounding import AssemblyGrounding
+from forgeplan.semantics.engine import World
 
 from test_slide_search import burr_e, tunnel
 
@@ -59,13 +60,14 @@ def defined_offer(world, config, movable):
        st.integers(1, 63))
 def test_the_compiled_offer_is_the_defined_one_on_random_walks(picks, which, movable):
     asm = tunnel() if which == "tunnel" else burr_e()
-    w = world_for(asm, Tolerances())
+    w = World(asm, Tolerances())
+    shared = AssemblyGrounding(w)
     movable &= (1 << len(asm.parts)) - 1
     everything = (1 << len(asm.parts)) - 1
     config = tuple((0, 0, 0) for _ in asm.parts)
     for pick in picks:
-        assert list(partial_offers.offer_table(w).steps(config, movable)) == defined_offer(w, config, movable)
-        steps = list(offered_steps(w, config, everything))
+        assert list(partial_offers.OfferTable(w).steps(config, movable)) == defined_offer(w, config, movable)
+        steps = list(offered_steps(shared, config, everything))
         if not steps:
             break
         move, nxt = steps[pick % len(steps)]
@@ -74,7 +76,7 @@ def test_the_compiled_offer_is_the_defined_one_on_random_walks(picks, which, mov
 
 
 def _results(task):
-    found = slide_search.minimal_rework(task.world, task.actual)
+    found = slide_search.minimal_rework(AssemblyGrounding(task.world), task.actual)
     return found.plan, found.moved, found.actions, found.optimal
 
 
@@ -91,8 +93,7 @@ def test_the_shortcuts_change_no_proved_result(make, monkeypatch):
     with_shortcuts = _results(task)
     monkeypatch.setattr(slide_search, "_can_arrive", lambda *a: True)
     monkeypatch.setattr(slide_search, "_probe", lambda *a: (None, 0))
-    partial_universe._LANDINGS.clear()
-    without = _results(task)
+    without = _results(task)   # on an assembly grounding of its own: nothing kept from the first
     assert with_shortcuts[3] and without[3]
     assert with_shortcuts == without
 
@@ -102,14 +103,14 @@ def test_the_probe_proves_a_shallow_whole_group_plan():
     one has the two-action separate-and-join plan. Searched one after another, the sets before it run
     into their caps; bounded by the probe's length 2, every one finishes, which proves (5, 2)."""
     task = make_task(burr_e(), [FaultSpec.parse("missing_part:Solid6burrEAsm901_Part01_Stick")], seed=0)
-    found = slide_search.minimal_rework(task.world, task.actual)
+    found = slide_search.minimal_rework(AssemblyGrounding(task.world), task.actual)
     assert found.optimal and (found.moved, found.actions) == (5, 2)
     assert [a.name for a in found.plan] == ["separate", "join"]
     monkeypatch = pytest.MonkeyPatch()
     monkeypatch.setattr(slide_search, "_probe", lambda *a: (None, 0))
     try:
-        assert not slide_search.minimal_rework(task.world, task.actual, proof_cap=1).optimal
-        again = slide_search.minimal_rework(task.world, task.actual)     # the exact arguments prove it too
+        assert not slide_search.minimal_rework(AssemblyGrounding(task.world), task.actual, proof_cap=1).optimal
+        again = slide_search.minimal_rework(AssemblyGrounding(task.world), task.actual)     # the exact arguments prove it too
         assert again.optimal and again.plan == found.plan
     finally:
         monkeypatch.undo()
@@ -117,8 +118,8 @@ def test_the_probe_proves_a_shallow_whole_group_plan():
 
 def test_a_set_whose_landings_never_bring_the_missing_slot_in_is_skipped():
     task = make_task(build("burr_6_level5"), [FaultSpec.parse("missing_part:Burr6Level5_Part02_Stick")], seed=0)
-    w = task.world
-    start = slide_search.start_node(w, task.actual)
+    w = AssemblyGrounding(task.world)
+    start = slide_search.start_node(task.world, task.actual)
     movable = 0b10110    # the missing slot and two sticks that cannot take it out
     assert landing_index(w, movable, tuple((0, 0, 0) for _ in start[0]), cap=10 ** 6) == {}
     dist, found, complete = slide_search._bfs(w, start, movable, slide_search.NO_LIMIT, slide_search.CAP)
@@ -126,18 +127,15 @@ def test_a_set_whose_landings_never_bring_the_missing_slot_in_is_skipped():
 
 
 def test_a_kept_landing_index_equals_a_fresh_one():
-    w = make_task(burr_e(), [], seed=0).world
-    home = tuple((0, 0, 0) for _ in w.ids)
-    partial_universe._LANDINGS.clear()
-    partial_offers._TABLES.clear()
+    world = make_task(burr_e(), [], seed=0).world
+    w = AssemblyGrounding(world)
+    home = tuple((0, 0, 0) for _ in world.ids)
     first = landing_index(w, 0b111000, home, cap=3000)
-    partial_offers._TABLES.clear()
     assert landing_index(w, 0b111000, home, cap=3000) is first      # kept
-    partial_universe._LANDINGS.clear()
-    assert landing_index(w, 0b111000, home, cap=3000) == first      # and the same as a fresh one
+    assert landing_index(AssemblyGrounding(world), 0b111000, home, cap=3000) == first   # and the same as a fresh one
     with pytest.raises(OverflowError):
         landing_index(w, 0b111111, home, cap=10, deadline=0.0)
-    assert not any(k[1] == 0b111111 for k in partial_universe._LANDINGS)   # a clock-cut index is not kept
+    assert not any(k[0] == 0b111111 for k in w.memo(partial_universe.LANDINGS))   # a clock-cut index is not kept
 
 
 def test_an_unproved_search_gives_way_to_a_better_repair_plan(monkeypatch):
@@ -146,18 +144,16 @@ def test_an_unproved_search_gives_way_to_a_better_repair_plan(monkeypatch):
     lexicographic order. Not held, the exact arguments prove a shorter plan of five parts."""
     task = make_task(build("burr_6_level5"), [FaultSpec("wrong_orientation", "Burr6Level5_Part02_Stick"),
                                               FaultSpec("misplacement", "Burr6Level5_Part03_Stick")], seed=1)
-    found = slide_search.minimal_rework(task.world, task.actual, proof_cap=1)
+    found = slide_search.minimal_rework(AssemblyGrounding(task.world), task.actual, proof_cap=1)
     repair = partial_repair_plan(task.world, task.actual, task.target)
     assert not found.optimal and found.plan is not None and repair is not None
     held = slide_search.minimal_rework
     monkeypatch.setattr(partial_solve, "minimal_rework", lambda w, a, limit=None: held(w, a, limit, proof_cap=1))
-    partial_solve._FOUND.clear()
-    result = solve_task(task)
+    result = solve_task(task)   # grounded alone: no search kept from elsewhere
     best = min((len(moved_parts(p)), len(p)) for p in (found.plan, repair))
     assert (result.moved_parts, result.actions) == best == (5, 14)
     assert result.proof == "repair-search" and result.status is not Status.OPTIMAL
     monkeypatch.undo()
-    partial_solve._FOUND.clear()
     proved = solve_task(task)
     assert proved.status is Status.OPTIMAL and (proved.moved_parts, proved.actions) == (5, 10)
     assert task.world.restoration(task.actual, list(proved.plan), task.target).restored

@@ -15,12 +15,12 @@ from unified_planning.engines import PlanGenerationResultStatus as S
 from unified_planning.io import PDDLReader, PDDLWriter
 from unified_planning.shortcuts import OneshotPlanner, get_environment
 
-from cases import all_cases
+from cases import PARTIAL_MOVES, all_cases, grounding
 from forgeplan.bench.burr_faults import FAULTS, fault_task, level1_puzzles
 from forgeplan.cli import main
 from forgeplan.geometry.checks import check_geometry
 from forgeplan.io.importers import import_puzzle
-from forgeplan.library import BUILTIN, PARTIAL_MOVES, build
+from forgeplan.library import BUILTIN, build
 from forgeplan.model.actions import KIND, Action, GroupMove, Rotate
 from forgeplan.model.assembly import DIRECTIONS, Assembly, validate_assembly
 from forgeplan.planners.pddl.fd import solve_fd
@@ -72,7 +72,7 @@ def test_every_lifted_export_uses_the_committed_domain():
     objectives = ("moved-parts,actions", "actions", "moved-parts")
     for k, asm_id in enumerate(a for a in BUILTIN if a not in PARTIAL_MOVES):
         task = case(f"{asm_id}/multi/0")
-        if task.world.needs_groups:  # the lifted domain has no group moves (see the last test)
+        if task.world.moves.groups:  # the lifted domain has no group moves (see the last test)
             continue
         assert PDDLWriter(build_problem(task, objectives[k % 3]).problem).get_domain() == committed, asm_id
 
@@ -108,7 +108,9 @@ def test_import_plan_says_when_the_plan_is_illegal(tmp_path, capsys):
     base = names.get_pddl_name(enc.objects["BayonetStructure_Part00_Base"])
     (tmp_path / "plan").write_text(f"(remove_first {base} {base})\n")  # buried under everything
     assert main(["import-plan", str(tmp_path / "task"), str(tmp_path / "plan")]) == 1
-    assert "illegal" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"not a valid plan of that PDDL task: step 1 (remove_first {base} {base}) is not applicable" in err
+    assert "(present ?blocker)" in err and len(err.splitlines()) == 1
 
 
 # ----------------------------------------------------------------------------- reversible names
@@ -193,8 +195,8 @@ def engine_legal(world, state) -> list[Action]:
     """The engine's legal actions over the grounded parameters: single-part moves as grounded, and for an
     assembly that needs group moves every separate/join of two or more slots along every direction that
     `World.check` accepts (SEMANTICS §5; enumerated here without forgeplan.geometry.separation or forgeplan.planners.pddl)."""
-    out = [a for a in legal_actions(world, state) if not isinstance(a, GroupMove)]
-    if not world.needs_groups:
+    out = [a for a in legal_actions(grounding(world), state) if not isinstance(a, GroupMove)]
+    if not world.moves.groups:
         return out
     occupant = [s.occupant if s.present else pid for pid, s in zip(world.ids, state.slots)]
     for k in range(2, len(world.ids) + 1):
@@ -263,7 +265,7 @@ def burr_jobs() -> list[tuple[str, str]]:
     moves, one (rotating) where it does not."""
     out = []
     for k, path in enumerate(level1_puzzles(BURR)):
-        needs = make_task(import_puzzle(path), []).world.needs_groups
+        needs = make_task(import_puzzle(path), []).world.moves.groups
         out += [(path.name, f) for f in (FAULTS if needs else FAULTS[k % 2:k % 2 + 1])]
     return out
 
@@ -275,8 +277,8 @@ def test_expanded_problem_has_exactly_the_engines_legal_actions_on_real_burrs(pu
     group moves the walk takes some (random choice among the legal actions, most of them group moves)."""
     asm = import_puzzle(BURR / puzzle)
     _, task = fault_task(asm, fault)
-    groups = walk_expanded_problem(task, puzzle + fault, steps=8 if task.world.needs_groups else 4)
-    assert (groups > 0) == task.world.needs_groups
+    groups = walk_expanded_problem(task, puzzle + fault, steps=8 if task.world.moves.groups else 4)
+    assert (groups > 0) == task.world.moves.groups
 
 
 @pytest.mark.slow

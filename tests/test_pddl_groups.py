@@ -26,7 +26,7 @@ from forgeplan.semantics.faults import FaultSpec, make_task
 from burrdata import FOLDER as BURR, HAVE_SHARED, burr, needs_shared, param
 from forgeplan.io.task_files import write_task
 from forgeplan.planners.repair import repair_plan
-from cases import uniform_cost_optimum
+from cases import grounding, uniform_cost_optimum
 from test_pddl import burr_jobs, engine_legal, walk_expanded_problem
 
 get_environment().credits_stream = None
@@ -57,8 +57,8 @@ def test_candidate_groups_are_the_separable_sets_and_the_export_drops_only_domin
     for path in level1_puzzles(BURR):
         asm = import_puzzle(path)
         world = make_task(asm, []).world
-        found = candidate_groups(world)
-        if not world.needs_groups:
+        found = candidate_groups(grounding(world))
+        if not world.moves.groups:
             assert not any(found.groups.values()) and not any(found.moves.values()), path.name
             continue
         subsets = [g for k in range(2, len(asm.parts) + 1) for g in itertools.combinations(asm.part_ids, k)]
@@ -104,7 +104,7 @@ def _solve(args: tuple[str, str]) -> tuple:
     world = task.world
     valid = r.plan is not None and world.restoration(task.actual, r.plan, task.target).restored
     return (args, r.optimal, valid, r.cost == r.reported_cost, r.plan and value(r.plan), brute_optimum(task),
-            world.needs_groups, r.plan)
+            world.moves.groups, r.plan)
 
 
 @pytest.mark.slow
@@ -155,7 +155,7 @@ def mechanised_burr():
 @pytest.mark.parametrize("faults", [["interference_lock"], ["wrong_part", "misplacement"]])
 def test_mechanised_burr_expanded_problem_has_exactly_the_engines_legal_actions(faults):
     task = make_task(mechanised_burr(), [FaultSpec(f) for f in faults], seed=1)
-    assert task.world.needs_groups
+    assert task.world.moves.groups
     assert walk_expanded_problem(task, str(faults), steps=6) > 0
 
 
@@ -195,7 +195,7 @@ def _detour(task, plan):
     along such a direction, or else a group separated and joined back that way; None if the engine
     allows neither on the way."""
     world, state = task.world, task.actual
-    kept = candidate_groups(world).moves
+    kept = candidate_groups(grounding(world)).moves
     for k, a in enumerate(plan):
         for b in engine_legal(world, state):
             if isinstance(b, GroupMove) and tuple(slots_of(world, b)) not in kept[b.direction]:

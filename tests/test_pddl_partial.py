@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cases import uniform_cost_optimum, zigzag_puzzle
+from cases import grounding, uniform_cost_optimum, zigzag_puzzle
 from forgeplan.model.actions import Insert, Join, Remove, Separate, Slide, moved_parts
 from forgeplan.model.assembly import DIRECTIONS
 from forgeplan.planners.pddl import slides
@@ -89,7 +89,7 @@ def brute_optimum(task) -> tuple[int, int]:
     """(J_move, c) of an optimal plan over the engine's legal actions (plus the single-part repairs
     `legal_actions` offers) whose states stay inside the box. Knows nothing of PDDL."""
     def successors(world, state):
-        acts = engine_moves(world, state) + [a for a in legal_actions(world, state)
+        acts = engine_moves(world, state) + [a for a in legal_actions(grounding(world), state)
                                              if a.name in ("reset_pose", "rotate", "replace")]
         return [(a, nxt) for a in dict.fromkeys(acts) if inside(nxt := world.apply(state, a))]
     return uniform_cost_optimum(task, successors, (W, 1))

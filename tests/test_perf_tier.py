@@ -8,7 +8,8 @@ from forgeplan.bench.composition import plan_composition
 from forgeplan.bench.sources import load_sources
 from lab.cli import main
 from forgeplan.geometry.separation import needs_group_moves
-from forgeplan.library import PARTIAL_MOVES
+from cases import PARTIAL_MOVES
+
 
 
 def test_perf_tier_makes_every_tier_reference_of_the_plan(capsys):

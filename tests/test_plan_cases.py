@@ -54,7 +54,7 @@ def combinations():
     """(implementation, case) pairs; the lifted domain has no group moves, so it skips cases that need them."""
     for impl in IMPLEMENTATIONS:
         for name, case in CASES.items():
-            if impl == "pddl-lifted" and case.task.world.needs_groups:
+            if impl == "pddl-lifted" and case.task.world.moves.groups:
                 continue
             yield pytest.param(impl, name, id=f"{impl}-{name}",
                                marks=pytest.mark.slow if (impl, name) in SLOW_PAIRS else ())

@@ -80,7 +80,7 @@ def test_the_prompts_name_exactly_the_actions_the_grammar_admits(references, aid
         assert sigs[name] == set(params) | set(optional)
     assert {t["action"] for t in _forge_space(task)["templates"]} == set(admitted)
     grouped = "separate" in admitted
-    assert grouped == task.world.needs_groups   # group moves are named only where the assembly needs them
+    assert grouped == task.world.moves.groups   # group moves are named only where the assembly needs them
 
 
 @pytest.mark.parametrize("aid", TASKS)

@@ -16,6 +16,7 @@ from forgeplan.model.assembly import DIRECTION_VECTORS, DIRECTIONS, Assembly
 from forgeplan.semantics.engine import World
 from forgeplan.semantics.grounded import MoveKind
 from forgeplan.verify import illegal_step_category
+from cases import grounding
 
 from burrdata import FOLDER, burr, param
 
@@ -159,7 +160,7 @@ def test_legal_actions_offer_every_step_of_a_partial_repair_and_the_grammar_pars
     ref = simple_reference(task)
     state = task.actual
     for a in feasible_plan(task):
-        assert a in legal_actions(task.world, state), a
+        assert a in legal_actions(grounding(task.world), state), a
         state = task.world.apply(state, a)
     text = json.dumps({k: ref[k] for k in ("annotation", "rework_plan")}, separators=(",", ":"))
     lark_parser(specialise(task)).parse(text)

@@ -18,6 +18,7 @@ from forgeplan.planners.moved_set.bounds import LowerBound
 from forgeplan.planners.moved_set.engine_search import _engine_moves, _goal, _one_move_home, shorter_plan_exists
 from forgeplan.planners.moved_set.reach import Undecided
 from forgeplan.planners.moved_set.search import PROOF_CAP, candidate_sets, minimal_rework, start_node
+from forgeplan.semantics.assembly_grounding import AssemblyGrounding
 from forgeplan.semantics.faults import FaultSpec, make_task
 from test_slide_search import brute_force, burr_e, tunnel
 
@@ -25,8 +26,8 @@ TUNNEL_FAULTS = ["missing_part:Core", "misplacement:Core", "misplacement:Shell",
                  "under_insertion:Core"]
 
 
-def _sets_of_size(world, start, size: int) -> list[int]:
-    for n, sets in candidate_sets(world, start):
+def _sets_of_size(ag, start, size: int) -> list[int]:
+    for n, sets in candidate_sets(ag, start):
         if n == size:
             return sets
     return []
@@ -37,9 +38,9 @@ def test_a_shorter_plan_exists_exactly_when_the_brute_force_search_has_one(fault
     """At the brute-force optimum c* no moved set of size J* has a plan shorter than c*; one has a plan
     shorter than c* + 1 (its own)."""
     task = make_task(tunnel(), [FaultSpec.parse(fault)], seed=3)
-    w = task.world
-    j, c = brute_force(w, task.actual, task.target)
-    start = start_node(w, task.actual, spares=True)
+    w = AssemblyGrounding(task.world)
+    j, c = brute_force(task.world, task.actual, task.target)
+    start = start_node(task.world, task.actual, spares=True)
     sets = _sets_of_size(w, start, j)
     assert sets
     answers = {}
@@ -55,8 +56,8 @@ def test_the_engine_search_lifts_what_the_lower_bound_cannot():
     """solid6burr_e with a missing stick: the lower bound at the start is below the optimum, the engine
     search meets no shorter plan, so both levels hold over every plan the engine accepts."""
     task = make_task(burr_e(), [FaultSpec.parse("missing_part:Solid6burrEAsm901_Part03_Stick")], seed=1)
-    w = task.world
-    start = start_node(w, task.actual, spares=True)
+    w = AssemblyGrounding(task.world)
+    start = start_node(task.world, task.actual, spares=True)
     found = minimal_rework(w, task.actual)
     assert found.optimal and found.proved == ("moved-parts", "actions")
     assert (found.moved, found.actions) == (2, 4)
@@ -64,16 +65,16 @@ def test_the_engine_search_lifts_what_the_lower_bound_cannot():
     assert min(LowerBound(w, m, PROOF_CAP)(start) for m in sets) < found.actions
 
 
-def _nodes_near_home(world, movable: int, rng: random.Random, walks: int, depth: int) -> list:
+def _nodes_near_home(ag, movable: int, rng: random.Random, walks: int, depth: int) -> list:
     """Nodes on random walks of engine moves from the target (with one slot made faulty), at most one slot absent."""
-    home = (tuple((0, 0, 0) for _ in world.ids), 0)
+    home = (tuple((0, 0, 0) for _ in ag.world.ids), 0)
     out = []
     for _ in range(walks):
-        bad = rng.choice([0, 1 << rng.randrange(len(world.ids))]) & movable
+        bad = rng.choice([0, 1 << rng.randrange(len(ag.world.ids))]) & movable
         node = (home[0], bad)
         for _ in range(depth):
             try:
-                nxt = list(_engine_moves(world, node, movable))
+                nxt = list(_engine_moves(ag, node, movable))
             except Undecided:
                 break
             if not nxt:
@@ -86,8 +87,8 @@ def _nodes_near_home(world, movable: int, rng: random.Random, walks: int, depth:
 @pytest.mark.parametrize("which", ["tunnel", "burr_6_level5"])
 def test_one_move_home_is_the_goal_test_of_every_successor(which):
     asm = tunnel() if which == "tunnel" else build("burr_6_level5")
-    w = make_task(asm, []).world
-    movable = (1 << len(w.ids)) - 1
+    w = AssemblyGrounding(make_task(asm, []).world)
+    movable = (1 << len(w.world.ids)) - 1
     nodes = _nodes_near_home(w, movable, random.Random(5), walks=60 if which == "tunnel" else 25, depth=3)
     checked = hits = 0
     for node in nodes:

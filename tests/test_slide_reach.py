@@ -1,6 +1,6 @@
 """The exact arguments of the moved-set search (SEMANTICS.md §9) against the plain search they stand in
-for: which moved sets have a plan (`slide_reach`), the mirror optimum of one faulty part
-(`slide_mirror`), lower bounds (`slide_bounds`) and the pruned searches that use them."""
+for: which moved sets have a plan (`moved_set.reach`), the mirror optimum of one faulty part
+(`moved_set.mirror`), lower bounds (`moved_set.bounds`) and the pruned searches that use them."""
 
 from __future__ import annotations
 
@@ -22,6 +22,9 @@ from forgeplan.planners.moved_set.bounds import LowerBound
 from forgeplan.planners.moved_set.mirror import mirror_optimum
 from forgeplan.planners.moved_set.reach import Undecided, escape_set, has_plan
 from forgeplan.planners.moved_set.search import NO_LIMIT, minimal_rework, start_node
+from forgeplan.model.state import NO_OFFSET, Tolerances
+from forgeplan.semantics.assembly_grounding import AssemblyGrounding
+from forgeplan.semantics.engine import World
 from forgeplan.semantics.faults import FaultSpec, candidates, make_task
 from forgeplan.semantics.grounded import canonical_key, part_ranks
 
@@ -29,7 +32,6 @@ DATA = Path(__file__).resolve().parent / "data" / "partial_fd"
 KINDS = ("missing_part", "wrong_orientation", "misplacement", "under_insertion")
 POSE_KINDS = KINDS[1:]       # one present part off its pose or turned, every slot at its target place
 BURR_E = "solid6burr_e_asm901"
-HOME = (0, 0, 0)
 
 
 @lru_cache(maxsize=None)
@@ -43,13 +45,19 @@ def puzzle(name: str):
 
 
 @lru_cache(maxsize=None)
+def grounding(asm) -> AssemblyGrounding:
+    """One assembly grounding per test puzzle, shared by its tasks (as a benchmark batch shares one)."""
+    return AssemblyGrounding(World(asm, Tolerances()))
+
+
+@lru_cache(maxsize=None)
 def single_faults(name: str, kinds: tuple[str, ...] = KINDS) -> tuple:
     """(kind, slot, task, start node) for every single fault of every slot that can carry it."""
     asm, out = puzzle(name), []
-    ids = make_task(asm, []).world.ids
+    world = grounding(asm).world
     for kind in kinds:
-        for i in candidates(make_task(asm, []).world, kind):
-            task = make_task(asm, [FaultSpec(kind, ids[i])], seed=0)
+        for i in candidates(world, kind):
+            task = make_task(asm, [FaultSpec(kind, world.ids[i])], seed=0, world=world)
             out.append((kind, i, task, start_node(task.world, task.actual)))
     return tuple(out)
 
@@ -57,7 +65,7 @@ def single_faults(name: str, kinds: tuple[str, ...] = KINDS) -> tuple:
 def forced(start) -> int:
     """The slots every plan moves: faulty, missing or displaced (as `minimal_rework` counts them)."""
     config, bad = start
-    return bad | sum(1 << i for i, o in enumerate(config) if o is None or o != HOME)
+    return bad | sum(1 << i for i, o in enumerate(config) if o is None or o != NO_OFFSET)
 
 
 def moved_sets(world, start, size: int | None = None) -> list[int]:
@@ -66,10 +74,10 @@ def moved_sets(world, start, size: int | None = None) -> list[int]:
     return [m for m in range(1 << n) if m & must == must and (size is None or bin(m).count("1") == size)]
 
 
-def first_sets_with_plans(world, start) -> list[int]:
+def first_sets_with_plans(ag, start) -> list[int]:
     """The moved sets of the smallest size for which `has_plan` finds a plan."""
-    for size in range(bin(forced(start)).count("1"), len(world.ids) + 1):
-        found = [m for m in moved_sets(world, start, size) if has_plan(world, start, m)[0]]
+    for size in range(bin(forced(start)).count("1"), len(ag.world.ids) + 1):
+        found = [m for m in moved_sets(ag.world, start, size) if has_plan(ag, start, m)[0]]
         if found:
             return found
     raise AssertionError("no moved set has a plan")
@@ -85,8 +93,8 @@ def _compare_verdicts(name: str, largest: int, cap: int = 4_000) -> tuple[int, i
         for m in moved_sets(task.world, start):
             if bin(m).count("1") > largest:
                 continue
-            exists = has_plan(task.world, start, m)[0]
-            _, c, complete = slide_search._bfs(task.world, start, m, NO_LIMIT, cap)
+            exists = has_plan(grounding(task.assembly), start, m)[0]
+            _, c, complete = slide_search._bfs(grounding(task.assembly), start, m, NO_LIMIT, cap)
             if complete:
                 assert exists == (c is not None), (name, kind, i, bin(m), exists, c)
                 exact += 1
@@ -118,7 +126,7 @@ def test_the_mirror_optimum_is_the_optimum_the_plain_search_proves(name):
     compared = 0
     tasks = single_faults(name, POSE_KINDS)
     for kind, p, task, start in tasks:
-        w = task.world
+        w = grounding(task.assembly)
         sets = first_sets_with_plans(w, start)
         mirrored = [mirror_optimum(w, p, m) for m in sets]
         assert None not in mirrored, (kind, p)
@@ -130,7 +138,7 @@ def test_the_mirror_optimum_is_the_optimum_the_plain_search_proves(name):
         found = minimal_rework(w, task.actual)
         assert found.optimal and (found.moved, found.actions) == (j, c), (kind, p)
         assert len(moved_parts(found.plan)) == j and len(found.plan) == c
-        assert w.restoration(task.actual, found.plan, task.target).restored
+        assert w.world.restoration(task.actual, found.plan, task.target).restored
     assert compared >= 0.75 * len(tasks) and compared > 0
 
 
@@ -143,14 +151,14 @@ def _met_nodes(name: str, every: int = 1, per_search: int | None = None, cap: in
     searches = []
     for _, _, task, start in single_faults(name):
         for m in moved_sets(task.world, start):
-            dist, _, complete = slide_search._bfs(task.world, start, m, NO_LIMIT, cap)
+            dist, _, complete = slide_search._bfs(grounding(task.assembly), start, m, NO_LIMIT, cap)
             if complete:
                 searches.append((task, m, sorted(dist, key=repr)))
     out = []
     for task, m, nodes in searches[::every]:
         step = 1 if per_search is None else max(1, len(nodes) // per_search)
         for node in nodes[::step]:
-            _, c, done = slide_search._bfs(task.world, node, m, NO_LIMIT, cap)
+            _, c, done = slide_search._bfs(grounding(task.assembly), node, m, NO_LIMIT, cap)
             if done and c is not None:
                 out.append((task, m, node, c))
     return out
@@ -161,9 +169,9 @@ def test_the_lower_bound_never_exceeds_the_true_distance(name):
     """LowerBound is admissible on every node the exhausted plain searches meet, and not trivially zero."""
     bounds, positive, met = {}, 0, _met_nodes(name, cap=500)
     for task, m, node, c in met:
-        key = (id(task.world), m)
+        key = (id(task.assembly), m)
         if key not in bounds:
-            bounds[key] = LowerBound(task.world, m, 200_000)
+            bounds[key] = LowerBound(grounding(task.assembly), m, 200_000)
         b = bounds[key](node)
         assert 0 <= b <= c, (task.faults, bin(m), node, b, c)
         positive += b > 0
@@ -177,7 +185,7 @@ def test_the_lower_bound_is_admissible_on_a_real_burr(name):
     met = _met_nodes(name, every=10, per_search=3)
     positive = 0
     for task, m, node, c in met:
-        b = LowerBound(task.world, m, 200_000)(node)
+        b = LowerBound(grounding(task.assembly), m, 200_000)(node)
         assert 0 <= b <= c, (task.faults, bin(m), node, b, c)
         positive += b > 0
     assert len(met) > 50 and positive > len(met) // 2
@@ -191,11 +199,11 @@ def test_no_bounded_search_meets_the_goal_closer_than_the_lower_bound(pick_task,
     _, _, task, start = tasks[pick_task % len(tasks)]
     sets = moved_sets(task.world, start)
     m = sets[pick_set % len(sets)]
-    dist, _, _ = slide_search._bfs(task.world, start, m, NO_LIMIT, 2_000)
+    dist, _, _ = slide_search._bfs(grounding(task.assembly), start, m, NO_LIMIT, 2_000)
     node = sorted(dist, key=repr)[pick_node % len(dist)]
-    b = LowerBound(task.world, m, 200_000)(node)
+    b = LowerBound(grounding(task.assembly), m, 200_000)(node)
     if b > 0:
-        _, c, _ = slide_search._bfs(task.world, node, m, b - 1, 20_000)   # a plan it meets, cut or not, is a plan
+        _, c, _ = slide_search._bfs(grounding(task.assembly), node, m, b - 1, 20_000)   # a plan it meets, cut or not, is a plan
         assert c is None, (task.faults, bin(m), node, b, c)
 
 
@@ -208,10 +216,10 @@ def test_the_exact_arguments_prove_what_the_plain_search_proves(name):
     """With the plain search cut at once, the exact arguments prove the same (J, c); without a mirror, the same plan."""
     compared = 0
     for kind, i, task, _ in single_faults(name):
-        w = task.world
+        w = grounding(task.assembly)
         plain = minimal_rework(w, task.actual, proof_cap=1)
         pruned = minimal_rework(w, task.actual, cap=1)
-        assert pruned.optimal and w.restoration(task.actual, pruned.plan, task.target).restored, (kind, i)
+        assert pruned.optimal and w.world.restoration(task.actual, pruned.plan, task.target).restored, (kind, i)
         assert len(moved_parts(pruned.plan)) == pruned.moved and len(pruned.plan) == pruned.actions
         if plain.optimal:
             assert (pruned.moved, pruned.actions) == (plain.moved, plain.actions), (kind, i)
@@ -234,18 +242,18 @@ def test_a_mirror_proved_plan_is_its_way_out_the_mend_and_the_way_out_undone(kin
     """Where only the mirror argument proves the optimum, the plan is the mirror plan (SEMANTICS §9, 3.), never
     canonically smaller than the plain search's tie-break plan."""
     _, _, task, _ = next(f for f in single_faults("burr_6_level5", POSE_KINDS) if f[:2] == (kind, slot))
-    w = task.world
+    w = grounding(task.assembly)
     plain = minimal_rework(w, task.actual)          # proved by the plain search: the §4 tie-break plan
     mirrored = minimal_rework(w, task.actual, cap=1)
-    assert plain.optimal and mirrored.optimal and w.restoration(task.actual, mirrored.plan, task.target).restored
+    assert plain.optimal and mirrored.optimal and w.world.restoration(task.actual, mirrored.plan, task.target).restored
     assert (mirrored.moved, mirrored.actions) == (plain.moved, plain.actions)
     c = mirrored.actions
     e = (c - 1) // 2           # c = 2e + 1 (the mend in the middle) or 2e + 2 (out and back in the middle)
     middle = [str(x).split("(")[0] for x in mirrored.plan[e:c - e]]
     assert middle in (["rotate"], ["reset_pose"], ["remove", "insert"], ["separate", "join"]), middle
-    offsets = _offsets_along(w, task.actual, mirrored.plan)
+    offsets = _offsets_along(w.world, task.actual, mirrored.plan)
     assert all(offsets[t] == offsets[c - t] for t in range(e + 1))
-    ranks = part_ranks(w)
+    ranks = part_ranks(w.world)
     assert [canonical_key(x, ranks) for x in plain.plan] <= [canonical_key(x, ranks) for x in mirrored.plan]
 
 
@@ -254,37 +262,40 @@ def test_a_mirror_proved_plan_is_its_way_out_the_mend_and_the_way_out_undone(kin
 @pytest.mark.parametrize("name", ["burr_6_level4", "burr_6_level5", param(BURR_E)])
 def test_with_every_slot_movable_every_slot_escapes(name):
     """The whole assembly comes apart when every slot may move, so every slot escapes."""
-    world = make_task(puzzle(name), []).world
+    ag = grounding(puzzle(name))
+    world = ag.world
     everything = (1 << len(world.ids)) - 1
-    assert escape_set(world, everything)[0] == everything
+    assert escape_set(ag, everything)[0] == everything
 
 
 @pytest.mark.parametrize("name", ["burr_6_level4", "burr_6_level5", "zigzag3", "zigzag4"])
 def test_a_single_movable_slot_escapes_exactly_when_it_slides_to_a_clear_ray(name):
     """escape_set of one slot agrees with slide_search.escapes (the slot alone sliding past the fixed rest)."""
-    world = make_task(puzzle(name), []).world
-    home = tuple(HOME for _ in world.ids)
-    verdicts = [escape_set(world, 1 << f)[0] == 1 << f for f in range(len(world.ids))]
-    assert verdicts == [slide_search.escapes(world, home, 1 << f, f) for f in range(len(world.ids))]
+    ag = grounding(puzzle(name))
+    world = ag.world
+    home = tuple(NO_OFFSET for _ in world.ids)
+    verdicts = [escape_set(ag, 1 << f)[0] == 1 << f for f in range(len(world.ids))]
+    assert verdicts == [slide_search.escapes(ag, home, 1 << f, f) for f in range(len(world.ids))]
 
 
 def test_no_stick_or_pair_of_sticks_of_an_interlocked_burr_escapes_alone():
     """In burr_6_level4 (level 4: no straight move frees anything) no stick, nor pair of sticks, can leave alone."""
-    world = make_task(puzzle("burr_6_level4"), []).world
+    ag = grounding(puzzle("burr_6_level4"))
+    world = ag.world
     for size in (1, 2):
         for group in combinations(range(len(world.ids)), size):
-            assert escape_set(world, sum(1 << i for i in group))[0] == 0, group
+            assert escape_set(ag, sum(1 << i for i in group))[0] == 0, group
 
 
 def test_the_zigzag_core_escapes_alone_through_its_tunnel_once_the_cap_is_gone():
     """zigzag3: the cap leaves alone, the core only when the cap may move too; the shell is held by what it holds."""
-    world = make_task(puzzle("zigzag3"), []).world
+    ag = grounding(puzzle("zigzag3"))
     shell, core, cap = 1, 2, 4     # catalog order: the shell, the core, the cap
-    assert escape_set(world, cap)[0] == cap
-    assert escape_set(world, core)[0] == 0
-    assert escape_set(world, core | cap)[0] == core | cap
-    assert escape_set(world, shell)[0] == 0
-    assert escape_set(world, shell | core)[0] == shell | core     # the shell carries the core away from the cap
+    assert escape_set(ag, cap)[0] == cap
+    assert escape_set(ag, core)[0] == 0
+    assert escape_set(ag, core | cap)[0] == core | cap
+    assert escape_set(ag, shell)[0] == 0
+    assert escape_set(ag, shell | core)[0] == shell | core     # the shell carries the core away from the cap
 
 
 # ----------------------------------------------------------------------------- caps
@@ -292,7 +303,7 @@ def test_the_zigzag_core_escapes_alone_through_its_tunnel_once_the_cap_is_gone()
 def test_a_capped_verdict_is_not_a_proof():
     """has_plan past its cap raises Undecided; minimal_rework with every search capped does not claim optimality."""
     _, _, task, start = next(f for f in single_faults("burr_6_level4", POSE_KINDS) if f[:2] == ("wrong_orientation", 0))
-    w = task.world
+    w = grounding(task.assembly)
     sets = first_sets_with_plans(w, start)
     exists, states = has_plan(w, start, sets[0])
     assert exists and states > 1
@@ -301,4 +312,4 @@ def test_a_capped_verdict_is_not_a_proof():
     assert minimal_rework(w, task.actual).optimal
     capped = minimal_rework(w, task.actual, cap=1, proof_cap=1)
     assert not capped.optimal      # and what it returns is no plan (nothing met) or one that restores
-    assert capped.plan is None or w.restoration(task.actual, capped.plan, task.target).restored
+    assert capped.plan is None or w.world.restoration(task.actual, capped.plan, task.target).restored

@@ -25,7 +25,9 @@ from forgeplan.semantics.faults import FaultSpec, make_task
 from forgeplan.semantics.grounded import (apply_move, offered_moves, position_bound, position_domain, slide_universe,
                                           to_action)
 from forgeplan.semantics.partial_universe import in_domain, room
-from forgeplan.semantics.task import world_for
+from forgeplan.semantics.assembly_grounding import AssemblyGrounding
+from forgeplan.semantics.engine import World
+from forgeplan.semantics.grounded import ground
 from forgeplan.verify import verify
 
 from burrdata import HAVE_SHARED, SHARED
@@ -76,12 +78,12 @@ def test_random_walks_over_the_offered_moves_replay_in_the_engine(picks, which):
     """Every offered move is legal in the engine and has the same effect; every engine-legal slide with
     finite room is offered (the slide offer is complete)."""
     asm = tunnel() if which == "tunnel" else burr_e()
-    w = world_for(asm, Tolerances())
+    w = World(asm, Tolerances())
     config = tuple((0, 0, 0) for _ in asm.parts)
     everything = (1 << len(asm.parts)) - 1
     for pick in picks:
         state = _engine_state(w, config)
-        moves = list(offered_moves(w, config, everything))
+        moves = list(offered_moves(AssemblyGrounding(w), config, everything))
         offered_slides = {m for m in moves if m[0] == "slide"}
         present = [i for i, o in enumerate(config) if o is not None]
         for size in range(1, len(present) + 1):
@@ -172,7 +174,7 @@ def _key(state):
 def test_proven_optimum_equals_a_brute_force_search_over_the_engine(fault):
     task = make_task(tunnel(), [FaultSpec.parse(fault)], seed=3)
     w = task.world
-    found = minimal_rework(w, task.actual)
+    found = minimal_rework(AssemblyGrounding(w), task.actual)
     assert found.optimal and found.plan is not None
     replay = w.replay(task.actual, found.plan)
     assert replay.failure is None and w.equivalent(replay.final, task.target)
@@ -181,23 +183,23 @@ def test_proven_optimum_equals_a_brute_force_search_over_the_engine(fault):
 
 def test_a_missing_core_comes_back_at_an_offset_and_slides_home():
     task = make_task(tunnel(), [FaultSpec.parse("missing_part:Core")], seed=0)
-    found = minimal_rework(task.world, task.actual)
+    found = minimal_rework(AssemblyGrounding(task.world), task.actual)
     assert found.optimal and (found.moved, found.actions) == (1, 2)
     assert [str(a) for a in found.plan] == ["insert(Core, [1, 0, 0])", "slide([Core], -x, 1)"]
 
 
 def test_a_misplaced_core_is_reset_where_it_has_a_clear_ray():
     task = make_task(tunnel(), [FaultSpec.parse("misplacement:Core")], seed=0)
-    found = minimal_rework(task.world, task.actual)
+    found = minimal_rework(AssemblyGrounding(task.world), task.actual)
     assert [str(a) for a in found.plan] == ["slide([Core], +x, 1)", "reset_pose(Core)", "slide([Core], -x, 1)"]
 
 
 def test_an_exhausted_cap_leaves_the_optimum_unproved():
     task = make_task(burr_e(), [FaultSpec.parse("missing_part:Solid6burrEAsm901_Part03_Stick")], seed=1)
-    assert minimal_rework(task.world, task.actual).optimal
-    found = minimal_rework(task.world, task.actual, cap=1, proof_cap=1)
+    assert minimal_rework(AssemblyGrounding(task.world), task.actual).optimal
+    found = minimal_rework(AssemblyGrounding(task.world), task.actual, cap=1, proof_cap=1)
     assert not found.optimal
-    assert minimal_rework(task.world, task.actual, cap=1).optimal   # the exact arguments prove it anyway
+    assert minimal_rework(AssemblyGrounding(task.world), task.actual, cap=1).optimal   # the exact arguments prove it anyway
 
 
 def test_spares_are_refused_with_a_clear_reason():
@@ -217,29 +219,34 @@ def test_solve_gives_a_proved_reference_that_verifies(tmp_path):
     assert ref["proof"]["method"] == "moved-set-search" and ref["proof"]["optimal"]
     verdict = verify(task, json.dumps({k: ref[k] for k in ("annotation", "rework_plan")}))
     assert verdict.valid
-    with pytest.raises(Exception, match="moved-parts,actions"):
-        solve_task(task, objective="actions")
+    with pytest.raises(Exception, match="objectives offered for them: actions, moved-parts,actions"):
+        solve_task(task, objective="moved-parts")
     assert len(moved_parts(result.plan)) == 2
 
 
 def test_a_repeated_task_reuses_the_search_and_gets_the_same_reference():
+    """Tasks grounded on one assembly grounding share the moved-set search of an actual state."""
     from forgeplan.planners.moved_set import solve as partial_solve
 
     task = make_task(tunnel(), [FaultSpec.parse("misplacement:Core")], seed=0)
-    partial_solve._FOUND.clear()
-    first = solve_task(task)
-    assert len(partial_solve._FOUND) == 1
-    again = solve_task(make_task(tunnel(), [FaultSpec.parse("misplacement:Core")], seed=0))
-    assert len(partial_solve._FOUND) == 1
+    shared = AssemblyGrounding(task.world)
+    kept = shared.memo(partial_solve.FOUND)
+    first = solve_task(ground(task, shared))
+    assert len(kept) == 1
+    twin = make_task(tunnel(), [FaultSpec.parse("misplacement:Core")], seed=0, world=task.world)
+    again = solve_task(ground(twin, shared))
+    assert len(kept) == 1
     assert (again.status, again.plan, again.proof) == (first.status, first.plan, first.proof)
-    solve_task(task, time_limit=60)   # a clock-limited search is never stored
-    assert len(partial_solve._FOUND) == 1
+    solve_task(ground(task, shared), time_limit=60)   # a clock-limited search is never stored
+    assert len(kept) == 1
+    alone = solve_task(twin)   # grounded alone: a search of its own, the same answer
+    assert (alone.status, alone.plan, alone.proof) == (first.status, first.plan, first.proof) and len(kept) == 1
 
 def test_slide_free_rays_are_not_slides():
     """A group with a clear ray leaves instead of sliding: no offered slide has an infinite room."""
-    w = world_for(tunnel(), Tolerances())
+    w = World(tunnel(), Tolerances())
     config = ((0, 0, 0), (1, 0, 0))
-    for m in offered_moves(w, config, 3):
+    for m in offered_moves(AssemblyGrounding(w), config, 3):
         if m[0] == "slide":
             assert room(shapes(w.assembly), config, m[1], DIRECTIONS.index(m[2])) < FREE
-    assert ("out", 2, "+y") in set(offered_moves(w, config, 3))
+    assert ("out", 2, "+y") in set(offered_moves(AssemblyGrounding(w), config, 3))

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from cases import all_cases
+from cases import all_cases, grounding
 from forgeplan.io.task_files import PUBLIC_FILES, load_task, write_task
 from forgeplan.model.errors import InputError
 
@@ -101,11 +101,11 @@ def test_action_space_names_the_fields_the_contract_writes(tmp_path):
     from cases import plan_cases
     from forgeplan.semantics.legal import legal_actions
 
-    case = next(c for c in plan_cases() if c.task.world.needs_groups)
+    case = next(c for c in plan_cases() if c.task.world.moves.groups)
     tasks = [case.task] + [t for _, t in all_cases()[::7]]
     fields = {}
     for task in tasks:
-        actions = [*legal_actions(task.world, task.actual), *(a for plan in case.valid_plans for a in plan)]
+        actions = [*legal_actions(grounding(task.world), task.actual), *(a for plan in case.valid_plans for a in plan)]
         for a in actions:
             fields.setdefault(a.name, set(a.to_json()) - {"action"})
     assert {"separate", "join", "rotate", "replace"} <= set(fields)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from forgeplan.cli import main
 from forgeplan.semantics.legal import legal_actions
 from forgeplan.trace import divergence, state_changes, trace_plan
+from cases import grounding
 
 CAP, LOCK, PIN = "BayonetStructure_Part07_Cap", "BayonetStructure_Part01_Lock", "BayonetStructure_Part02_Pin"
 
@@ -110,13 +111,13 @@ def test_the_trace_replays_as_the_engine_does(seed, n):
     """On random legal walks the trace's states are the engine's, and each step's changes are exactly the
     fields that differ; a divergence from a plan with itself does not exist, and from its prefix is where it ends."""
     from forgeplan.io.catalog import load_assembly
-    from forgeplan.semantics.task import world_for
+    from forgeplan.semantics.engine import World
     from forgeplan.model.state import Tolerances
 
-    world = world_for(load_assembly("bayonet_structure"), Tolerances())
+    world = World(load_assembly("bayonet_structure"), Tolerances())
     rng, state, plan = random.Random(seed), world.target_state(), []
     for _ in range(n):
-        options = legal_actions(world, state)
+        options = legal_actions(grounding(world), state)
         if not options:
             break
         a = rng.choice(options)

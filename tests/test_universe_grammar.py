@@ -15,7 +15,7 @@ import pytest
 
 from forgeplan.io.contract import parse_output
 from forgeplan.io.task_files import load_task
-from forgeplan.library import PARTIAL_MOVES, build
+from forgeplan.library import build
 from forgeplan.llm.grammar import compact, lark_parser, specialise
 from forgeplan.llm.masking import LegalMask, task_dfa
 from forgeplan.llm.prompt import target_text
@@ -24,6 +24,7 @@ from forgeplan.planners.reference import proven_reference
 from forgeplan.semantics.faults import FaultSpec, make_task
 from forgeplan.semantics.legal import legal_actions
 from forgeplan.semantics.partial_universe import offset_ranges, position_bound, slide_members, slide_steps
+from cases import PARTIAL_MOVES, grounding
 
 SPARE = "Burr6Level5_Part01_Stick_Miscut"
 # engine refusals that a plan's vocabulary cannot cause: the grammar names only ids, directions, distances
@@ -213,7 +214,7 @@ def legal_refusal(task, text: str) -> str | None:
     the state reached, so stepping the plan through `legal_actions` is stepping it through the mask."""
     w, state = task.world, task.actual
     for k, a in enumerate(parse_output(text).actions):
-        if compact(a.to_json()) not in {compact(b.to_json()) for b in legal_actions(w, state)}:
+        if compact(a.to_json()) not in {compact(b.to_json()) for b in legal_actions(grounding(w), state)}:
             return f"step {k + 1}: {compact(a.to_json())}"
         state = w.apply(state, a)
     return None

@@ -28,7 +28,7 @@ from burrdata import burr, param
 from forgeplan.io.catalog import load_checkable
 from forgeplan.io.contract import parse_output
 from forgeplan.io.task_files import load_task
-from forgeplan.library import PARTIAL_MOVES, build
+from forgeplan.library import build
 from forgeplan.model.actions import Insert, Join, Remove, Separate, Slide, moved_parts
 from forgeplan.model.assembly import DIRECTIONS
 from forgeplan.model.state import NO_OFFSET
@@ -36,6 +36,7 @@ from forgeplan.planners.reference import proven_reference
 from forgeplan.semantics.faults import FaultSpec, candidates, make_task
 from forgeplan.semantics.legal import slot_actions
 from forgeplan.semantics.partial_universe import position_bound
+from cases import PARTIAL_MOVES
 
 MENDS = ("reset_pose", "rotate", "replace")
 

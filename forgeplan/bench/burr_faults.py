@@ -12,7 +12,7 @@ from ..geometry.separation import main_body
 from ..model.errors import InputError
 from ..model.state import Tolerances
 from ..semantics.faults import FaultSpec, candidates, make_task
-from ..semantics.task import world_for
+from ..semantics.engine import World
 
 FAULTS = ("missing_part", "wrong_orientation")
 
@@ -37,5 +37,6 @@ def inner_part(world, ftype: str) -> str | None:
 
 def fault_task(asm, ftype: str):
     """(piece, task) with `ftype` on the inner piece of `asm`, or None when no inner piece can carry it."""
-    pid = inner_part(world_for(asm, Tolerances()), ftype)
-    return None if pid is None else (pid, make_task(asm, [FaultSpec(ftype, pid)], seed=0))
+    world = World(asm, Tolerances())
+    pid = inner_part(world, ftype)
+    return None if pid is None else (pid, make_task(asm, [FaultSpec(ftype, pid)], seed=0, world=world))

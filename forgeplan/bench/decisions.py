@@ -22,7 +22,8 @@ from ..model.state import State, Tolerances
 from ..semantics.faults import FaultSpec, candidates, initial_state, make_task
 from ..semantics.diagnosis import MISTAKE_TYPES
 from ..semantics.intents import INSPECT, decision_of, subgoal_holds, valid_decisions
-from ..semantics.task import Task, world_for
+from ..semantics.engine import World
+from ..semantics.task import Task
 from .generate import Generated, _rng, difficulty
 
 MAX_ATTEMPTS = 25
@@ -54,10 +55,10 @@ def _recovery_start(asm: Assembly, tolerances: Tolerances, rng: random.Random) -
     """A faulty state (one to three faults) and its proven reference plan."""
     from ..planners.registry import solve as solve_task
 
-    world = world_for(asm, tolerances)
+    world = World(asm, tolerances)
     types = [t for t in MISTAKE_TYPES if candidates(world, t)]
     faults = [FaultSpec(t) for t in rng.sample(types, k=min(rng.choice((1, 1, 1, 2, 3)), len(types)))]
-    task = make_task(asm, faults, seed=rng.randrange(2**31), tolerances=tolerances)
+    task = make_task(asm, faults, seed=rng.randrange(2**31), tolerances=tolerances, world=world)
     result = solve_task(task, time_limit=SOLVE_TIME_LIMIT)
     if not result.optimal:
         raise ForgeplanError(f"recovery reference not proved optimal ({result.status.name})")
@@ -66,7 +67,7 @@ def _recovery_start(asm: Assembly, tolerances: Tolerances, rng: random.Random) -
 
 def episode_state(slot: DecisionSlot, asm: Assembly, tolerances: Tolerances, rng: random.Random) -> tuple[State, State, dict]:
     """(start state, recorded state, episode description) of a slot."""
-    world = world_for(asm, tolerances)
+    world = World(asm, tolerances)
     if slot.episode == "assembly":
         n = len(world.ids)
         k = rng.randrange(n + 1)
@@ -103,8 +104,8 @@ def generate_decision(slot: DecisionSlot, asm: Assembly, seed: int, tolerances: 
         except ForgeplanError as exc:
             last = str(exc)
             continue
-        world = world_for(asm, tolerances)
-        task = Task(slot.sample_id, asm, tolerances, start, state, world.target_state())
+        world = World(asm, tolerances)
+        task = Task(slot.sample_id, asm, tolerances, start, state, world.target_state(), world)
         solved = solve_with_first_steps(task, SOLVE_TIME_LIMIT)
         if solved is None:
             last = "state not solved optimally"

@@ -16,14 +16,18 @@ import random
 from dataclasses import dataclass
 
 from ..executors import release_freed_memory
-from ..io.task_files import assembly_files, json_text, state_files
+from ..io.output import json_text
+from ..io.task_files import assembly_files, state_files
 from ..model.actions import Action, moved_parts
 from ..model.assembly import Assembly
 from ..model.errors import ForgeplanError, InputError
 from ..model.state import Tolerances
+from ..semantics.assembly_grounding import AssemblyGrounding
 from ..semantics.diagnosis import MISTAKE_TYPES, diagnose
+from ..semantics.engine import World
 from ..semantics.faults import FaultSpec, candidates, make_task
-from ..semantics.task import Task, world_for
+from ..semantics.grounded import GroundedTask, ground
+from ..semantics.task import Task
 from ..verify import verify
 from .composition import Slot
 from .shards import record_of
@@ -100,9 +104,10 @@ def _faults_for(slot: Slot, task_world, rng: random.Random) -> list[FaultSpec]:
     return [FaultSpec(t) for t in chosen]
 
 
-def _attempts(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances):
-    """Per attempt seed: (attempt, task, None) for a task worth solving, or (attempt, None, why not)."""
-    world = world_for(asm, tolerances)
+def _attempts(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances, world: World | None = None):
+    """Per attempt seed: (attempt, task, None) for a task worth solving, or (attempt, None, why not).
+    `world`: `asm` compiled under `tolerances`, shared by the batch's tasks (else compiled here)."""
+    world = world if world is not None else World(asm, tolerances)
     sid = sample_id(slot)
     want_hidden = slot.index % 2 == 0
     pair_seed = _rng(seed, "pair", slot.assembly_id, slot.pair).randrange(2**31) if slot.pair is not None else None
@@ -111,12 +116,12 @@ def _attempts(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances):
         boundary = slot.condition == "boundary" or slot.pair_role == "fault"
         if slot.condition in ("nofault", "boundary"):
             yield attempt, make_task(asm, [], seed=task_seed, sample_id=sid, tolerances=tolerances, boundary=boundary,
-                                     boundary_seed=pair_seed), None
+                                     boundary_seed=pair_seed, world=world), None
             continue
         faults = _faults_for(slot, world, _rng(seed, "faults", slot.index, attempt))
         try:
             task = make_task(asm, faults, seed=task_seed, sample_id=sid, tolerances=tolerances, boundary=boundary,
-                             boundary_seed=pair_seed)
+                             boundary_seed=pair_seed, world=world)
         except ForgeplanError as exc:
             yield attempt, None, str(exc)
             continue
@@ -127,26 +132,31 @@ def _attempts(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances):
         yield attempt, task, None
 
 
-def build_task(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances,
-               attempts=None) -> tuple[Task, dict, tuple[Action, ...], int]:
-    """The task of a slot, its reference (reference.json) and plan; tries attempt seeds (`attempts`: the
-    slot's `_attempts`, some maybe drawn already) until the closed loop holds."""
+def build_task(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances, attempts=None,
+               shared: AssemblyGrounding | None = None,
+               objective: str = "moved-parts,actions") -> tuple[Task, dict, tuple[Action, ...], int]:
+    """The task of a slot, its reference (reference.json, proved minimal in `objective`) and plan; tries
+    attempt seeds (`attempts`: the slot's `_attempts`, some maybe drawn already) until the closed loop
+    holds. `shared`: the assembly grounding of the batch (the attempts' tasks are made on its world)."""
     from ..planners.asp.solve import reference_output
     from ..planners.registry import planner_for
+    from ..planners.result import Options
 
+    shared = shared if shared is not None else AssemblyGrounding(World(asm, tolerances))
     last_error = "no attempt"
-    for attempt, task, skipped in _attempts(slot, asm, seed, tolerances) if attempts is None else attempts:
+    for attempt, task, skipped in _attempts(slot, asm, seed, tolerances, shared.world) if attempts is None else attempts:
         if task is None:
             last_error = skipped
             continue
-        planner = planner_for(task)
+        grounded = ground(task, shared)
+        planner = planner_for(grounded, objective=objective)
         if planner.deterministic:   # an unproved answer is the same on every run: it is the reference
-            found = budgeted_reference(task)
+            found = budgeted_reference(grounded, objective)
             if found is None:
                 last_error = "no plan restores the target"
                 continue
             return task, *found, attempt
-        result = planner(task, time_limit=SOLVE_TIME_LIMIT)
+        result = planner(grounded, Options(objective, SOLVE_TIME_LIMIT))
         if not result.optimal:
             last_error = f"reference not proved optimal ({result.status.name})"
             continue
@@ -156,7 +166,8 @@ def build_task(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances,
     raise ForgeplanError(f"could not generate task {sample_id(slot)}: {last_error}")
 
 
-def budgeted_reference(task: Task) -> tuple[dict, tuple[Action, ...]] | None:
+def budgeted_reference(task: GroundedTask,
+                       objective: str = "moved-parts,actions") -> tuple[dict, tuple[Action, ...]] | None:
     """The reference of a task whose proving planner stops on a state budget (the moved-set search of
     SEMANTICS §9) and its plan: what `planners.reference` gives (proved or not), else, for a task the
     planner refuses, the feasible planner's valid plan, marked `optimal: false` (the proof object says
@@ -165,45 +176,50 @@ def budgeted_reference(task: Task) -> tuple[dict, tuple[Action, ...]] | None:
     from ..planners.reference import proven_reference, simple_reference
 
     try:
-        ref = proven_reference(task, SOLVE_TIME_LIMIT)
+        ref = proven_reference(task, SOLVE_TIME_LIMIT, objective)
     except InputError:   # the moved-set search refuses it (a spare in a slot, a lock, two repairs in one slot)
         ref = simple_reference(task)
     if ref is None:
         return None
     ref = {k: ref[k] for k in ("annotation", "rework_plan", "proof")}
     ref["proof"].pop("seconds", None)
+    if objective != "moved-parts,actions":   # a feasible plan's proof names the build's objective too
+        ref["proof"].setdefault("objective", objective)
     return ref, tuple(parse_output(json.dumps({k: ref[k] for k in ("annotation", "rework_plan")})).actions)
 
 
-def generate_batch(slots: list[Slot], asm: Assembly, seed: int, tolerances: Tolerances) -> list[Rendered]:
-    """The tasks of a batch of slots on one assembly, solved on one grounding of it: the grounding is
-    made up front for the union of the batch's first attempts (a later attempt may widen it) and
-    dropped afterwards, with the memory it held."""
+def generate_batch(slots: list[Slot], asm: Assembly, seed: int, tolerances: Tolerances,
+                   objective: str = "moved-parts,actions") -> list[Rendered]:
+    """The tasks of a batch of slots on one assembly, grounded on one assembly grounding (owned by the
+    batch) and solved on one clingo grounding of it: that is made up front for the union of the batch's
+    first attempts (a later attempt may widen it); both are dropped afterwards, with the memory they held."""
     from ..planners.asp.grounding import GROUNDINGS
-    from ..planners.registry import accepted
 
+    shared = AssemblyGrounding(World(asm, tolerances))
     pending, firsts = [], []
     for slot in slots:
-        attempts, drawn = _attempts(slot, asm, seed, tolerances), []
+        attempts, drawn = _attempts(slot, asm, seed, tolerances, shared.world), []
         for item in attempts:
             drawn.append(item)
             if item[1] is not None:
-                firsts.append(item[1])
+                firsts.append(ground(item[1], shared))
                 break
         pending.append(itertools.chain(drawn, attempts))
-    GROUNDINGS.prepare(accepted("clingo", firsts))   # a grounding serves the tasks clingo proves only
+    GROUNDINGS.prepare(firsts)   # clingo's grounding of the batch's tasks it grounds
     try:
-        return [render(generate(slot, asm, seed, tolerances, attempts), asm) for slot, attempts in zip(slots, pending)]
+        return [render(generate(slot, asm, seed, tolerances, attempts, shared, objective), asm)
+                for slot, attempts in zip(slots, pending)]
     finally:
         # a later batch brings rotation values of its own (faults are drawn at random): this grounding would not serve it
         GROUNDINGS.clear()
         release_freed_memory()
 
 
-def generate(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances, attempts=None) -> Generated:
+def generate(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances, attempts=None,
+             shared: AssemblyGrounding | None = None, objective: str = "moved-parts,actions") -> Generated:
     """One task of the benchmark. `asm` is the loaded assembly itself (built-in or imported), so a
-    worker process never has to find it again by id."""
-    task, ref, plan, attempt = build_task(slot, asm, seed, tolerances, attempts)
+    worker process never has to find it again by id; `shared`, `objective` as in `build_task`."""
+    task, ref, plan, attempt = build_task(slot, asm, seed, tolerances, attempts, shared, objective)
     out = {k: ref[k] for k in ("annotation", "rework_plan")}
     verdict = verify(task, json.dumps(out), route_hint=moved_parts(plan))   # the reference: no route to solve for
     if not verdict.valid:

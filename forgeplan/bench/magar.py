@@ -4,8 +4,12 @@ Proportions (MAGAR §4.2, C.3.3): 974 Assembly Decision and 600 Minimal Rework s
 them in Test, scaled to the requested size by largest remainder. The split is family-disjoint: whole
 families of the library go to Test, chosen so that the number of Test assemblies is the one closest
 to MAGAR's 6 of 26 assembly families (with the built-in library: 6 assemblies in 3 families). Atomic
-Action (native GUI events) has no symbolic counterpart and is not built. The built-ins that need
-partial moves (`library.PARTIAL_MOVES`) are left out: clingo does not plan with slides yet.
+Action (native GUI events) has no symbolic counterpart and is not built. Minimal Rework samples come from
+every assembly, those with partial moves (the expert tier, SEMANTICS §9) included, each reference from the
+registry's proving planner as in the default profile. Assembly Decision samples come from the assemblies
+without slides only: their valid decisions are the first steps of every optimal plan, which clingo's brave
+consequences give (`planners.asp.first_steps`), while the moved-set search proves one optimal plan and
+does not enumerate the others.
 """
 
 from __future__ import annotations
@@ -15,11 +19,12 @@ import random
 from pathlib import Path
 
 from ..executors import run_ordered
-from ..io.guarded import output_folder
+from ..io.output import output_folder
 from ..io.task_files import write_json
-from ..library import BUILTIN, PARTIAL_MOVES
+from ..library import BUILTIN
 from ..model.errors import InputError
 from ..model.state import Tolerances
+from ..semantics.grounded import Capability, assembly_capabilities
 from .card import write_card
 from .composition import PROTOCOL, Slot, apportion
 from .decisions import EPISODES, DecisionSlot, generate_decision
@@ -62,15 +67,23 @@ def family_split(families: dict[str, str], seed: int) -> tuple[list[str], list[s
     return [a for a in sorted(families) if a not in test], test
 
 
-def plan_magar(families: dict[str, str], tasks: int, seed: int) -> list:
-    """Every sample planned before anything is solved: DecisionSlots, then Minimal Rework Slots."""
+def plan_magar(families: dict[str, str], tasks: int, seed: int, decisions: frozenset[str] | None = None) -> list:
+    """Every sample planned before anything is solved: DecisionSlots (on the assemblies of `decisions`,
+    default all), then Minimal Rework Slots (on all)."""
     train, test = family_split(families, seed)
+    decides = {split: [a for a in ids if decisions is None or a in decisions]
+               for split, ids in (("train", train), ("test", test))}
+    if not all(decides.values()):
+        empty = next(split for split, ids in decides.items() if not ids)
+        raise InputError(f"Assembly Decision needs an assembly without slides (SEMANTICS §9) in the {empty} split, "
+                         f"which holds only {', '.join(train if empty == 'train' else test)}", field="--assemblies")
     n = apportion(tasks, {"assembly_decision": MAGAR["assembly_decision"], "minimal_rework": MAGAR["minimal_rework"]})
     rng = random.Random(seed)
     slots: list = []
     used = {"train": 0, "test": 0}   # Minimal Rework continues the assembly rotation where decisions left it
     ad_test = round(n["assembly_decision"] * MAGAR["assembly_decision_test"] / MAGAR["assembly_decision"])
-    for split, ids, count in (("train", train, n["assembly_decision"] - ad_test), ("test", test, ad_test)):
+    for split, count in (("train", n["assembly_decision"] - ad_test), ("test", ad_test)):
+        ids = decides[split]
         episodes = [EPISODES[k % 2] for k in range(count)]
         rng.shuffle(episodes)
         base = len(slots)
@@ -105,13 +118,10 @@ def build_magar_bench(out: Path, tasks: int = DEFAULT_TASKS, seed: int = 42, job
         raise InputError(f"must be between {MIN_TASKS} and 100,000 for the magar profile, got {tasks}", field="--tasks")
     if output_folder(out, create=False).exists() and any(out.iterdir()):
         raise InputError("output folder is not empty", file=str(out), field="--out")
-    sources = load_sources(assemblies if assemblies is not None else [a for a in BUILTIN if a not in PARTIAL_MOVES])
-    partial = sorted(a for a in sources if a in PARTIAL_MOVES)
-    if partial:
-        raise InputError(f"{partial[0]} needs partial moves: Assembly Decision needs every optimal plan, which clingo "
-                         "does not give there yet", field="--assemblies")
+    sources = load_sources(assemblies if assemblies is not None else list(BUILTIN))
     families = {a: s.assembly.family for a, s in sources.items()}
-    slots = plan_magar(families, tasks, seed)
+    decides = frozenset(a for a, s in sources.items() if Capability.SLIDES not in assembly_capabilities(s.assembly))
+    slots = plan_magar(families, tasks, seed, decides)
     asms = [sources[s.assembly_id].assembly for s in slots]
     output_folder(out / "tasks")
     pairs = list(zip(slots, asms))

@@ -23,7 +23,8 @@ from ..model.errors import AssemblyError, InputError
 from ..model.state import Tolerances
 from ..semantics.diagnosis import MISTAKE_TYPES
 from ..semantics.faults import FaultSpec, candidates, make_task
-from ..semantics.task import Task, world_for
+from ..semantics.engine import World
+from ..semantics.task import Task
 
 GRID = (4, 3, 3)
 MAX_TRIES = 200     # derived seeds tried until an assembly, or a fault set, passes every check
@@ -132,13 +133,14 @@ def random_task(seed: int, shape: Shape | None = None) -> Task:
     """The task `seed` of the random family (its shape from `shape_of(seed)` unless given)."""
     shape = shape or shape_of(seed)
     asm = random_assembly(seed, shape)
-    types = [t for t in MISTAKE_TYPES if candidates(world_for(asm, Tolerances()), t)]
+    world = World(asm, Tolerances())
+    types = [t for t in MISTAKE_TYPES if candidates(world, t)]
     rng = random.Random(f"faults/{seed}")
     for attempt in range(MAX_TRIES):
         specs = [FaultSpec(rng.choice(types)) for _ in range(min(shape.faults, len(asm.parts)))]
         try:
             return make_task(asm, specs, seed=seed * MAX_TRIES + attempt,
-                             sample_id=f"{asm.assembly_id}_{'_'.join(s.type for s in specs)}")
+                             sample_id=f"{asm.assembly_id}_{'_'.join(s.type for s in specs)}", world=world)
         except InputError:
             continue
     raise InputError(f"no fault set fits assembly {asm.assembly_id}", field="seed")

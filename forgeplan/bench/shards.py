@@ -15,7 +15,8 @@ import re
 import shutil
 from pathlib import Path
 
-from ..io.guarded import output_folder, read_bytes
+from ..io.guarded import read_bytes
+from ..io.output import output_folder
 from ..io.schema import ManifestRecord, parse_model
 from ..io.task_files import read_json, write_json
 from ..model.errors import InputError

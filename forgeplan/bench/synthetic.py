@@ -17,7 +17,8 @@ from ..model.assembly import Assembly, SparePart
 from ..model.errors import InputError
 from ..model.state import State, Tolerances
 from ..semantics.faults import FaultSpec, candidates, inject
-from ..semantics.task import Task, world_for
+from ..semantics.engine import World
+from ..semantics.task import Task
 
 FILLER_COLUMN = 4   # filler cubes per column
 
@@ -54,9 +55,9 @@ def chain_task(parts: int, depth: int, fault: str = "missing_part", seed: int = 
     """
     asm = chain_assembly(parts, depth)
     spec = FaultSpec.parse(f"{fault}:{chain_part_id(0)}")
-    world = world_for(asm, Tolerances())
+    world = World(asm, Tolerances())
     if 0 not in candidates(world, spec.type):
         raise InputError(f"the bottom bar cannot carry a fault of type {spec.type}", field="fault")
     actual = inject(world, world.target_state(), 0, spec.type, random.Random(seed))
     initial = State(world.empty_slot(i) for i in range(len(world.ids)))
-    return Task(f"{asm.assembly_id}_{fault}_{seed}", asm, Tolerances(), initial, actual, world.target_state())
+    return Task(f"{asm.assembly_id}_{fault}_{seed}", asm, Tolerances(), initial, actual, world.target_state(), world)

@@ -2,26 +2,33 @@
 
 Each module in this package registers its subcommands with `register(subparsers)`; they are found
 automatically, so a feature adds a command by adding a module. Exit codes: 0 success, 1 negative
-verdict (invalid plan, disagreement), 2 bad input or usage, 3 internal error (a bug: any exception
-that is not a deliberate forgeplan error, so that a crash never reads as a verdict; the traceback is
-printed only under `--debug`). Every message echoed from input is escaped onto one line.
+verdict (invalid plan, disagreement), 2 bad input or usage, or a fault of the environment (a full disk,
+a closed output), 3 internal error (a bug: any exception that is not a deliberate forgeplan error, so that a
+crash never reads as a verdict; the traceback is printed only under `--debug`), 130 interrupted (Ctrl-C,
+SIGTERM or SIGHUP: every worker process is ended and no partial output is left). Every message echoed from
+input is escaped onto one line, and text the output's encoding cannot hold is written as escapes.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import json
+import os
 import pkgutil
+import signal
 import sys
+import threading
 import time
 import traceback
+from contextlib import contextmanager
 from pathlib import Path
 
-from ..io.guarded import check_output
+from ..io.output import FULL, Inputs, OutPath, check_output, protect
 from ..io.quoting import json_text, one_line
 from ..model.errors import ForgeplanError
 
-EXIT_OK, EXIT_NEGATIVE, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_OK, EXIT_NEGATIVE, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 STARTED = time.monotonic()   # a command's --time-limit counts from here (start-up included)
 
 
@@ -78,8 +85,99 @@ def plural(n: int, word: str) -> str:
 
 
 def emit_json(data) -> None:
-    """JSON on stdout, valid and printable whatever strings the input smuggled in."""
-    print(json_text(data))
+    """JSON on stdout, valid and printable whatever strings the input smuggled in (all ASCII escapes when
+    the output's encoding cannot hold the text)."""
+    text = json_text(data)
+    try:
+        text.encode(getattr(sys.stdout, "encoding", None) or "utf-8")
+    except (UnicodeEncodeError, LookupError):
+        text = json.dumps(data, indent=1, ensure_ascii=True)
+    print(text)
+
+
+def _paths(value) -> list[Path]:
+    return [v for v in (value if isinstance(value, (list, tuple)) else [value]) if isinstance(v, Path)]
+
+
+def command_inputs(args) -> Inputs:
+    """What a command reads: every path argument that is not an output (`io.output.output_path`); a
+    command names the places inside an input folder it writes by design with `set_defaults(writes_inside=...)`."""
+    values = [v for k, v in vars(args).items() if k != "writes_inside"]
+    return Inputs.of([p for v in values for p in _paths(v) if not isinstance(p, OutPath)],
+                     getattr(args, "writes_inside", ()))
+
+
+def check_outputs(args) -> None:
+    """Every output place of the command, before any work (`io.output.check_output`)."""
+    for key, value in vars(args).items():
+        for p in _paths(value):
+            if isinstance(p, OutPath):
+                check_output(p, f"--{key.replace('_', '-')}")
+
+
+@contextmanager
+def interrupts():
+    """SIGTERM and SIGHUP end a command as Ctrl-C does (a KeyboardInterrupt: workers ended, partial outputs
+    removed, exit 130); a signal that was ignored when the command started (nohup) stays ignored."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+
+    old = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
+    for s, h in old.items():
+        if h is not signal.SIG_IGN:
+            signal.signal(s, stop)
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def _escaping_streams() -> None:
+    """Text an output's encoding cannot hold (PYTHONIOENCODING=ascii and a non-ASCII id) is written as
+    backslash escapes instead of ending the command."""
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+
+
+def _stdout_gone() -> None:
+    """Point standard output at /dev/null, so that the interpreter's last flush of what could not be
+    written raises nothing more."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, fd)
+    os.close(null)
+
+
+def _error(message: str) -> int:
+    try:
+        print(f"forgeplan: error: {one_line(message, 2000)}", file=sys.stderr)
+    except (OSError, ValueError):
+        pass
+    return EXIT_BAD_INPUT
+
+
+def _interrupted() -> int:
+    from ..executors import end_children
+
+    main_thread = threading.current_thread() is threading.main_thread()
+    signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP) if main_thread else ()
+    old = {s: signal.signal(s, signal.SIG_IGN) for s in signals}   # a second signal must not cut the clean-up short
+    try:
+        end_children()
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+    print("forgeplan: interrupted", file=sys.stderr)
+    return EXIT_INTERRUPTED
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,19 +190,26 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # --help, --version, usage errors
         return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
     args.argv = list(sys.argv[1:] if argv is None else argv)  # the command as typed (`perf --store` records it)
+    if argv is None:
+        _escaping_streams()
     try:
-        if isinstance(getattr(args, "out", None), Path):  # every command's --out, before any work
-            check_output(args.out)
-        return int(args.func(args) or 0)
+        with interrupts(), protect(command_inputs(args)):
+            check_outputs(args)
+            code = int(args.func(args) or 0)
+            sys.stdout.flush()   # a full or closed standard output is this command's error, not the interpreter's
+            return code
     except ForgeplanError as exc:
-        print(f"forgeplan: error: {one_line(exc, 2000)}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        return _error(str(exc))
     except KeyboardInterrupt:
-        print("forgeplan: interrupted", file=sys.stderr)
-        return 130
+        return _interrupted()
     except BrokenPipeError:
-        return EXIT_OK
+        _stdout_gone()
+        return _error("output closed (broken pipe): the reader of standard output stopped reading")
     except Exception as exc:  # noqa: BLE001 - a bug, never a verdict
+        if isinstance(exc, OSError) and exc.errno in FULL:   # a full disk or standard output
+            if exc.filename is None:
+                _stdout_gone()
+            return _error(f"{FULL[exc.errno]} while writing {exc.filename or 'standard output'}")
         if args.debug:
             traceback.print_exc()
         print(f"forgeplan: internal error (a bug, please report it; --debug shows the traceback): "

@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 from ..io.quoting import one_line
-from ..model.choices import DEFAULT_PROMPT, PROMPTS
+from ..io.output import output_path
+from ..model.choices import DEFAULT_PROMPT, OBJECTIVES, PAPER_OBJECTIVES, PROMPTS
 from . import emit_json
 
 
@@ -23,7 +24,7 @@ def register(sub) -> None:
                     "(conditions, fault types, difficulty), an assembly-disjoint train/test split, and for each task "
                     "a reference plan that clingo proved minimal and the verifier replayed. The same seed gives "
                     "byte-identical files whatever --jobs is.")
-    b.add_argument("--out", required=True, type=Path, metavar="DIR", help="benchmark folder to write (must not exist)")
+    b.add_argument("--out", required=True, type=output_path, metavar="DIR", help="benchmark folder to write (must not exist)")
     b.add_argument("--tasks", type=int, help="number of tasks, 20 to 100,000; --profile magar: 1574 unless given (default: 4000)")
     b.add_argument("--seed", type=int, default=42, help="seed of the whole build")
     b.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
@@ -33,6 +34,10 @@ def register(sub) -> None:
                         "(default: every built-in). A built-in id wins over a same-named file (write ./NAME for the "
                         "file). Imported assemblies keep the `family` of their file, which the train/test split "
                         "groups by; they must come apart with straight moves, and every id must be unique")
+    b.add_argument("--objective", default="moved-parts,actions", choices=[*OBJECTIVES, *PAPER_OBJECTIVES],
+                   metavar="OBJECTIVE", help="what every reference is proved minimal in: moved-parts,actions "
+                   "(default: fewest moved parts, then actions, MAGAR's J_move first; also `magar`), actions or "
+                   "`forge` (fewest actions, FORGE's c*), moved-parts; the proof object of each reference names it")
     b.add_argument("--profile", choices=["forge", "magar"], default="forge",
                    help="forge: FORGE-Bench's composition; magar: MAGAR-Bench's Assembly Decision and Minimal Rework "
                         "families (974 : 600, scaled) with a family-disjoint split")
@@ -47,7 +52,7 @@ def register(sub) -> None:
                         description="Join the folders written by `bench build --shard K/N` (all N of one build) into "
                                     "one benchmark, byte-identical to a single build with the same options.")
     m.add_argument("shards", nargs="+", type=Path, metavar="SHARD_DIR", help="the shard folders, 1/N to N/N")
-    m.add_argument("--out", required=True, type=Path, metavar="DIR", help="benchmark folder to write (must not exist)")
+    m.add_argument("--out", required=True, type=output_path, metavar="DIR", help="benchmark folder to write (must not exist)")
     m.set_defaults(func=run_merge)
     s = bsub.add_parser("stats", help="print the composition tables",
                         description="Print how a benchmark is composed: tasks per split, condition, fault type, "
@@ -68,8 +73,8 @@ def register(sub) -> None:
     e.add_argument("--prompt", choices=PROMPTS, default=DEFAULT_PROMPT,
                    help="forge: FORGE's prompt contract with the whole public task (default); compact: the action "
                         "signatures and the task's state as short lines (docs/training.md)")
-    e.add_argument("--out", type=Path, help="folder to write into (default DIR/export, or DIR/pddl for --format pddl)")
-    e.set_defaults(func=run_export)
+    e.add_argument("--out", type=output_path, help="folder to write into (default DIR/export, or DIR/pddl for --format pddl)")
+    e.set_defaults(func=run_export, writes_inside=("export", "pddl"))
 
 
 def add_executor_arguments(p) -> None:
@@ -91,9 +96,13 @@ def run_build(args) -> int:
 
     if args.jobs < 1:
         raise InputError(f"must be at least 1, got {args.jobs}", field="--jobs")
+    objective = PAPER_OBJECTIVES.get(args.objective, args.objective)
     if args.profile == "magar":
         if args.shard or args.resume or args.executor != "local":
             raise InputError("--shard, --resume and --executor ray build the forge profile only", field="--profile")
+        if objective != "moved-parts,actions":
+            raise InputError("the magar profile's references are MAGAR's (fewest moved parts, then actions)",
+                             field="--objective")
         return _run_magar_build(args)
     args.tasks = 4000 if args.tasks is None else args.tasks
     shard = parse_shard(args.shard) if args.shard else None
@@ -102,7 +111,8 @@ def run_build(args) -> int:
     with tqdm(total=None if shard else args.tasks, desc="bench build", unit="task", disable=args.quiet,
               file=sys.stderr, delay=1e-6) as bar:
         manifest = build_bench(args.out, args.tasks, args.seed, jobs, progress=bar.update, assemblies=args.assemblies,
-                               shard=shard, resume=args.resume, executor=args.executor, address=args.address)
+                               shard=shard, resume=args.resume, executor=args.executor, address=args.address,
+                               objective=objective)
     _print_table(stats(manifest))
     print(f"wrote {len(manifest['records'])} tasks to {one_line(args.out)}" + (f" (shard {args.shard})" if shard else ""))
     return 0
@@ -148,7 +158,7 @@ def run_export(args) -> int:
     from tqdm import tqdm
 
     from ..bench.export import export_jsonl
-    from ..io.guarded import output_folder
+    from ..io.output import output_folder
     from ..bench.store import load_manifest
 
     total = sum(len(v) for v in load_manifest(args.bench)["splits"].values())
@@ -169,7 +179,9 @@ def _export_pddl(args, total: int) -> int:
     out = args.out or args.bench / "pddl"
     with tqdm(total=total, desc="export pddl", unit="task", file=sys.stderr, delay=1e-6) as bar:
         rows = export_pddl_suite(args.bench, out, progress=bar.update)
-    print(f"wrote {len(rows)} problems to {one_line(out)} (folders lifted, grounded, strips-costs, strips; costs.csv, README.md)")
+    from ..bench.pddl_suite import FOLDERS, PARTIAL
+
+    print(f"wrote {len(rows)} problems to {one_line(out)} (folders {', '.join([*FOLDERS, PARTIAL])}; costs.csv, README.md)")
     return 0
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
+
+from ..io.output import output_path
 
 
 def register(sub) -> None:
@@ -14,7 +15,7 @@ def register(sub) -> None:
                     "references, cross-check a sample of test tasks with Fast Downward, run the four baselines, "
                     "score them and write a report (report.md, metrics, plots). Rerunning into the same folder "
                     "replaces the demo's earlier output. Exit 1 when the cross-check finds a disagreement.")
-    p.add_argument("--out", type=Path, default=Path("runs/demo"), help="output folder")
+    p.add_argument("--out", type=output_path, default="runs/demo", help="output folder")
     p.add_argument("--full", action="store_true", help="the full 4,000-task benchmark instead of the reduced one")
     p.add_argument("--tasks", type=int, help="benchmark size (default 400, or 4000 with --full)")
     p.add_argument("--seed", type=int, default=42, help="seed of the benchmark build")
@@ -31,7 +32,7 @@ def run(args) -> int:
 
     from ..demo import REDUCED_TASKS, Stage, run_demo
     from ..model.errors import InputError
-    from ..io.guarded import output_folder
+    from ..io.output import output_folder
 
     from ..bench.store import check_task_count
 

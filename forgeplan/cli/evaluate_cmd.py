@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+from ..io.output import output_path
+
 
 class _Once(argparse.Action):
     """An option that may be given once: a repeat is refused (argparse would keep the last silently)."""
@@ -39,7 +41,7 @@ def register(sub) -> None:
                    help="score only the samples that have a prediction (default: every sample of the split, a missing "
                         "prediction scoring as a schema failure); the report says how many")
     e.add_argument("--split", default="test", help="benchmark split to score (train or test)")
-    e.add_argument("--out", type=Path, metavar="REPORT_DIR", help="write metrics.json, report.md, plots, run.json and samples.jsonl here")
+    e.add_argument("--out", type=output_path, metavar="REPORT_DIR", help="write metrics.json, report.md, plots, run.json and samples.jsonl here")
     e.add_argument("--json", action="store_true", help="print the full metrics JSON")
     e.add_argument("--reference-cost", choices=["forgeplan", "paper"], default="forgeplan",
                    help="forgeplan: the proven (moved parts, actions) optimum; paper: FORGE's c*, the fewest actions "
@@ -58,24 +60,26 @@ def register(sub) -> None:
                    help="which baseline (a --profile magar benchmark takes oracle, local-heuristic or no-op)")
     b.add_argument("--bench", required=True, type=Path, metavar="DIR", help="benchmark folder")
     b.add_argument("--split", default="test", help="benchmark split (train or test)")
-    b.add_argument("--out", required=True, type=Path, metavar="PREDS.jsonl", help="predictions file to write")
+    b.add_argument("--out", required=True, type=output_path, metavar="PREDS.jsonl", help="predictions file to write")
     b.set_defaults(func=run_baseline)
 
 
 def run_evaluate(args) -> int:
     from tqdm import tqdm
 
+    from ..io.output import together
+
     from ..evaluation.evaluate import read_predictions, score_split, scored_ids, summarise
     from ..evaluation.report import answer_counts, fmt as _fmt, write_report
     from ..bench.store import load_manifest
 
-    from ..io.guarded import output_folder
+    from ..io.output import output_folder
     from ..model.errors import InputError
 
     if args.jobs < 1:
         raise InputError(f"must be at least 1, got {args.jobs}", field="--jobs")
     if args.out:
-        output_folder(args.out)
+        output_folder(args.out, create=False)
     manifest = load_manifest(args.bench)
     magar = manifest.get("profile") == "magar"
     # compact: only the contract reads them; large ones are read back per sample, except on a Ray cluster
@@ -93,8 +97,9 @@ def run_evaluate(args) -> int:
     summary = summarise(samples, args.split, args.reference_cost, answer_counts(samples, **count))
     rows = _with_intervals(args, summary, samples, preds, "forge")
     if args.out:
-        files = write_report(summary, args.out, args.predictions.stem)
-        _write_run(args, rows)
+        with together():   # the report and the run's rows appear together, or neither
+            files = write_report(summary, args.out, args.predictions.stem)
+            _write_run(args, rows)
         print(f"report: {files[1]}", file=sys.stderr if args.json else sys.stdout)  # --json: stdout is JSON only
     if args.json:
         print(json.dumps(summary, indent=1))
@@ -116,6 +121,7 @@ def _warn_missing(samples: int, answered: int, only_predicted: bool) -> None:
 
 
 def _evaluate_magar(args, preds, count: dict) -> int:
+    from ..io.output import together
     from ..evaluation.magar_eval import magar_summary, print_line, score_magar_split, write_magar_report
     from ..evaluation.report import answer_counts
     from ..model.errors import InputError
@@ -129,8 +135,9 @@ def _evaluate_magar(args, preds, count: dict) -> int:
     summary = magar_summary(samples, args.split, answer_counts(samples, **count))
     rows = _with_intervals(args, summary, samples, preds, "magar")
     if args.out:
-        files = write_magar_report(summary, args.out, args.predictions.stem)
-        _write_run(args, rows)
+        with together():   # the report and the run's rows appear together, or neither
+            files = write_magar_report(summary, args.out, args.predictions.stem)
+            _write_run(args, rows)
         print(f"report: {files[1]}", file=sys.stderr if args.json else sys.stdout)
     print(json.dumps(summary, indent=1) if args.json else print_line(summary))
     return 0
@@ -154,13 +161,13 @@ def _write_run(args, rows: list[dict]) -> None:
 
     options = {"reference_cost": args.reference_cost, "extract_json": args.extract_json,
                "only_predicted": args.only_predicted, "jobs": args.jobs, "executor": args.executor}
-    write_run(args.out, run_info(args.bench, args.predictions, args.split, options, rows), rows, args.predictions)
+    write_run(run_info(args.bench, args.predictions, args.split, options, rows), args.out, rows, args.predictions)
 
 
 def run_baseline(args) -> int:
     from ..bench.store import load_manifest
     from ..model.errors import InputError
-    from ..io.guarded import new_file
+    from ..io.output import write_file
 
     manifest = load_manifest(args.bench)
     splits = manifest["splits"]
@@ -168,7 +175,7 @@ def run_baseline(args) -> int:
         raise InputError(f"no split {args.split!r} (have {sorted(splits)})", field="--split")
     answer = _baseline_answer(args.name, args.bench, manifest.get("profile") == "magar")
     ids = splits[args.split]
-    with new_file(args.out, "--out") as fh:
+    with write_file(args.out) as fh:
         for sid in ids:
             raw = answer(sid)
             fh.write(json.dumps({"sample_id": sid, "raw_output": raw}) + "\n")

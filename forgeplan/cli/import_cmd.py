@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..io.output import output_path
 from . import EXIT_NEGATIVE, emit_json, seconds
 
 
@@ -22,7 +23,7 @@ def register(sub) -> None:
     src.add_argument("--example", metavar="NAME",
                      help="a puzzle shipped with forgeplan instead of PATH (see --list-examples)")
     src.add_argument("--list-examples", action="store_true", help="list the shipped example puzzles and exit")
-    p.add_argument("--out", type=Path, metavar="ASSEMBLY_FILE", help="assembly JSON to write (required to import)")
+    p.add_argument("--out", type=output_path, metavar="ASSEMBLY_FILE", help="assembly JSON to write (required to import)")
     p.add_argument("--solution", type=int, default=None, metavar="N",
                    help="which stored solution of a BurrTools problem to import (0-based; default 0)")
     p.add_argument("--problem", type=int, default=0, metavar="P", help="which BurrTools problem (0-based; default 0)")
@@ -71,7 +72,6 @@ def run(args) -> int:
     from ..geometry.partial import CLI_POSITIONS, CLI_SECONDS, Budget, partial_verdict
     from . import STARTED
     from ..geometry.separation import disassembly_verdict
-    from ..io.guarded import output_folder
     from ..io.quoting import one_line
     from ..io.importers import read_puzzle
 
@@ -81,11 +81,7 @@ def run(args) -> int:
         raise InputError("missing; expected the assembly JSON file to write", field="--out")
     imported = read_puzzle(_source(args), solution=args.solution, problem=args.problem)
     asm = imported.assembly
-    output_folder(args.out.parent)
-    try:
-        save_assembly(asm, args.out)
-    except OSError as exc:
-        raise InputError(f"cannot write assembly: {exc.strerror or exc}", file=str(args.out), field="--out") from None
+    save_assembly(asm, args.out)
     verdict = disassembly_verdict(asm)
     budget = Budget(CLI_POSITIONS, args.time_limit or CLI_SECONDS, start=STARTED)
     partial = None if verdict["disassemblable"] else partial_verdict(asm, budget=budget)

@@ -6,6 +6,8 @@ import json
 import sys
 from pathlib import Path
 
+from ..io.output import output_path
+
 
 def register(sub) -> None:
     p = sub.add_parser(
@@ -22,7 +24,7 @@ def register(sub) -> None:
     p.add_argument("--bench", required=True, type=Path, metavar="DIR", help="benchmark folder")
     p.add_argument("--predictions", required=True, type=Path, metavar="FILE.jsonl",
                    help="the anchor answers: one {\"sample_id\", \"raw_output\"} object per line")
-    p.add_argument("--out", required=True, type=Path, metavar="FILE.jsonl", help="the final answers (a JSONL file; replaced if it exists)")
+    p.add_argument("--out", required=True, type=output_path, metavar="FILE.jsonl", help="the final answers (a JSONL file; replaced if it exists)")
     p.add_argument("--mode", required=True, choices=["plan-from-diagnosis", "minimal-edit"], help="candidate generator")
     p.add_argument("--split", default="test", help="benchmark split the predictions belong to (train or test)")
     p.add_argument("--gate", choices=["oracle", "deployed"], default="oracle",
@@ -32,7 +34,7 @@ def register(sub) -> None:
     p.add_argument("--time-limit", type=float, default=120.0, metavar="SECONDS",
                    help="budget of one candidate search; past it (or past a 200-step edit horizon) the search is "
                         "undecided and the answer stays")
-    p.add_argument("--report", type=Path, metavar="REPORT_DIR", help="write intervention.json and report.md here")
+    p.add_argument("--report", type=output_path, metavar="REPORT_DIR", help="write intervention.json and report.md here")
     p.add_argument("--json", action="store_true", help="print the counts as JSON")
     p.set_defaults(func=run_intervene)
 
@@ -42,21 +44,22 @@ def run_intervene(args) -> int:
 
     from ..evaluation.intervene import InterventionReport, intervene_one
     from ..evaluation.report import write_intervention_report
-    from ..io.guarded import new_file, output_folder
+    from ..io.output import output_folder, together, write_file
 
     ids, preds = _checked_input(args)
     if args.report:
-        output_folder(args.report, "--report")
+        output_folder(args.report, "--report", create=False)
     report = InterventionReport(args.mode, args.gate, args.reference_cost)
-    with new_file(args.out, "--out") as fh, \
-            tqdm(total=len(ids), desc="intervene", unit="sample", file=sys.stderr, disable=len(ids) < 50) as bar:
-        for sid in ids:
-            final = intervene_one(args.bench, sid, preds[sid], args.mode, report, args.time_limit)
-            fh.write(json.dumps({"sample_id": sid, "raw_output": final}) + "\n")
-            bar.update(1)
-    summary = report.to_json()
-    if args.report:
-        files = write_intervention_report(summary, args.report, args.predictions.stem)
+    with together():   # the answers and the report appear together, or neither
+        with write_file(args.out) as fh, \
+                tqdm(total=len(ids), desc="intervene", unit="sample", file=sys.stderr, disable=len(ids) < 50) as bar:
+            for sid in ids:
+                final = intervene_one(args.bench, sid, preds[sid], args.mode, report, args.time_limit)
+                fh.write(json.dumps({"sample_id": sid, "raw_output": final}) + "\n")
+                bar.update(1)
+        summary = report.to_json()
+        files = write_intervention_report(summary, args.report, args.predictions.stem) if args.report else None
+    if files:
         print(f"report: {files[1]}", file=sys.stderr if args.json else sys.stdout)
     if args.json:
         print(json.dumps(summary, indent=1))

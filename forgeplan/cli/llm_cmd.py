@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..io.output import output_path
 from ..model.choices import DEFAULT_PROMPT, PROMPTS, SERVING_ENGINES
 from . import EXIT_NEGATIVE, emit_json
 
@@ -40,7 +41,7 @@ def _register_tiny_model(sub) -> None:
                        description="Build a randomly initialised, very small causal language model and a tokenizer "
                                    "trained on task prompts, saved as a Hugging Face folder for `train` and `infer`: "
                                    "a stand-in to exercise the LLM path on a CPU without downloading a checkpoint.")
-    t.add_argument("--out", type=Path, required=True, help="folder to save_pretrained into")
+    t.add_argument("--out", type=output_path, required=True, help="folder to save_pretrained into")
     t.add_argument("--bench", type=Path, help="benchmark folder whose train split trains the tokenizer "
                                              "(default: tasks of the built-in assemblies)")
     t.add_argument("--vocab-size", type=int, default=2048, help="tokenizer vocabulary size")
@@ -66,7 +67,7 @@ def _register_train(sub) -> None:
                                     "be local.")
     tr.add_argument("--model", type=Path, required=True, help="local Hugging Face causal LM folder")
     tr.add_argument("--bench", type=Path, required=True, help="benchmark folder (manifest.json, tasks/)")
-    tr.add_argument("--out", type=Path, required=True, help="output folder: checkpoints, then the adapter")
+    tr.add_argument("--out", type=output_path, required=True, help="output folder: checkpoints, then the adapter")
     tr.add_argument("--config", type=Path, metavar="FILE|NAME",
                     help="a TOML training configuration, or the name of a bundled one: tiny-cpu, reference-cpu, "
                          "forge-qwen3.5-9b (default: forge-qwen3.5-9b, the paper's recipe)")
@@ -90,7 +91,7 @@ def _register_merge_adapter(sub) -> None:
                                    "weights and tokenizer, which AutoModelForCausalLM.from_pretrained and vLLM load.")
     m.add_argument("--model", type=Path, required=True, help="base model folder")
     m.add_argument("--adapter", type=Path, required=True, help="adapter folder from `forgeplan train`")
-    m.add_argument("--out", type=Path, required=True, help="folder for the merged model and tokenizer")
+    m.add_argument("--out", type=output_path, required=True, help="folder for the merged model and tokenizer")
     m.add_argument("--dtype", choices=("float32", "bfloat16", "float16"), default="float32", help="saved weight precision")
     m.set_defaults(func=run_merge)
 
@@ -101,7 +102,7 @@ def _register_reference_model(sub) -> None:
                                    "number of steps, per seed) -> infer in each decoding mode -> FORGE metrics, "
                                    "schema-valid and illegal-plan rates beside no-op, local-repair, greedy-legal and "
                                    "the diagnosis lookup, in distribution and on held-out assemblies")
-    r.add_argument("--out", type=Path, required=True,
+    r.add_argument("--out", type=output_path, required=True,
                    help="working folder (an existing OUT/bench, OUT/tiny-model, OUT/adapter is reused)")
     r.add_argument("--tasks", type=int, default=1000, help="benchmark size")
     r.add_argument("--seed", type=int, default=42, help="seed of the benchmark and the split")
@@ -160,7 +161,7 @@ def _register_infer(sub) -> None:
     i.add_argument("--adapter", type=Path, help="LoRA adapter folder from `forgeplan train`")
     i.add_argument("--bench", type=Path, required=True, help="benchmark folder")
     i.add_argument("--split", default="test", help="benchmark split (train or test)")
-    i.add_argument("--out", type=Path, required=True, help="predictions JSONL to write")
+    i.add_argument("--out", type=output_path, required=True, help="predictions JSONL to write")
     i.add_argument("--constrained", choices=("grammar", "legal", "none"), default="grammar",
                    help="grammar: output always parses; legal: also only actions legal in the state so far")
     i.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto", help="where to run the model (auto: cuda when available)")
@@ -186,7 +187,7 @@ def _register_requests(sub) -> None:
                                    "grammar (GBNF). `import-answers` turns the batch output into predictions.")
     r.add_argument("--bench", type=Path, required=True, help="benchmark folder")
     r.add_argument("--split", default="test", help="benchmark split (train or test)")
-    r.add_argument("--out", type=Path, required=True, help="requests JSONL to write")
+    r.add_argument("--out", type=output_path, required=True, help="requests JSONL to write")
     r.add_argument("--served-model", default="forgeplan", help="the model name in each request")
     r.add_argument("--engine", choices=SERVING_ENGINES, default="vllm", help="target server")
     r.add_argument("--constrained", choices=("grammar", "none"), default="grammar", help="attach the task grammar")
@@ -205,7 +206,7 @@ def _register_import_answers(sub) -> None:
                                    "parsed under its task's grammar: exit 1 with the count when some do not parse "
                                    "(the server ignored the grammar).")
     a.add_argument("batch_output", type=Path, metavar="BATCH_OUTPUT", help="the batch output JSONL")
-    a.add_argument("--out", type=Path, required=True, help="predictions JSONL to write")
+    a.add_argument("--out", type=output_path, required=True, help="predictions JSONL to write")
     a.add_argument("--constrained", choices=("grammar", "none"), help="what the requests carried (`requests "
                    "--constrained`); grammar: check every answer against its task grammar (needs --bench)")
     a.add_argument("--bench", type=Path, help="benchmark folder of the requests (for --constrained grammar)")
@@ -288,8 +289,11 @@ def run_grammar(args) -> int:
 
 
 def _need_llm(threads: int = 0) -> None:
+    """Import the [llm] extra in offline mode (forgeplan never downloads), or say how to install it."""
+    from ..llm.local import offline
     from ..model.errors import InputError
 
+    offline()
     try:
         import peft  # noqa: F401
         import torch

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..io.output import output_path
+
 PICTURES = (".png",)
 ANIMATIONS = (".gif", ".webp")
 
@@ -22,7 +24,7 @@ def register(sub) -> None:
                     "or --gif). Exit 0 when the picture is written (whatever the plan's verdict), 2 on bad input.")
     p.add_argument("assembly", metavar="ASSEMBLY_ID|TASK", help="built-in id, assembly JSON file, or task folder")
     p.add_argument("plan", metavar="PLAN", nargs="?", help="with --steps: an output JSON whose plan to draw")
-    p.add_argument("--out", required=True, type=Path, help="file to write: .png (.gif or .webp for an animation)")
+    p.add_argument("--out", required=True, type=output_path, help="file to write: .png (.gif or .webp for an animation)")
     p.add_argument("--steps", action="store_true", help="draw PLAN step by step (needs TASK and PLAN)")
     p.add_argument("--gif", action="store_true", help="with --steps: an animation, one frame per step (--out .gif or .webp)")
     view = p.add_mutually_exclusive_group()

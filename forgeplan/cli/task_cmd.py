@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from ..io.output import output_path
 
 FAULT_TYPES = "missing_part, wrong_orientation, misplacement, under_insertion, wrong_part, interference_lock"
 
@@ -21,7 +21,7 @@ def register(sub) -> None:
                     "reference.json's `proof.optimal` say which. Exit 2 when the assembly cannot take the faults "
                     "(no locks for interference_lock, no spares for wrong_part, interlocked assembly).")
     m.add_argument("assembly", metavar="ASSEMBLY_ID", help="built-in id or assembly JSON file")
-    m.add_argument("--out", required=True, type=Path, help="task folder to write (must not exist yet)")
+    m.add_argument("--out", required=True, type=output_path, help="task folder to write (must not exist yet)")
     m.add_argument("--fault", action="append", default=[], metavar="TYPE[:PART_ID]",
                    help=f"inject a fault (repeatable; default: none, a no-fault task); types: {FAULT_TYPES}; "
                         "without PART_ID the seed picks the part")
@@ -38,7 +38,7 @@ def run_make(args) -> int:
     from ..io.catalog import load_assembly
     from ..model.errors import InputError
     from ..semantics.faults import FaultSpec, make_task
-    from ..io.guarded import output_folder
+    from ..io.output import new_folder, output_folder
     from ..io.quoting import one_line
     from ..planners.reference import describe_proof, proven_reference, simple_reference
     from ..io.task_files import write_json, write_task
@@ -50,8 +50,9 @@ def run_make(args) -> int:
     ref = simple_reference(task) if args.no_proof else proven_reference(task, args.time_limit)
     if ref is None:
         raise InputError("no valid rework plan exists for these faults; try another seed or part", field="--fault")
-    write_task(task, output_folder(args.out))
-    write_json(args.out / "reference.json", ref)
+    with new_folder(args.out) as folder:   # the whole task folder appears at once, or nothing
+        write_task(task, folder)
+        write_json(folder / "reference.json", ref)
     n, k = len(ref["rework_plan"]["actions"]), len(ref["annotation"]["mistakes"])
     print(f"wrote {one_line(args.out)} ({one_line(asm.assembly_id)}, {plural(k, 'mistake')}); "
           f"reference plan of {plural(n, 'action')}, {describe_proof(ref)}")

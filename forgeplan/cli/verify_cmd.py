@@ -37,11 +37,15 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..io.guarded import read_bytes, read_stdin
     from ..io.task_files import load_task
+    from ..model.errors import InputError
     from ..verify import verify
 
     task = load_task(args.task_dir)
     # an output over the size limit is a schema_failure verdict, not bad input: read its head only
     raw = read_stdin("output", head=True) if args.output == "-" else read_bytes(Path(args.output), "output", head=True)
+    if _is_predictions(raw):
+        raise InputError("holds predictions JSONL rows; verify takes one JSON answer (evaluate scores a JSONL: "
+                         "forgeplan evaluate --bench BENCH --predictions FILE)", file=args.output)
     v = verify(task, raw, strict=args.strict, extract=args.extract_json)
     if v.extracted:
         print("note: the JSON object was taken out of a ``` fence or surrounding text (--extract-json)", file=sys.stderr)
@@ -56,6 +60,18 @@ def run(args) -> int:
     if args.trace:
         _print_trace(trace, (args.task_dir / "reference.json").is_file())
     return 0 if v.valid else EXIT_NEGATIVE
+
+
+def _is_predictions(raw: bytes) -> bool:
+    """Whether the first line is a predictions row ({"sample_id", "raw_output"}) or a batch output row
+    ({"custom_id", ...}): a JSONL file, not one answer."""
+    from ..io.guarded import Rejected, parse_json
+
+    try:
+        row = parse_json(raw.lstrip().split(b"\n", 1)[0].decode("utf-8"))
+    except (ValueError, Rejected, RecursionError):
+        return False
+    return isinstance(row, dict) and ("raw_output" in row or "custom_id" in row)
 
 
 def _trace(folder: Path, task, v):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..io.output import output_path
+
 
 def register(sub) -> None:
     p = sub.add_parser(
@@ -16,14 +18,14 @@ def register(sub) -> None:
                     "At most 40 steps of a plan are kept and a raw output is cut to 20,000 characters.")
     p.add_argument("run_dir", type=Path, metavar="RUN_DIR", help="folder written by `evaluate --out`")
     p.add_argument("--bench", type=Path, help="benchmark folder (default: the one run.json names)")
-    p.add_argument("--out", type=Path, help="HTML file to write (default: RUN_DIR/view.html)")
-    p.set_defaults(func=run)
+    p.add_argument("--out", type=output_path, help="HTML file to write (default: RUN_DIR/view.html)")
+    p.set_defaults(func=run, writes_inside=("view.html",))
 
 
 def run(args) -> int:
     from tqdm import tqdm
 
-    from ..io.guarded import check_output
+    from ..io.output import check_output, write_text
     from ..model.errors import InputError
     from ..viewer.page import page_data, render_page
     from ..viewer.run import read_run
@@ -36,12 +38,7 @@ def run(args) -> int:
     with tqdm(total=len(rows), desc="samples", unit="sample", disable=None, leave=False) as bar:
         data = page_data(args.run_dir, args.bench, progress=bar.update)
     text = render_page(data)
-    tmp = out.with_name(out.name + ".tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(out)
-    except OSError as exc:
-        raise InputError(f"cannot write the page: {exc.strerror}", file=str(out)) from None
+    write_text(out, text)
     drawn = sum("prediction" in s for s in data["samples"])
     print(f"wrote {out} ({len(rows)} samples, {drawn} with a plan to draw; {len(text) / 1e6:.2f} MB; open it in a browser)")
     return 0

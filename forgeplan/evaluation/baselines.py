@@ -15,6 +15,7 @@ from collections import Counter
 from ..io.contract import output_json
 from ..io.task_files import public_files
 from ..model.actions import Insert
+from ..semantics.assembly_grounding import AssemblyGrounding
 from ..semantics.diagnosis import diagnose, repair_action
 from ..semantics.legal import legal_actions
 from ..semantics.task import Task
@@ -43,12 +44,13 @@ def local_repair(task: Task, reference: dict) -> str:
 def greedy_legal(task: Task, reference: dict, max_steps: int = 200) -> str:
     """Correct diagnosis; repeatedly take the first legal action that reduces the distance to the target."""
     w = task.world
+    offers = AssemblyGrounding(w)
     state, plan = task.actual, []
     dist = len(w.differences(state, task.target))
     for _ in range(max_steps):
         if dist == 0:
             break
-        for a in legal_actions(w, state):
+        for a in legal_actions(offers, state):
             nxt = w.apply(state, a)
             d = len(w.differences(nxt, task.target))
             if d < dist:

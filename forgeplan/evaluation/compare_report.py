@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..io.output import Staged, staging
 from ..io.quoting import markdown_cell, plot_text
 from .report import fmt
 
@@ -73,16 +74,17 @@ def compare_markdown(result: dict) -> str:
     return "\n".join(lines)
 
 
-def write_compare(result: dict, out: Path) -> list[Path]:
-    """compare.md, compare.json and compare.png in `out`."""
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "compare.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-    (out / "compare.md").write_text(compare_markdown(result), encoding="utf-8")
-    plot_compare(result, out / "compare.png")
-    return [out / "compare.md", out / "compare.json", out / "compare.png"]
+@staging
+def write_compare(result: dict, out: Staged) -> list[Path]:
+    """compare.md, compare.json and compare.png into the output folder `out` (renamed into place together)."""
+    out.write_text("compare.json", json.dumps(result, indent=1) + "\n")
+    out.write_text("compare.md", compare_markdown(result))
+    with out.open("compare.png", "wb") as fh:
+        plot_compare(result, fh)
+    return [out.path("compare.md"), out.path("compare.json"), out.path("compare.png")]
 
 
-def plot_compare(result: dict, path: Path) -> None:
+def plot_compare(result: dict, path) -> None:
     """Per figure, each run's value as a point with its 95 % interval as a bar, runs side by side."""
     import matplotlib
 
@@ -114,5 +116,5 @@ def plot_compare(result: dict, path: Path) -> None:
     fig.text(0.01, 0.01, "point: the figure on the shared samples; bar: its 95 % percentile bootstrap interval "
              f"({result['method']['resamples']} resamples over samples)", fontsize=7)
     fig.tight_layout(rect=(0, 0.04, 1, 1))
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, format="png", dpi=110)
     plt.close(fig)

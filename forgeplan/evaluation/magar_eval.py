@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from ..bench.store import load_manifest, load_sample_task, read_reference, read_sample_file, sample_folder
+from ..io.output import Staged, staging
 from ..io.quoting import markdown_cell
 from ..io.task_files import read_json
 from ..model.errors import InputError
@@ -88,9 +89,10 @@ def print_line(summary: dict) -> str:
                       + f"  AD {fmt(m['Assembly Decision'])}  MR {fmt(m['Minimal Rework'])}"])
 
 
-def write_magar_report(summary: dict, out: Path, name: str = "predictions") -> list[Path]:
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "metrics.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+@staging
+def write_magar_report(summary: dict, out: Staged, name: str = "predictions") -> list[Path]:
+    """metrics.json and report.md into the output folder `out`."""
+    out.write_text("metrics.json", json.dumps(summary, indent=1) + "\n")
     m = summary["metrics"]
     lines = [f"# forgeplan MAGAR-profile evaluation: {markdown_cell(name)}", "",
              f"Split {markdown_cell(summary['split'])}: {summary['assembly_decision_samples']} Assembly Decision and "
@@ -114,5 +116,5 @@ def write_magar_report(summary: dict, out: Path, name: str = "predictions") -> l
              "- Overall: MAGAR eq. 13 over the families built here: the mean of the Assembly Decision score "
              "(mean of OPG, OBA, SGF, IBC) and the Minimal Rework score; \"–\" counts as 0. Atomic Action (GUI "
              "events) is out of scope, so this Overall has two families, MAGAR's three.", ""]
-    (out / "report.md").write_text("\n".join(lines), encoding="utf-8")
-    return [out / "metrics.json", out / "report.md"]
+    out.write_text("report.md", "\n".join(lines))
+    return [out.path("metrics.json"), out.path("report.md")]

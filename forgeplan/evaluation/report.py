@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from ..io.contract import EXTRACT_HINT, FENCE
+from ..io.output import Staged, staging
 from ..io.quoting import markdown_cell, plot_text
 from .metrics import CORE, FAILURE_CATEGORIES
 
@@ -69,9 +70,10 @@ def _table(rows: dict[str, dict], cols) -> list[str]:
     return out
 
 
-def write_report(summary: dict, out: Path, name: str = "predictions") -> list[Path]:
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "metrics.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+@staging
+def write_report(summary: dict, out: Staged, name: str = "predictions") -> list[Path]:
+    """metrics.json, report.md and the plots into the output folder `out` (renamed into place together)."""
+    out.write_text("metrics.json", json.dumps(summary, indent=1) + "\n")
     m = summary["metrics"]
     lines = [f"# forgeplan evaluation: {markdown_cell(name)}", "",
              f"Split {markdown_cell(summary['split'])}: {summary['samples']} samples, {summary['fault_samples']} with faults. "
@@ -101,8 +103,8 @@ def write_report(summary: dict, out: Path, name: str = "predictions") -> list[Pa
         lines += ["", f"## {title}", ""]
         lines += _table({f"{k} ({v['samples']})": v for k, v in summary[key].items()}, COLUMNS)
     lines += explanation_lines(name)
-    (out / "report.md").write_text("\n".join(lines), encoding="utf-8")
-    return [out / "metrics.json", out / "report.md", *_plots(summary, out, name)]
+    out.write_text("report.md", "\n".join(lines))
+    return [out.path("metrics.json"), out.path("report.md"), *_plots(summary, out, name)]
 
 
 def interval_lines(summary: dict) -> list[str]:
@@ -136,7 +138,7 @@ def _rules(rules: dict) -> list[str]:
     return lines + [""]
 
 
-def _plots(summary: dict, out: Path, name: str) -> list[Path]:
+def _plots(summary: dict, out: Staged, name: str) -> list[Path]:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -153,7 +155,8 @@ def _plots(summary: dict, out: Path, name: str) -> list[Path]:
     ax.set_title(f"DGTR per assembly — {plot_text(name)}")
     fig.text(0.01, 0.01, PLOT_CAPTIONS["dgtr_per_assembly.png"], fontsize=7, wrap=True)
     fig.tight_layout(rect=(0, 0.05, 1, 1))
-    fig.savefig(out / "dgtr_per_assembly.png", dpi=110)
+    with out.open("dgtr_per_assembly.png", "wb") as fh:
+        fig.savefig(fh, format="png", dpi=110)
     plt.close(fig)
     fails = summary["failures"]
     fig, ax = plt.subplots(figsize=(7, 4))
@@ -166,9 +169,10 @@ def _plots(summary: dict, out: Path, name: str) -> list[Path]:
     ax.set_title(f"Failure categories — {plot_text(name)}")
     fig.text(0.01, 0.01, PLOT_CAPTIONS["failures.png"], fontsize=7, wrap=True)
     fig.tight_layout(rect=(0, 0.06, 1, 1))
-    fig.savefig(out / "failures.png", dpi=110)
+    with out.open("failures.png", "wb") as fh:
+        fig.savefig(fh, format="png", dpi=110)
     plt.close(fig)
-    return [out / "dgtr_per_assembly.png", out / "failures.png"]
+    return [out.path("dgtr_per_assembly.png"), out.path("failures.png")]
 
 
 # ----------------------------------------------------------------------------- explanations for a reader outside FORGE
@@ -247,10 +251,10 @@ INTERVENTION_CAPTION = (
     "(minimal-edit).")
 
 
-def write_intervention_report(summary: dict, out: Path, name: str = "predictions") -> list[Path]:
-    """intervention.json and report.md: both gates side by side."""
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "intervention.json").write_text(json.dumps(summary, indent=1) + "\n", encoding="utf-8")
+@staging
+def write_intervention_report(summary: dict, out: Staged, name: str = "predictions") -> list[Path]:
+    """intervention.json and report.md into the output folder `out`: both gates side by side."""
+    out.write_text("intervention.json", json.dumps(summary, indent=1) + "\n")
     gates = summary["gates"]
     kinds = sorted({k for c in gates.values() for k in c["failures_after"]} | set(summary["failures_before"]))
     lines = [f"# forgeplan intervention: {markdown_cell(name)}", "",
@@ -268,5 +272,5 @@ def write_intervention_report(summary: dict, out: Path, name: str = "predictions
               "The last columns count the answers by kind: correct, or the failure (contract, diagnosis or planning "
               "errors of rework answers; decision errors). A correct answer is strict: a valid decision; a verified, "
               "optimal repair with the exact diagnosis.", ""]
-    (out / "report.md").write_text("\n".join(lines), encoding="utf-8")
-    return [out / "intervention.json", out / "report.md"]
+    out.write_text("report.md", "\n".join(lines))
+    return [out.path("intervention.json"), out.path("report.md")]

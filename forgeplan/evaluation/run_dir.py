@@ -14,7 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..io.guarded import read_json, read_jsonl, read_jsonl_line
-from ..io.tables import json_line, witness_order, write_parquet
+from ..io.output import Staged, staging
+from ..io.tables import json_line, parquet_available, witness_order, write_parquet
 from ..model.errors import InputError
 from .rows import ID_FIELDS, METRIC_COLUMNS
 
@@ -29,18 +30,21 @@ def run_info(bench: Path, predictions: Path, split: str, options: dict, rows: li
                                            "extracted": sum(r["extracted"] for r in rows)}}
 
 
-def write_run(out: Path, info: dict, rows: list[dict], predictions: Path) -> list[Path]:
-    """run.json, samples.jsonl and (with pyarrow) samples.parquet in `out`; the rows without raw outputs."""
+@staging
+def write_run(info: dict, out: Staged, rows: list[dict], predictions: Path) -> list[Path]:
+    """run.json, samples.jsonl and (with pyarrow) samples.parquet into the output folder `out`."""
     where = _line_index(predictions)
     order = witness_order([r | {"raw_output": "" if r["sample_id"] in where else None} for r in rows])
-    (out / RUN_FILE).write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
-    with (out / SAMPLES_FILE).open("w", encoding="utf-8") as fh:
+    out.write_text(RUN_FILE, json.dumps(info, indent=1) + "\n")
+    with out.open(SAMPLES_FILE) as fh:
         for row in _with_raw((rows[i] for i in order), predictions, where):
             fh.write(json_line(row))
-    files = [out / RUN_FILE, out / SAMPLES_FILE]
-    typed = [r | {"raw_output": "" if r["sample_id"] in where else None} for r in rows]
-    if write_parquet(out / PARQUET_FILE, _batches([rows[i] for i in order], predictions, where), typed):
-        files.append(out / PARQUET_FILE)
+    files = [out.path(RUN_FILE), out.path(SAMPLES_FILE)]
+    if parquet_available():
+        typed = [r | {"raw_output": "" if r["sample_id"] in where else None} for r in rows]
+        with out.open(PARQUET_FILE, "wb") as fh:
+            write_parquet(fh, _batches([rows[i] for i in order], predictions, where), typed)
+        files.append(out.path(PARQUET_FILE))
     return files
 
 

@@ -11,6 +11,7 @@ from ..library import BUILTIN, build
 from ..model.assembly import Assembly, LockMechanism, Part, Pose, SparePart, validate_assembly
 from ..model.errors import UnknownAssembly
 from .guarded import read_json
+from .output import write_text
 from .schema import AssemblyFileModel, parse_model
 
 ASSEMBLY_SCHEMA_VERSION = "1.0"
@@ -102,4 +103,4 @@ def load_checkable(ref: str | Path) -> Assembly:
 
 
 def save_assembly(asm: Assembly, path: Path) -> None:
-    path.write_text(json.dumps(assembly_to_json(asm), indent=1) + "\n", encoding="utf-8")
+    write_text(path, json.dumps(assembly_to_json(asm), indent=1) + "\n")

@@ -9,7 +9,7 @@ plans, predictions JSONL) comes through here, so that the same guarantees hold a
 * text is strict UTF-8; JSON has no NaN/Infinity, no duplicate keys, no integer longer than
   MAX_INT_DIGITS digits, no nesting deeper than MAX_DEPTH and no lone surrogate in a string;
 * every refusal is an `InputError` naming the file, the field and what was expected (exit 2).
-Text echoed from untrusted input is made safe by forgeplan.io.quoting, not here.
+Every file forgeplan writes goes through forgeplan.io.output. Text echoed from untrusted input is made safe by forgeplan.io.quoting, not here.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ import sys
 from pathlib import Path
 
 from ..model.errors import InputError
+# the output places and the writer live in io/output.py; these names stay importable from here too
+from .output import check_output, output_folder, write_file as new_file  # noqa: F401
 
 # bytes per kind of file; docs/limits.md lists the same numbers
 LIMITS = {
@@ -110,7 +112,13 @@ def read_bytes(path: Path | str, kind: str, *, root: Path | None = None, limit: 
 
 
 def read_stdin(kind: str, head: bool = False) -> bytes:
-    data = sys.stdin.buffer.read(LIMITS[kind] + 1)
+    """At most LIMITS[kind] bytes of standard input (see `read_bytes`); closed or unreadable is bad input."""
+    if sys.stdin is None:
+        raise InputError("standard input is closed; expected the input there", file="<stdin>")
+    try:
+        data = sys.stdin.buffer.read(LIMITS[kind] + 1)
+    except (OSError, ValueError) as exc:   # a folder, a closed descriptor
+        raise InputError(f"cannot read standard input: {getattr(exc, 'strerror', None) or exc}", file="<stdin>") from None
     if len(data) > LIMITS[kind] and not head:
         raise InputError(f"{kind} is over the {LIMITS[kind]}-byte limit", file="<stdin>")
     return data
@@ -268,66 +276,3 @@ def read_jsonl_line(path: Path | str, offset: int, n: int, kind: str = "predicti
         return loads(decode(line, str(path), kind), str(path), lone_surrogates)
     except InputError as exc:
         raise InputError(exc.reason, file=str(path), field=f"line {n}" + (f".{exc.field}" if exc.field else "")) from None
-
-
-# ----------------------------------------------------------------------------- output places
-
-def check_output(path: Path | str, flag: str = "--out") -> Path:
-    """Refuse, before anything runs, an output place that cannot take a file or folder: a FIFO (opening
-    it would wait for a reader), a device (`/dev/full`, `/dev/null`), a socket, an existing file or folder
-    without write permission, or a new name under a folder that cannot be written. Whether a file or a
-    folder is wanted, and whether it may exist, is the command's own check."""
-    path = Path(path)
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        info = None
-    except OSError as exc:
-        raise InputError(f"cannot use this output place: {exc.strerror or exc}", file=str(path), field=flag) from None
-    if info is not None:
-        if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
-            raise InputError("is not a regular file or folder (a FIFO, device or socket); expected a file or "
-                             "folder to write", file=str(path), field=flag)
-        if not os.access(path, os.W_OK | (os.X_OK if stat.S_ISDIR(info.st_mode) else 0)):
-            raise InputError("is not writable", file=str(path), field=flag)
-        return path
-    parent = path.absolute().parent
-    while not parent.exists() and parent != parent.parent:
-        parent = parent.parent
-    if not parent.is_dir():
-        raise InputError(f"cannot be created: {str(parent)!r} is not a folder", file=str(path), field=flag)
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise InputError(f"cannot be created: the folder {str(parent)!r} is not writable", file=str(path), field=flag)
-    return path
-
-
-def output_folder(path: Path, flag: str = "--out", create: bool = True) -> Path:
-    """The folder to write into, created if needed; a one-line error when it cannot be (a file is
-    in the way, no permission). `create=False` checks only what can be checked without creating."""
-    path = Path(path)
-    check_output(path, flag)
-    if path.exists() and not path.is_dir():
-        raise InputError("exists and is not a folder", file=str(path), field=flag)
-    if not create:
-        return path
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(f"cannot create the folder: {exc.strerror or exc}", file=str(path), field=flag) from None
-    if not os.access(path, os.W_OK | os.X_OK):
-        raise InputError("the folder is not writable", file=str(path), field=flag)
-    return path
-
-
-def new_file(path: Path, flag: str = "--out"):
-    """A text file opened for writing (its folder created), or a one-line error naming `flag`."""
-    path = Path(path)
-    check_output(path, flag)
-    if path.is_dir():
-        raise InputError("is a folder, expected a file name", file=str(path), field=flag)
-    output_folder(path.parent, flag)
-    try:
-        return path.open("w", encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot write: {exc.strerror or exc}", file=str(path), field=flag) from None
-

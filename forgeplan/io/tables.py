@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from pathlib import Path
+from typing import IO
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -45,20 +45,24 @@ def jsonl_text(rows: list[dict]) -> str:
     return "".join(json_line(rows[i]) for i in witness_order(rows))
 
 
-def write_parquet(path: Path, batches: Iterable[list[dict]], columns: list[dict]) -> bool:
-    """Write the rows (given batch by batch, so that large texts are held one batch at a time) as Parquet;
-    `columns` are rows whose values show every column's type (the rows without their large texts and
-    one row holding a text). False when pyarrow is not installed."""
-    try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-    except ImportError:
-        return False
+def parquet_available() -> bool:
+    """Whether pyarrow, which writes Parquet, is installed."""
+    import importlib.util
+
+    return importlib.util.find_spec("pyarrow") is not None
+
+
+def write_parquet(sink: IO[bytes], batches: Iterable[list[dict]], columns: list[dict]) -> None:
+    """Write the rows (given batch by batch, so that large texts are held one batch at a time) as Parquet to
+    the binary file `sink`; `columns` are rows whose values show every column's type (the rows without
+    their large texts and one row holding a text). Needs pyarrow (`parquet_available`)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     schema = pa.Table.from_pylist(columns).schema
-    with pq.ParquetWriter(str(path), schema) as writer:
+    with pq.ParquetWriter(sink, schema) as writer:
         for batch in batches:
             writer.write_table(pa.Table.from_pylist([_clean(r) for r in batch], schema=schema))
-    return True
 
 
 def _clean(row: dict) -> dict:

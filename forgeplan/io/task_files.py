@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from pathlib import Path
 
@@ -18,8 +17,8 @@ from ..model.names import name_problem
 from ..model.state import NO_OFFSET, Slot, State, Tolerances
 from ..semantics.engine import World
 from ..semantics.grounded import action_space
-from ..semantics.task import Task, world_for
-from . import guarded
+from ..semantics.task import Task
+from . import guarded, output
 from .catalog import mechanism_json
 from .schema import (TASK_SCHEMA_VERSION, ActionSpaceFile, AssemblyGraphFile, BlockingGraphFile, ContactGraphFile,
                      PartCatalog, StateFile, parse_model)
@@ -100,13 +99,8 @@ def state_files(task: Task) -> dict[str, dict]:
     }
 
 
-def json_text(data) -> str:
-    """A JSON file's text as forgeplan writes it (indent 1, UTF-8 kept, final newline)."""
-    return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
-
-
 def write_json(path: Path, data) -> None:
-    path.write_text(json_text(data), encoding="utf-8")
+    output.write_json(path, data)
 
 
 def write_task(task: Task, out: Path) -> None:
@@ -164,13 +158,14 @@ def load_task(folder: Path, root: Path | None = None) -> Task:
         _ASSEMBLIES[key] = asm
     tol_m = m["target_state.json"].tolerances
     tol = Tolerances(tol_m.pos_tol, tol_m.rot_tol_deg) if tol_m else Tolerances()
-    world = world_for(asm, tol)
+    world = World(asm, tol)
     states = {n: _state_from_file(world, m[n], str(folder / n)) for n in ("initial_state.json", "actual_state.json", "target_state.json")}
     sid = raw["actual_state.json"].get("sample_id") or folder.name
     why = name_problem(sid)
     if why is not None:   # the id reaches programs (ASP comments, grammars) and terminals
         raise InputError(f"{repr(sid)[:80]} {why}", file=str(folder / "actual_state.json"), field="sample_id")
-    return Task(sid, asm, tol, states["initial_state.json"], states["actual_state.json"], states["target_state.json"])
+    return Task(sid, asm, tol, states["initial_state.json"], states["actual_state.json"], states["target_state.json"],
+                world)
 
 
 def _assembly_from_files(folder: Path, m: dict) -> Assembly:

@@ -5,8 +5,9 @@ Builders are code, not hand-typed voxel lists: each family module composes voxel
 identity but two comes apart with straight moves: one part at a time, except the Luban locks
 burr_6_split and burr_6_pairs, which come apart only when groups of pieces slide out together
 (`separate`/`join`, encodings/SEMANTICS.md §5), like most real level-1 burrs. The two others,
-burr_6_level4 and burr_6_level5 (`PARTIAL_MOVES`), are the project's own burrs of BurrTools level 4
-and 5: pieces slide part way (`slide`, SEMANTICS.md §9) before the first one comes out. Removal directions are restricted
+burr_6_level4 and burr_6_level5 (`burr.LEVELS`), are the project's own burrs of BurrTools level 4
+and 5: pieces slide part way (`slide`, SEMANTICS.md §9) before the first one comes out (which built-ins need
+what is the grounded task's answer, `semantics.grounded.assembly_capabilities`, not a list kept here). Removal directions are restricted
 where the physical part only has one way out (pins along their axis, parts on a spindle outward,
 parts standing on a table or floor never downward).
 
@@ -45,10 +46,6 @@ FAMILY_MODULES = (bayonet, shaft, luban, burr, dovetail, mortise, cabinet, neste
 BUILTIN: dict[str, Callable[[], Assembly]] = {}
 for _module in FAMILY_MODULES:
     BUILTIN.update(_module.ASSEMBLIES)
-
-# the built-ins that need partial moves (SEMANTICS.md §9): the benchmark's expert tier
-# (bench/composition.py); clingo does not ground slides, their references come from the moved-set search
-PARTIAL_MOVES: frozenset[str] = frozenset(burr.LEVELS)
 
 
 @lru_cache(maxsize=None)

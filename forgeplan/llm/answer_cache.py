@@ -30,7 +30,7 @@ class AnswerCache:
     """A folder of `<key>.json` files, each {"endpoint", "path", "response"}."""
 
     def __init__(self, folder: Path, flag: str = "--cache"):
-        self.folder = output_folder(Path(folder), flag)
+        self.folder = output_folder(Path(folder), flag, create=False)   # created with the first answer
         self.flag = flag
 
     def get(self, key: str) -> dict | None:
@@ -48,6 +48,7 @@ class AnswerCache:
     def put(self, key: str, record: dict) -> None:
         """Write `record` as the answer of `key`: whole or not at all (temporary file, fsync, rename)."""
         data = json.dumps(record, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        output_folder(self.folder, self.flag)
         try:
             fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".", suffix=".tmp")
             try:

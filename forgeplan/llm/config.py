@@ -87,6 +87,10 @@ def load_config(path: Path | None) -> TrainConfig:
     path = Path(path) if path else DEFAULT_CONFIG
     if not path.exists() and path.parent == Path(".") and (MODELS_DIR / f"{path.stem}.toml").is_file():
         path = MODELS_DIR / f"{path.stem}.toml"
+    if not path.exists():
+        names = ", ".join(sorted(p.stem for p in MODELS_DIR.glob("*.toml")))
+        raise InputError(f"no such configuration {str(path)!r}: expected a TOML file or the name of a bundled one "
+                         f"({names})", field="--config")
     try:
         data = tomllib.loads(read_text(path, "config file"))
     except tomllib.TOMLDecodeError as exc:

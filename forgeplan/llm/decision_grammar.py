@@ -15,7 +15,7 @@ import itertools
 from functools import lru_cache
 
 from ..io.resources import grammars_dir
-from ..semantics.grounded import group_names, separable_groups
+from ..semantics.grounded import ground, group_names
 from ..semantics.intents import INSPECT, OPERATIONS, decision_of, subgoal_text
 from ..semantics.legal import legal_actions
 from ..semantics.task import Task
@@ -43,9 +43,10 @@ def subgoal_vocabulary(task: Task) -> list[str]:
     for spare in w.assembly.spares:
         out += [subgoal_text("removed", (spare.part_id,)), subgoal_text("positioned", (spare.part_id,)),
                 subgoal_text("oriented", (spare.part_id,)), subgoal_text("replaces", (spare.variant_of, spare.part_id))]
-    if w.needs_groups:
+    grounded = ground(task)
+    if grounded.has_groups:
         spares = {p: [x.part_id for x in w.assembly.spares if x.variant_of == p] for p in w.ids}
-        for g in separable_groups(w):
+        for g in grounded.separable_groups:
             names = group_names(w, g)
             out.append(subgoal_text("group_seated", names))
             # separate names the parts physically there: a member slot may hold one of its spares
@@ -66,7 +67,7 @@ def legal_decisions(task: Task) -> list[dict]:
     w = task.world
     if w.equivalent(task.actual, task.target):
         return [INSPECT.to_json()]
-    return [d.to_json() for d in sorted({decision_of(a) for a in legal_actions(w, task.actual)})]
+    return [d.to_json() for d in sorted({decision_of(a) for a in legal_actions(ground(task).shared, task.actual)})]
 
 
 def legal_grammar(task: Task) -> str:

@@ -7,7 +7,7 @@ Lark string literals of their compact JSON text (the exact bytes `prompt.target_
 
 Group lists (`separate` / `join`, SEMANTICS §5): a task grammar bounds them to at most one member per
 slot of the assembly (the engine refuses two members in one slot, and a spare stands in its variant's
-slot), written out as nested optionals; when the assembly needs no group move (World.needs_groups)
+slot), written out as nested optionals; when the assembly needs no group move (the grounded task's `has_groups`)
 they are empty, which drops separate / join and leaves the nine FORGE actions.
 
 Partial moves (SEMANTICS §9): the slide members, the (direction, distance) pairs of a slide and each
@@ -26,6 +26,7 @@ from ..io.quoting import lark_string
 from ..io.resources import grammars_dir
 from ..model.actions import KIND, PoseMove, Turn, lock_move, lock_turn
 from ..model.errors import InputError
+from ..semantics.grounded import ground
 from ..semantics.partial_universe import offset_ranges, slide_members, slide_steps
 from ..semantics.task import Task
 
@@ -110,7 +111,7 @@ def partial_limit(task: Task) -> int:
 
 def group_limit(task: Task) -> int:
     """Most members a group move of this task can name: one per slot; 0 when the assembly needs none."""
-    return len(task.assembly.part_ids) if task.world.needs_groups else 0
+    return len(task.assembly.part_ids) if ground(task).has_groups else 0
 
 
 def bounded_list(item: str, lo: int, hi: int) -> str:

@@ -13,7 +13,7 @@ import json
 import time
 from pathlib import Path
 
-from ..io.guarded import new_file
+from ..io.output import write_file
 from ..model.choices import DEFAULT_PROMPT
 from .bench import split_ids
 from .families import mask_for, prompt_for, read_sample
@@ -104,7 +104,7 @@ def run_infer(model, tokenizer, bench: Path, split: str, out: Path, *, mode: str
     out = Path(out)
     tokens = stopped_eos = 0
     start = time.perf_counter()
-    with new_file(out, "--out") as fh, tqdm(total=len(ids), desc=f"infer ({mode})", unit="task",
+    with write_file(out) as fh, tqdm(total=len(ids), desc=f"infer ({mode})", unit="task",
                                                       disable=not progress) as bar:
         for k in range(0, len(ids), batch_size):
             chunk = ids[k:k + batch_size]

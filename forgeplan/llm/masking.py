@@ -36,6 +36,7 @@ import numpy as np
 from ..model.actions import Action
 from ..model.errors import InputError
 from ..model.state import State
+from ..semantics.assembly_grounding import AssemblyGrounding
 from ..semantics.legal import legal_actions
 from ..semantics.task import Task
 from . import automaton, cache
@@ -289,13 +290,13 @@ class _Legal:
     """Legal action strings per engine state, sorted, with the action each spells (cached)."""
 
     def __init__(self, task: Task):
-        self.world = task.world
+        self.grounding = AssemblyGrounding(task.world)
         self.cache: dict[State, tuple[list[bytes], dict[bytes, Action]]] = {}
 
     def of(self, state: State) -> tuple[list[bytes], dict[bytes, Action]]:
         got = self.cache.get(state)
         if got is None:
-            acts = {compact(a.to_json()).encode("utf-8"): a for a in legal_actions(self.world, state)}
+            acts = {compact(a.to_json()).encode("utf-8"): a for a in legal_actions(self.grounding, state)}
             got = self.cache[state] = (sorted(acts), acts)
         return got
 

@@ -23,7 +23,8 @@ from pathlib import Path
 from ..bench.store import MANIFEST, build_bench
 from ..evaluation.baselines import diagnosis_lookup, greedy_legal, local_repair, no_op
 from ..evaluation.evaluate import score_split, summarise
-from ..library import BUILTIN, PARTIAL_MOVES
+from ..library import BUILTIN, build
+from ..semantics.grounded import Capability, assembly_capabilities
 from ..verify import verify
 from .bench import load_sample, split_ids
 from .config import MODELS_DIR, SAVED_NAME, load_config, save_config
@@ -160,7 +161,8 @@ def reference_model(out: Path, *, tasks: int = 1000, seed: int = 42, jobs: int =
     cfg = replace(cfg, run=replace(cfg.run, threads=threads or cfg.run.threads),
                   trainer={**cfg.trainer, **({"max_steps": max_steps} if max_steps is not None else {})})
     if not (out / "bench" / MANIFEST).is_file():   # without the expert tier: legal masks on slides are slow
-        build_bench(out / "bench", tasks, seed, jobs, assemblies=[a for a in BUILTIN if a not in PARTIAL_MOVES])
+        build_bench(out / "bench", tasks, seed, jobs,
+                    assemblies=[a for a in BUILTIN if Capability.SLIDES not in assembly_capabilities(build(a))])
     bench = out / "iid"
     splits = iid_split(out / "bench", bench, test_fraction, seed, heldout_limit=heldout)
     runs = [run_seed(out / f"seed-{s}", bench, cfg, s, modes) for s in seeds]

@@ -81,9 +81,9 @@ def requests_for(bench: Path, split: str, *, limit: int = 0, **kw) -> list[dict]
 
 
 def write_jsonl(rows, out: Path) -> None:
-    from ..io.guarded import new_file  # noqa: PLC0415
+    from ..io.output import write_file  # noqa: PLC0415
 
-    with new_file(Path(out), "--out") as fh:
+    with write_file(Path(out)) as fh:
         for row in rows:
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
 

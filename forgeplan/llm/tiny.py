@@ -136,18 +136,18 @@ def corpus(bench: Path | None, limit: int = 400, prompt: str = DEFAULT_PROMPT) -
     from ..semantics.faults import FaultSpec, candidates, make_task  # noqa: PLC0415
     from ..library import BUILTIN, build  # noqa: PLC0415
     from ..planners.reference import simple_reference  # noqa: PLC0415
-    from ..semantics.task import world_for  # noqa: PLC0415
+    from ..semantics.engine import World  # noqa: PLC0415
 
     from ..semantics.diagnosis import MISTAKE_TYPES  # noqa: PLC0415
     from ..model.state import Tolerances  # noqa: PLC0415
 
     for aid in BUILTIN:
         asm = build(aid)
-        world = world_for(asm, Tolerances())
+        world = World(asm, Tolerances())
         for ftype in ("", *MISTAKE_TYPES):
             if ftype and not candidates(world, ftype):
                 continue
-            task = make_task(asm, [FaultSpec(ftype)] if ftype else [], seed=0)
+            task = make_task(asm, [FaultSpec(ftype)] if ftype else [], seed=0, world=world)
             ref = simple_reference(task)
             texts += [m["content"] for m in build_prompt(task, prompt)]
             if ref is not None:

@@ -20,6 +20,7 @@ from ..model.choices import DEFAULT_PROMPT
 from ..model.errors import InputError
 from .families import prompt_completion_rows
 from .config import TrainConfig, save_config
+from .local import model_folder
 
 DTYPES = ("float32", "bfloat16", "float16")
 REPORT_TO = ("none", "tensorboard")
@@ -97,10 +98,10 @@ def load_base(model_path: Path, config: TrainConfig, device: str, quant):
 
         # one full copy per process under `accelerate launch` (QLoRA + DDP)
         kwargs.update(quantization_config=quant, device_map={"": PartialState().local_process_index})
-        model = AutoModelForCausalLM.from_pretrained(model_path, **kwargs)
+        model = AutoModelForCausalLM.from_pretrained(model_path, local_files_only=True, **kwargs)
         return prepare_model_for_kbit_training(
             model, use_gradient_checkpointing=bool(config.trainer.get("activation_checkpointing")))
-    return AutoModelForCausalLM.from_pretrained(model_path, **kwargs)
+    return AutoModelForCausalLM.from_pretrained(model_path, local_files_only=True, **kwargs)
 
 
 def sft_config(config: TrainConfig, out: Path, device: str, report_to: str):
@@ -109,7 +110,7 @@ def sft_config(config: TrainConfig, out: Path, device: str, report_to: str):
 
     if report_to not in REPORT_TO:
         raise InputError(f"must be one of {list(REPORT_TO)}, got {report_to!r}", field="--report-to")
-    args = dict(config.trainer)
+    args = {"disable_tqdm": True, **config.trainer}   # forgeplan's bar (`progress_bar`) shows the steps
     args.update(output_dir=str(out), report_to=report_to, use_cpu=device == "cpu")
     if config.run.eval_fraction == 0:
         args["eval_strategy"] = "no"
@@ -171,6 +172,36 @@ def run_clock(max_minutes: float, max_cpu_minutes: float = 0.0):
     return RunClock()
 
 
+def progress_bar():
+    """A TrainerCallback: a bar of the optimizer steps on stderr, with the ETA and the last logged losses
+    (transformers' own bar is off unless [trainer] disable_tqdm = false asks for it)."""
+    from tqdm import tqdm  # noqa: PLC0415
+    from transformers import TrainerCallback  # noqa: PLC0415
+
+    class ProgressBar(TrainerCallback):
+        bar = None
+
+        def on_train_begin(self, args, state, control, **kwargs):
+            if state.is_local_process_zero:   # one bar under `accelerate launch`
+                self.bar = tqdm(total=state.max_steps, initial=state.global_step, desc="train", unit="step",
+                                file=sys.stderr, dynamic_ncols=True)
+
+        def on_step_end(self, args, state, control, **kwargs):
+            if self.bar is not None:
+                self.bar.update(state.global_step - self.bar.n)
+
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            shown = {k: f"{v:.4g}" for k, v in (logs or {}).items() if k in ("loss", "eval_loss")}
+            if self.bar is not None and shown:
+                self.bar.set_postfix(shown, refresh=False)
+
+        def on_train_end(self, args, state, control, **kwargs):
+            if self.bar is not None:
+                self.bar.close()
+
+    return ProgressBar()
+
+
 def train(model_path: Path, bench: Path, out: Path, config: TrainConfig, *, limit: int = 0,
           resume: bool | str = False, report_to: str = "none") -> dict:
     """Fine-tune a LoRA adapter; `out` gets checkpoints, the adapter, tokenizer, config and loss curve."""
@@ -178,13 +209,14 @@ def train(model_path: Path, bench: Path, out: Path, config: TrainConfig, *, limi
     from transformers import AutoTokenizer  # noqa: PLC0415
     from trl import SFTTrainer  # noqa: PLC0415
 
+    model_path = model_folder(model_path)
     device = resolve_device(config.run.device)
     quant = quantization(config, device)
     fix_threads(config.run.threads)
     out = Path(out)
     args = sft_config(config, out, device, report_to)
     peft_config = lora_config(config)
-    tokenizer = AutoTokenizer.from_pretrained(model_path)
+    tokenizer = AutoTokenizer.from_pretrained(model_path, local_files_only=True)
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     rows = prompt_completion_rows(bench, config.run.split, config.run.prompt, limit=limit)
@@ -194,7 +226,7 @@ def train(model_path: Path, bench: Path, out: Path, config: TrainConfig, *, limi
         raise InputError(f"no training examples fit max_length={args.max_length} (skipped {skipped})", file=str(bench))
     clock = run_clock(config.run.max_minutes, config.run.max_cpu_minutes)
     trainer = SFTTrainer(model=load_base(model_path, config, device, quant), args=args, processing_class=tokenizer,
-                         train_dataset=Dataset.from_list(train_rows), callbacks=[clock],
+                         train_dataset=Dataset.from_list(train_rows), callbacks=[clock, progress_bar()],
                          eval_dataset=Dataset.from_list(eval_rows) if eval_rows else None, peft_config=peft_config)
     start = time.perf_counter()
     with contextlib.redirect_stdout(sys.stderr):  # the trainer prints its logs; stdout is the JSON summary's
@@ -228,22 +260,36 @@ def _threads() -> int:
 
 
 def plot_losses(history: list[dict], path: Path) -> None:
-    """Training and evaluation loss against the optimizer step (PNG)."""
+    """Training and held-out loss against the optimizer step (PNG), readable for short runs too: markers
+    when there are few points, whole steps on the x axis, a log y axis only when the loss spans more than a
+    decade, and a note when nothing was logged."""
     import matplotlib  # noqa: PLC0415
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
+    from matplotlib.ticker import MaxNLocator  # noqa: PLC0415
 
+    series = {label: [(h["step"], h[key]) for h in history if key in h and "step" in h]
+              for key, label in (("loss", "train"), ("eval_loss", "held-out"))}
+    values = [v for pts in series.values() for _, v in pts]
     fig, ax = plt.subplots(figsize=(6, 3.6), dpi=100)
-    for key, label in (("loss", "train"), ("eval_loss", "held-out")):
-        pts = [(h["step"], h[key]) for h in history if key in h]
+    for label, pts in series.items():
         if pts:
-            ax.plot(*zip(*pts), marker="o" if key == "eval_loss" else None, label=label)
+            few = len(pts) <= 30 or label == "held-out"
+            ax.plot(*zip(*pts), marker="o" if few else None, markersize=4, label=f"{label} ({len(pts)} points)")
+    if not values:
+        ax.text(0.5, 0.5, "no loss logged (fewer steps than [trainer] logging_steps?)", ha="center",
+                va="center", transform=ax.transAxes)
+    elif min(values) > 0 and max(values) / min(values) > 10:
+        ax.set_yscale("log")
+    steps = max((h.get("step", 0) for h in history), default=0)
+    ax.set_title(f"loss per optimizer step ({steps} steps)")
     ax.set_xlabel("optimizer step")
     ax.set_ylabel("completion loss (nats/token)")
-    ax.set_yscale("log")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.grid(alpha=0.3)
-    ax.legend()
+    if values:
+        ax.legend()
     fig.tight_layout()
     fig.savefig(path, metadata={"Software": None})
     plt.close(fig)
@@ -254,12 +300,14 @@ def load_for_inference(model_path: Path, adapter: Path | None, device: str, dtyp
     folder of a full fine-tune (`run.finetune = "full"`) holds the whole model."""
     from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: PLC0415
 
+    model_path = model_folder(model_path)
+    adapter = model_folder(adapter, "--adapter", adapter=True) if adapter is not None else None
     device = resolve_device(device)
     dtype = torch_dtype(dtype_name, device)
-    tokenizer = AutoTokenizer.from_pretrained(adapter if adapter and (Path(adapter) / "tokenizer_config.json").is_file()
-                                              else model_path)
-    full = adapter is not None and not (Path(adapter) / "adapter_config.json").is_file()  # a full fine-tune's weights
-    model = AutoModelForCausalLM.from_pretrained(adapter if full else model_path, dtype=dtype)
+    tokenizer = AutoTokenizer.from_pretrained(adapter if adapter and (adapter / "tokenizer_config.json").is_file()
+                                              else model_path, local_files_only=True)
+    full = adapter is not None and not (adapter / "adapter_config.json").is_file()  # a full fine-tune's weights
+    model = AutoModelForCausalLM.from_pretrained(adapter if full else model_path, dtype=dtype, local_files_only=True)
     if adapter is not None and not full:
         from peft import PeftModel  # noqa: PLC0415
 

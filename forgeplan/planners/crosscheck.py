@@ -27,9 +27,11 @@ from typing import Callable, Iterator
 from ..io.task_files import load_task
 from ..model.actions import Action, moved_parts
 from ..model.errors import InputError
-from ..semantics.grounded import objective_value
+from ..semantics.assembly_grounding import AssemblyGrounding
+from ..semantics.grounded import GroundedTask, as_grounded, ground, objective_value
 from ..semantics.task import Task
 from .registry import Guarantee, planner_for
+from .result import Options
 
 VERDICTS = ("agree", "disagree", "unknown")
 
@@ -102,13 +104,18 @@ def _replayed(task: Task, side: Side) -> Side:
     return side
 
 
-def prover_side(task: Task, objective: str, time_limit: float | None) -> Side:
-    """The registry's proving planner for the task's kind (clingo, or the moved-set search)."""
-    from .asp.solve import Status
+def prover_side(task: Task | GroundedTask, objective: str, time_limit: float | None) -> Side:
+    """The registry's proving planner for the task (clingo, or the moved-set search)."""
+    from .result import Status
 
-    planner = planner_for(task, Guarantee.PROVED_MINIMAL)
+    grounded = as_grounded(task)
+    task = grounded.task
     try:
-        r = planner(task, objective, time_limit)
+        planner = planner_for(grounded, Guarantee.PROVED_MINIMAL, objective)
+    except InputError as exc:  # no proving planner for this objective on such tasks
+        return _unsupported("no proving planner", exc.reason)
+    try:
+        r = planner(grounded, Options(objective, time_limit))
     except RuntimeError as exc:  # the planner's own replay check of its plan
         return Side(planner.name, "error", False, False, None, None, None, 0.0, problem=str(exc))
     except InputError as exc:  # a task the planner declines (e.g. too many separable groups to ground)
@@ -153,9 +160,6 @@ def clingo_partial_side(task: Task, objective: str, time_limit: float | None, bo
         side.relaxed = failure is not None and failure.reason.code == "not_separable"
     return side
 
-
-# the cross-checking planners of the registry, by name: how each one's answer is read
-SIDES: dict[str, Callable[..., Side]] = {"fast-downward": fd_side, "clingo-partial": clingo_partial_side}
 
 
 def _fd_answer(task: Task, r) -> Side:
@@ -241,25 +245,40 @@ def plan_box(task: Task, plan) -> tuple[int, int, int]:
 PARTIAL_HORIZON = 8   # the checker's horizon on a partial-move task when the prover has no valid plan
 
 
-def compare_task(task: Task, objective: str = "moved-parts,actions", time_limit: float | None = None,
+def compare_task(task: Task | GroundedTask, objective: str = "moved-parts,actions", time_limit: float | None = None,
                  path: str | None = None, box=None, horizon: int | None = None, extra_steps: int = 0) -> Comparison:
     """The registry's proving planner against its cross-check (`box`, `horizon`: the checker's universe on
     a partial-move task; by default the smallest that hold the prover's plan, the horizon `extra_steps`
     longer: plans that many steps longer than the prover's, which may move fewer parts, are then covered)."""
-    prover = prover_side(task, objective, time_limit)
-    name = planner_for(task, Guarantee.CROSS_CHECK).name
-    if name == "fast-downward":
-        checker = SIDES[name](task, objective, time_limit)
-        verdict, reason = judge(objective, prover, checker)
-        return Comparison(task.sample_id, objective, verdict, reason, prover, checker, path)
+    grounded = as_grounded(task)
+    prover = prover_side(grounded, objective, time_limit)
+    check = CHECKS[planner_for(grounded, Guarantee.CROSS_CHECK).name]
+    verdict, reason, checker = check(grounded.task, prover, objective, time_limit, box, horizon, extra_steps)
+    return Comparison(grounded.task.sample_id, objective, verdict, reason, prover, checker, path)
+
+
+def _check_fd(task: Task, prover: Side, objective: str, time_limit: float | None, *universe) -> tuple[str, str, Side]:
+    """Fast Downward's optimum against the prover's: (verdict, reason, its side)."""
+    checker = fd_side(task, objective, time_limit)
+    return (*judge(objective, prover, checker), checker)
+
+
+def _check_partial(task: Task, prover: Side, objective: str, time_limit: float | None, box, horizon: int | None,
+                   extra_steps: int) -> tuple[str, str, Side]:
+    """clingo's optimum over a box and a horizon that hold the prover's plan: (verdict, reason, its side)."""
     plan = prover.plan if prover.valid else None
     box = box if box is not None else plan_box(task, plan or ())
     horizon = horizon if horizon is not None else (len(plan) if plan else PARTIAL_HORIZON) + extra_steps
-    checker = SIDES[name](task, objective, time_limit, box, horizon)
+    checker = clingo_partial_side(task, objective, time_limit, box, horizon)
     outside = plan is not None and (len(plan) > horizon or any(f > b for f, b in zip(plan_box(task, plan), checker.box or box)))
-    verdict, reason = (("unknown", f"the checker's universe (box {list(checker.box or box)}, {horizon} steps) does not "
-                        "hold the search's plan") if outside else judge_partial(objective, prover, checker))
-    return Comparison(task.sample_id, objective, verdict, reason, prover, checker, path)
+    if outside:
+        return "unknown", (f"the checker's universe (box {list(checker.box or box)}, {horizon} steps) does not hold "
+                           "the search's plan"), checker
+    return (*judge_partial(objective, prover, checker), checker)
+
+
+# the cross-checking planners of the registry, by name: how each one's optimum is compared with the proof
+CHECKS: dict[str, Callable[..., tuple[str, str, Side]]] = {"fast-downward": _check_fd, "clingo-partial": _check_partial}
 
 
 def find_tasks(path: Path) -> list[Path]:
@@ -305,13 +324,17 @@ def crosscheck(path: Path, *, limit: int | None = None, time_limit: float | None
 
 def compare_folders(folders: list[str], objective: str, time_limit: float | None,
                     extra_steps: int = 0) -> list[Comparison]:
-    """One batch of `crosscheck`: the comparison of each task folder (clingo grounds each assembly of
-    the batch once)."""
+    """One batch of `crosscheck`: the comparison of each task folder (the batch's tasks on one assembly
+    share one assembly grounding, and clingo grounds each assembly of the batch once)."""
     from .asp.grounding import GROUNDINGS
-    from .registry import accepted
 
-    tasks = [load_task(Path(f)) for f in folders]
-    GROUNDINGS.prepare(accepted("clingo", tasks))
+    shared: dict[tuple, AssemblyGrounding] = {}
+    tasks = []
+    for f in folders:
+        task = load_task(Path(f))
+        key = (task.assembly, task.tolerances)
+        tasks.append(ground(task, shared.setdefault(key, AssemblyGrounding(task.world))))
+    GROUNDINGS.prepare(tasks)
     return [compare_task(task, objective, time_limit, f, extra_steps=extra_steps) for task, f in zip(tasks, folders)]
 
 

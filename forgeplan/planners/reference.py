@@ -5,14 +5,17 @@ from __future__ import annotations
 from ..io.contract import output_json
 from ..model.actions import moved_parts
 from ..semantics.diagnosis import diagnose
+from ..semantics.grounded import GroundedTask, as_grounded
 from ..semantics.task import Task
 from .registry import feasible_plan, planner_for
+from .result import Options
 
 
-def simple_reference(task: Task) -> dict | None:
+def simple_reference(task: Task | GroundedTask) -> dict | None:
     """Expected output with a valid (not necessarily minimal) plan from the feasible planner of its kind."""
-    world = task.world
-    plan = feasible_plan(task)
+    grounded = as_grounded(task)
+    task, world = grounded.task, grounded.world
+    plan = feasible_plan(grounded)
     if plan is None:
         return None
     out = output_json(task.sample_id, task.assembly.assembly_id, diagnose(world, task.actual, task.target), plan)
@@ -21,7 +24,8 @@ def simple_reference(task: Task) -> dict | None:
     return out
 
 
-def proven_reference(task: Task, time_limit: float | None = None) -> dict | None:
+def proven_reference(task: Task | GroundedTask, time_limit: float | None = None,
+                     objective: str = "moved-parts,actions") -> dict | None:
     """Expected output with a plan the registry's proving planner proved minimal (distinct moved parts,
     then actions).
 
@@ -30,14 +34,17 @@ def proven_reference(task: Task, time_limit: float | None = None) -> dict | None
     the file is the same on every run: a planner that stops on a state budget, not on the clock, runs
     without the time limit.
     """
-    from .asp.solve import Status, reference_output
+    from .asp.solve import reference_output
+    from .result import Status
 
-    planner = planner_for(task)
-    result = planner(task, time_limit=None if planner.deterministic else time_limit)
+    grounded = as_grounded(task)
+    planner = planner_for(grounded, objective=objective)
+    result = planner(grounded, Options(objective, None if planner.deterministic else time_limit))
     if result.status is Status.UNSOLVABLE:
         return None
     if result.status is Status.TIMEOUT:
-        return simple_reference(task)
+        return simple_reference(grounded)
+    task = grounded.task
     out = reference_output(task, result)
     out["proof"].pop("seconds", None)
     out["sample_id"] = task.sample_id

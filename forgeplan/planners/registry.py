@@ -1,27 +1,36 @@
-"""The planners, the task kinds each accepts and the guarantee each gives; commands choose through here.
+"""The planners, the capabilities of the tasks each plans, the objectives and the guarantee each gives;
+commands choose through here.
 
-In the manner of unified-planning's engine factory (`OneshotPlanner(problem_kind=..., optimality_guarantee=...)`):
-a planner declares which kinds of task (`semantics.grounded.MoveKind`) it accepts and what its answer
-guarantees, and `choose` returns the first planner of `PLANNERS` that fits a task's kind and the
-guarantee asked for. `solve`, `task make`, `bench build` and `crosscheck` ask here; no other module
-decides by the kind of a task which planner runs.
+In the manner of unified-planning's engine factory (`OneshotPlanner(problem_kind=..., optimality_guarantee=...)`,
+engines declared by the problem kinds they support): a planner declares which capabilities of a grounded
+task (`semantics.grounded.Capability`: group moves, slides, offsets) it plans with and which it needs, the
+objectives it optimises and what its answer guarantees, and `choose` returns the first planner of
+`PLANNERS` that fits a grounded task, the objective and the guarantee asked for. `solve`, `task make`,
+`bench build` and `crosscheck` ask here; no other module decides by what a task needs which planner runs.
 
-Guarantees:
-* `PROVED_MINIMAL`: a plan proved lexicographically minimal (J_move, then c) over the grounded universe,
-  or an honest status saying it was not (feasible, timeout, unsolvable); its result is a `SolveResult`;
-* `CROSS_CHECK`: an independent optimum over the same task, compared with the proof by `crosscheck`;
-* `FEASIBLE`: a valid plan, not minimal (a fallback and an upper bound).
+Every planner that runs takes `(grounded, options)` (a `GroundedTask` and `planners.result.Options`) and
+returns a `planners.result.SolveResult`. Guarantees:
+* `PROVED_MINIMAL`: a plan proved minimal in the objective over the grounded universe, or an honest status
+  saying it was not (feasible, timeout, unsolvable);
+* `CROSS_CHECK`: an independent optimum over the same task, compared with the proof by `crosscheck`
+  (which runs it: `crosscheck.CHECKS`);
+* `FEASIBLE`: a valid plan, not minimal (a fallback and an upper bound): status feasible, or timeout
+  when it finds none.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from enum import Enum
-from typing import Callable
+from typing import Callable, Iterable
 
+from ..model.actions import Action, moved_parts
+from ..model.choices import OBJECTIVES
 from ..model.errors import ForgeplanError, InputError
-from ..semantics.grounded import MoveKind, kind_of
+from ..semantics.grounded import Capability, GroundedTask, as_grounded
 from ..semantics.task import Task
+from .result import Options, SolveResult, Status
 
 
 class Guarantee(Enum):
@@ -30,102 +39,130 @@ class Guarantee(Enum):
     FEASIBLE = "feasible"
 
 
+Run = Callable[[GroundedTask, Options], SolveResult]
+ALL_OBJECTIVES = frozenset(OBJECTIVES)
+
+
 @dataclass(frozen=True)
 class Planner:
-    """One planner: its name (as results and proof objects report it), what it accepts and guarantees."""
+    """One planner: its name (as results and proof objects report it), the capabilities it plans with
+    (`handles`) and those a task must have for it (`needs`), the objectives it optimises, its guarantee."""
 
     name: str
-    kinds: frozenset[MoveKind]
+    handles: frozenset[Capability]
     guarantee: Guarantee
-    run: Callable | None       # PROVED_MINIMAL: (task, objective, time_limit, all_optimal, max_plans) -> SolveResult;
-                               # FEASIBLE: (world, actual, target) -> plan | None; CROSS_CHECK: see crosscheck.SIDES
+    run: Run | None              # None: a cross-check, run by `crosscheck` against the proof
+    needs: frozenset[Capability] = frozenset()
+    objectives: frozenset[str] = ALL_OBJECTIVES
     deterministic: bool = False  # stops on a state budget, not on the clock: an unproved answer is the same on every run
     summary: str = ""
 
-    def accepts(self, kind: MoveKind) -> bool:
-        return kind in self.kinds
+    def accepts(self, grounded: GroundedTask) -> bool:
+        """Does it plan this task: every capability the task has is one it handles, and it has all it needs."""
+        return self.needs <= grounded.capabilities <= self.handles
 
-    def __call__(self, *args, **kwargs):
-        """Run the planner (the arguments of its guarantee, see `run`)."""
+    def __call__(self, grounded: GroundedTask, options: Options = Options()) -> SolveResult:
         if self.run is None:
             raise ForgeplanError(f"planner {self.name} runs only inside crosscheck")
-        return self.run(*args, **kwargs)
+        return self.run(grounded, options)
 
 
-def _clingo(task, objective="moved-parts,actions", time_limit=None, all_optimal=False, max_plans=100):
+def _clingo(grounded: GroundedTask, options: Options) -> SolveResult:
     from .asp.solve import solve_task
 
-    return solve_task(task, objective, time_limit, all_optimal, max_plans)
+    return solve_task(grounded, options.objective, options.time_limit, options.all_optimal, options.max_plans)
 
 
-def _moved_set_search(task, objective="moved-parts,actions", time_limit=None, all_optimal=False, max_plans=100):
+def _moved_set_search(grounded: GroundedTask, options: Options) -> SolveResult:
     from .moved_set.solve import solve_result
 
-    return solve_result(task, objective, time_limit, all_optimal)
+    return solve_result(grounded, options)
 
 
-def _repair_search(world, actual, target):
+def _repair_search(grounded: GroundedTask, options: Options) -> SolveResult:
     from .repair import repair_plan
 
-    return repair_plan(world, actual, target)
+    return _feasible(grounded, options, "repair-search", lambda: repair_plan(grounded.world, grounded.task.actual,
+                                                                              grounded.task.target))
 
 
-def _chain_repair(world, actual, target):
+def _chain_repair(grounded: GroundedTask, options: Options) -> SolveResult:
     from .partial_repair import partial_repair_plan
 
-    return partial_repair_plan(world, actual, target)
+    return _feasible(grounded, options, "repair-search", lambda: partial_repair_plan(
+        grounded.world, grounded.task.actual, grounded.task.target))
 
 
-STRAIGHT_OR_GROUPS = frozenset({MoveKind.STRAIGHT, MoveKind.GROUPS})
-PARTIAL = frozenset({MoveKind.PARTIAL})
+def _feasible(grounded: GroundedTask, options: Options, proof: str, find: Callable[[], list[Action] | None]) -> SolveResult:
+    """A feasible planner's plan as a result: feasible, or timeout when it finds none."""
+    t0 = time.perf_counter()
+    plan = find()
+    status = Status.TIMEOUT if plan is None else Status.FEASIBLE
+    found = tuple(plan or ())
+    return SolveResult(status, False, found, len(moved_parts(found)), len(found), [], time.perf_counter() - t0, None, (),
+                       len(found), options.objective, proof=proof if plan is not None else "")
+
+
+GROUPS = frozenset({Capability.GROUPS})
+PARTIAL = frozenset({Capability.GROUPS, Capability.SLIDES, Capability.OFFSETS})
+SLIDES = frozenset({Capability.SLIDES})
 
 # in order of preference: `choose` takes the first that fits
 PLANNERS: tuple[Planner, ...] = (
-    Planner("clingo", STRAIGHT_OR_GROUPS, Guarantee.PROVED_MINIMAL, _clingo,
+    Planner("clingo", GROUPS, Guarantee.PROVED_MINIMAL, _clingo,
             summary="encodings/plan.lp over the grounded action universe, optimal over all plan lengths"),
-    Planner("moved-set-search", PARTIAL, Guarantee.PROVED_MINIMAL, _moved_set_search, deterministic=True,
+    Planner("moved-set-search", PARTIAL, Guarantee.PROVED_MINIMAL, _moved_set_search, needs=SLIDES,
+            objectives=frozenset({"moved-parts,actions", "actions"}), deterministic=True,
             summary="planners/moved_set/search.py over the grounded universe of SEMANTICS §9"),
-    Planner("fast-downward", STRAIGHT_OR_GROUPS, Guarantee.CROSS_CHECK, None,
+    Planner("fast-downward", GROUPS, Guarantee.CROSS_CHECK, None,
             summary="astar(lmcut()) on the grounded PDDL export"),
-    Planner("clingo-partial", PARTIAL, Guarantee.CROSS_CHECK, None,
+    Planner("clingo-partial", PARTIAL, Guarantee.CROSS_CHECK, None, needs=SLIDES,
             summary="encodings/partial_check.lp over the box and horizon that hold the proving planner's plan"),
-    Planner("repair-search", STRAIGHT_OR_GROUPS, Guarantee.FEASIBLE, _repair_search,
+    Planner("repair-search", GROUPS, Guarantee.FEASIBLE, _repair_search,
             summary="planners/repair.py: take out what blocks, repair, put back"),
-    Planner("chain-repair", PARTIAL, Guarantee.FEASIBLE, _chain_repair,
+    Planner("chain-repair", PARTIAL, Guarantee.FEASIBLE, _chain_repair, needs=SLIDES,
             summary="planners/partial_repair.py: out and back along the level search's main chain"),
 )
 REGISTRY = {p.name: p for p in PLANNERS}
 
 
-def choose(kind: MoveKind, guarantee: Guarantee) -> Planner:
-    """The first planner that accepts `kind` with `guarantee`."""
+def choose(grounded: GroundedTask, guarantee: Guarantee, objective: str = "moved-parts,actions") -> Planner:
+    """The first planner that plans `grounded` for `objective` with `guarantee`."""
     for p in PLANNERS:
-        if p.guarantee is guarantee and p.accepts(kind):
+        if p.guarantee is guarantee and p.accepts(grounded) and objective in p.objectives:
             return p
-    raise InputError(f"no planner gives {guarantee.value} plans for tasks with {kind.value} moves", field="task")
+    has = ", ".join(sorted(c.value for c in grounded.capabilities)) or "straight moves only"
+    offered = sorted({o for p in PLANNERS if p.guarantee is guarantee and p.accepts(grounded) for o in p.objectives})
+    raise InputError(f"no planner gives {guarantee.value} plans for the objective {objective} on tasks with {has}"
+                     + (f" (objectives offered for them: {', '.join(offered)})" if offered else ""), field="--objective")
 
 
-def planner_for(task: Task, guarantee: Guarantee = Guarantee.PROVED_MINIMAL) -> Planner:
-    return choose(kind_of(task), guarantee)
+def planner_for(task: Task | GroundedTask, guarantee: Guarantee = Guarantee.PROVED_MINIMAL,
+                objective: str = "moved-parts,actions") -> Planner:
+    return choose(as_grounded(task), guarantee, objective)
 
 
-def accepted(name: str, tasks) -> list[Task]:
-    """The tasks whose kind planner `name` accepts (e.g. the ones a clingo grounding serves)."""
+def accepted(name: str, tasks: Iterable[Task | GroundedTask]) -> list:
+    """The tasks (or grounded tasks) planner `name` plans (e.g. the ones a clingo grounding serves)."""
     planner = REGISTRY[name]
-    return [t for t in tasks if planner.accepts(kind_of(t))]
+    return [t for t in tasks if planner.accepts(as_grounded(t))]
 
 
-def solve(task: Task, objective: str = "moved-parts,actions", time_limit: float | None = None,
-          all_optimal: bool = False, max_plans: int = 100):
+def solve(task: Task | GroundedTask, objective: str = "moved-parts,actions", time_limit: float | None = None,
+          all_optimal: bool = False, max_plans: int = 100) -> SolveResult:
     """The proving planner's `SolveResult` for `task`."""
-    return planner_for(task)(task, objective, time_limit, all_optimal, max_plans)
+    grounded = as_grounded(task)
+    options = Options(objective, time_limit, all_optimal, max_plans)
+    return choose(grounded, Guarantee.PROVED_MINIMAL, objective)(grounded, options)
 
 
-def renders_partial_moves(task: Task) -> bool:
+def renders_partial_moves(task: Task | GroundedTask) -> bool:
     """Does the task's PDDL export take the grounded partial-move rendering (`pddl.slide_groups`, SEMANTICS §9)?"""
-    return kind_of(task) is MoveKind.PARTIAL
+    return as_grounded(task).has_slides
 
 
-def feasible_plan(task: Task):
+def feasible_plan(task: Task | GroundedTask) -> tuple[Action, ...] | None:
     """A valid, not minimal, plan from the feasible planner of the task's kind (None when it finds none)."""
-    return planner_for(task, Guarantee.FEASIBLE)(task.world, task.actual, task.target)
+    grounded = as_grounded(task)
+    result = choose(grounded, Guarantee.FEASIBLE)(grounded, Options())
+    return result.plan if result.status is Status.FEASIBLE else None

@@ -15,6 +15,7 @@ import itertools
 from ..geometry.graphs import disassembly_layers
 from ..model.actions import Action, Insert, Remove
 from ..model.state import State
+from ..semantics.assembly_grounding import AssemblyGrounding
 from ..semantics.diagnosis import diagnose, repair_action
 from ..semantics.engine import World
 from ..semantics.grounded import lock_action
@@ -143,6 +144,7 @@ def greedy_search(world: World, actual: State, target: State, node_limit: int) -
     counter = itertools.count()
     frontier = [(_distance(world, actual, target), next(counter), actual)]
     parent: dict[State, tuple[State, Action] | None] = {actual: None}
+    offers = AssemblyGrounding(world)   # the grounded offer of each state, its answers kept for this search
     while frontier and len(parent) <= node_limit:
         h, _, state = heapq.heappop(frontier)
         if h == 0:
@@ -152,7 +154,7 @@ def greedy_search(world: World, actual: State, target: State, node_limit: int) -
                 plan.append(a)
                 state = prev
             return plan[::-1]
-        for a in legal_actions(world, state):
+        for a in legal_actions(offers, state):
             nxt = world.apply(state, a)
             if nxt not in parent:
                 parent[nxt] = (state, a)

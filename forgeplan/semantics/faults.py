@@ -12,7 +12,7 @@ from ..model.rotations import axis_matrix, matrix_to_euler
 from ..model.state import State, Tolerances
 from .diagnosis import MISTAKE_TYPES
 from .engine import World
-from .task import Task, world_for
+from .task import Task
 
 
 @dataclass(frozen=True)
@@ -120,13 +120,15 @@ def no_candidate_reason(world: World, ftype: str, others: bool) -> str:
 
 
 def make_task(asm: Assembly, faults: list[FaultSpec], *, seed: int = 0, sample_id: str | None = None,
-              tolerances: Tolerances = Tolerances(), boundary: bool = False, boundary_seed: int | None = None) -> Task:
+              tolerances: Tolerances = Tolerances(), boundary: bool = False, boundary_seed: int | None = None,
+              world: World | None = None) -> Task:
     """A task on `asm` with the given faults (none = no-fault; `boundary` perturbs inside tolerance).
 
     The perturbation draws from `boundary_seed` (default `seed`) and the faults from `seed`, so a
-    counterfactual pair shares its perturbation and differs only in the faulty parts.
+    counterfactual pair shares its perturbation and differs only in the faulty parts. `world`: `asm`
+    compiled under `tolerances`, when the caller makes many tasks on it (else the task compiles its own).
     """
-    world = world_for(asm, tolerances)
+    world = world if world is not None else World(asm, tolerances)
     rng = random.Random(seed)
     state = world.target_state()
     if boundary:
@@ -149,4 +151,4 @@ def make_task(asm: Assembly, faults: list[FaultSpec], *, seed: int = 0, sample_i
         state = inject(world, state, i, f.type, rng)
         used.append(i)
     sid = sample_id or f"{asm.assembly_id}_{'_'.join(f.type for f in faults) or 'nofault'}_{seed}"
-    return Task(sid, asm, tolerances, initial_state(world, sorted(used)), state, world.target_state())
+    return Task(sid, asm, tolerances, initial_state(world, sorted(used)), state, world.target_state(), world)

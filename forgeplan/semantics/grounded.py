@@ -20,12 +20,17 @@ plan, and they take those parameters from here instead of deriving them again:
 * the kind of a task's moves (`MoveKind`, `move_kind`, `GroundedTask.kind`, and per assembly
   `assemblies_by_kind`): straight moves (§3), group moves (§5) or partial moves (§9), decided with its
   move model (`semantics.moves`, the rules the engine and the offer of a state take from the kind). It
-  is asked here, in the move model and in the planner registry (`planners.registry`), nowhere else;
+  is asked here, in the move model and in the planner registry (`planners.registry`), nowhere else:
+  everything else asks a grounded task's capabilities (`has_groups`, `has_slides`, `has_offsets`);
 * where partial moves are in play (SEMANTICS.md §9), the position domain with its radius cut
   (`positions`), the sets of slots a slide may move (`slide_groups`; `separate`/`join` take
   `separable_groups`, capped like every group enumeration), the slide universe (`slide_universe`) and
   the moves a configuration offers (`offered_moves`, `apply_move`, `to_action`), computed in
   `semantics.partial_universe`.
+
+`ground(task)` makes the one object that holds all of it for a task (`GroundedTask`, pyperplan's
+`ground(problem) -> Task`), every answer it keeps included; what the tasks on one assembly share it keeps
+in an `AssemblyGrounding` that the caller may pass (`semantics.assembly_grounding`).
 
 encodings/SEMANTICS.md states the rules; the ASP encoding and the lifted PDDL domain implement them
 independently, and the differential tests compare the three.
@@ -33,8 +38,8 @@ independently, and the differential tests compare the three.
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
+from enum import Enum
 from functools import cached_property
 from itertools import product
 from typing import Mapping, NamedTuple, Sequence
@@ -45,9 +50,10 @@ from ..model.assembly import DIRECTIONS, Assembly
 from ..model.choices import OBJECTIVES
 from ..model.errors import InputError
 from ..model.rotations import axis_angle_of, euler_to_matrix, matmul, transpose
-from ..model.state import Slot, State
-from .engine import ZERO3, World
-from .moves import MoveKind, assembly_kind
+from ..model.state import NO_OFFSET, NO_ROTATION, Slot, State
+from .assembly_grounding import AssemblyGrounding
+from .engine import World
+from .moves import MoveKind, MoveModel, assembly_kind, move_model
 from .partial_universe import (apply_move, offered_moves, position_bound, position_domain,  # noqa: F401 (§9's universe)
                                slide_universe, to_action)
 from .task import Task
@@ -60,24 +66,102 @@ def move_kind(world: World) -> MoveKind:
     return world.moves.kind
 
 
-@dataclass(frozen=True)
-class GroundedTask:
-    """A task with its kind: what planners, the registry and the renderings ask instead of the engine."""
+class Capability(Enum):
+    """What a grounded task's universe holds beyond single parts moving straight (SEMANTICS §3): the
+    planner registry chooses by these (`planners.registry`), and every other module asks them instead of
+    a task's kind."""
 
-    task: Task
+    GROUPS = "group moves"   # separate/join (§5, §9)
+    SLIDES = "slides"        # slide (§9)
+    OFFSETS = "offsets"      # insert/join at offsets (§9)
+
+
+class GroundedTask:
+    """A task grounded once: its kind and capabilities, its move model, its action universe and, with
+    partial moves, §9's universe (positions, the offer table, the landing indexes), with every answer
+    kept about it. Planners (`planners.registry`), the renderings and the masks take one. `shared`: the
+    answers the tasks on its assembly share (`AssemblyGrounding`), the caller's when it grounds several
+    tasks on one assembly, else its own."""
+
+    def __init__(self, task: Task, shared: AssemblyGrounding | None = None):
+        if shared is not None and not shared.serves(task.world):
+            raise ValueError(f"task {task.sample_id}: the assembly grounding is another assembly's")
+        self.task = task
+        self.shared = shared if shared is not None else AssemblyGrounding(task.world)
+
+    @property
+    def world(self) -> World:
+        """The compiled assembly the answers are about (the shared grounding's: equal to the task's)."""
+        return self.shared.world
+
+    @property
+    def moves(self) -> MoveModel:
+        """The move model of the task's kind (`semantics.moves`)."""
+        return self.world.moves
+
+    @property
+    def kind(self) -> MoveKind:
+        return self.moves.kind
+
+    @property
+    def has_groups(self) -> bool:
+        """Are `separate`/`join` in play (SEMANTICS §5, §9)?"""
+        return self.moves.groups
+
+    @property
+    def has_slides(self) -> bool:
+        """Does `slide` exist here (SEMANTICS §9)?"""
+        return self.moves.slides_refused() is None
+
+    @property
+    def has_offsets(self) -> bool:
+        """May parts arrive at offsets (`insert`/`join` with offsets, SEMANTICS §9)?"""
+        return self.moves.offsets_refused("inserted") is None
+
+    @property
+    def capabilities(self) -> frozenset[Capability]:
+        return capabilities(self.moves)
 
     @cached_property
-    def kind(self) -> MoveKind:
-        return move_kind(self.task.world)
+    def actions(self) -> tuple[Action, ...]:
+        """The finite action universe of §3-§5 in canonical order (`action_universe`); a partial-move
+        task's moves depend on the configuration and are offered by `offered_moves`."""
+        return tuple(action_universe(self))
 
-    def actions(self) -> list[Action]:
-        """The finite action universe of §3-§5 (`action_universe`); a partial-move task's moves depend on
-        the configuration and are offered by `offered_moves`."""
-        return action_universe(self.task)
+    @property
+    def separable_groups(self) -> tuple[int, ...]:
+        """The candidate groups of `separate`/`join` (`separable_groups`)."""
+        return separable_groups(self.shared)
+
+    def positions(self, radius: int | None = None, field: str = "radius") -> "Positions":
+        """§9's position domain, cut to `radius` when given (`task_positions`)."""
+        return task_positions(self, radius, field)
+
+
+def ground(task: Task, shared: AssemblyGrounding | None = None) -> GroundedTask:
+    """The grounded task of `task` (on `shared`, the answers the tasks on its assembly share, when given)."""
+    return GroundedTask(task, shared)
+
+
+def capabilities(model: MoveModel) -> frozenset[Capability]:
+    """What a move model's universe holds beyond straight single-part moves."""
+    return frozenset(c for c, has in ((Capability.GROUPS, model.groups), (Capability.SLIDES, model.slides_refused() is None),
+                                      (Capability.OFFSETS, model.offsets_refused("inserted") is None)) if has)
+
+
+def assembly_capabilities(asm: Assembly) -> frozenset[Capability]:
+    """The capabilities of every task on `asm` (for the choices made per assembly: which assemblies a
+    benchmark profile takes, before any task exists)."""
+    return capabilities(move_model(asm))
+
+
+def as_grounded(task: Task | GroundedTask) -> GroundedTask:
+    """`task` grounded (itself when it already is): for the entry points that take either."""
+    return task if isinstance(task, GroundedTask) else GroundedTask(task)
 
 
 def kind_of(task: Task) -> MoveKind:
-    return GroundedTask(task).kind
+    return move_kind(task.world)
 
 
 class AssemblyKinds(NamedTuple):
@@ -98,7 +182,6 @@ def assemblies_by_kind(assemblies: Mapping[str, Assembly]) -> AssemblyKinds:
 DEFAULT_WEIGHT = 1000
 # separable sets enumerated before grounding gives up (their number can grow exponentially with the parts)
 MAX_GROUP_SETS = 50_000
-_SEPARABLE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # World -> separable_groups(world)
 
 
 # ----------------------------------------------------------------------------- objectives
@@ -249,26 +332,27 @@ class SlotRotations:
             todo.append(after)
 
 
-_ROTATIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # World -> {slot key: slot_rotations}
+ROTATIONS = "slot rotations"   # the memo of `AssemblyGrounding` that keeps `slot_rotations`
+SEPARABLE = "separable groups"  # and `separable_groups`
 
 
-def slot_rotations(world: World, actual: State, i: int) -> tuple[SlotRotations, Slot | None]:
+def slot_rotations(ag: AssemblyGrounding, actual: State, i: int) -> tuple[SlotRotations, Slot | None]:
     """The rotation values slot i can take from the actual state, and for a coupled lock the slot after
     its unlock (whose rotation is one of those values). They depend on slot i's own state only, so they
-    are cached per world and slot state (a task's faults change a few slots; the rest repeat)."""
-    cache = _ROTATIONS.setdefault(world, {})
+    are kept per assembly and slot state (a task's faults change a few slots; the rest repeat)."""
+    cache = ag.memo(ROTATIONS)
     key = (i, repr(actual.slots[i]))   # repr: -0.0 and 0.0 name different rotation values
     hit = cache.get(key)
     if hit is None:
         if len(cache) > 4096:
             cache.clear()
-        hit = cache[key] = _slot_rotations(world, actual, i)
+        hit = cache[key] = _slot_rotations(ag.world, actual, i)
     return hit
 
 
 def _slot_rotations(world: World, actual: State, i: int) -> tuple[SlotRotations, Slot | None]:
     s = actual.slots[i]
-    seeds = [ZERO3] + ([s.rotation] if s.present else [])
+    seeds = [NO_ROTATION] + ([s.rotation] if s.present else [])
     unlocked = None
     if world.lock[i] is not None and world.lock[i].kind == "coupled":  # type: ignore[union-attr]  # checked on the left of `and`; mypy does not narrow an indexed expression
         unlocked = world.apply(world.target_state(), lock_action(world, i, locking=False)).slots[i]
@@ -276,13 +360,14 @@ def _slot_rotations(world: World, actual: State, i: int) -> tuple[SlotRotations,
     return SlotRotations(world, actual, i, seeds), unlocked
 
 
-def slot_universe(world: World, actual: State, i: int) -> list[Action]:
+def slot_universe(ag: AssemblyGrounding, actual: State, i: int) -> list[Action]:
     """Every single-part action on slot i any state reachable from `actual` can offer: on its target part
     and on the spare in it (ending with the spare's replacement), then the lock actions."""
+    world = ag.world
     pid = world.ids[i]
     s = actual.slots[i]
     occupants = [pid] + ([s.occupant] if s.present and s.occupant is not None and s.occupant != pid else [])
-    turns = dict.fromkeys((ax, ang) for _, ax, ang, _ in slot_rotations(world, actual, i)[0].fixes)
+    turns = dict.fromkeys((ax, ang) for _, ax, ang, _ in slot_rotations(ag, actual, i)[0].fixes)
     actions: list[Action] = [Insert(pid)]
     for x in occupants:
         actions += [Remove(x), ResetPose(x), *(Rotate(x, ax, ang) for ax, ang in turns)]
@@ -293,14 +378,14 @@ def slot_universe(world: World, actual: State, i: int) -> list[Action]:
     return actions
 
 
-def group_universe(world: World, actual: State) -> list[Action]:
+def group_universe(ag: AssemblyGrounding, actual: State) -> list[Action]:
     """Every separate/join any reachable state can offer (SEMANTICS §5): each separable set of two or more
     slots along each direction all its members allow; separate once per choice of occupants (a slot
     holding a spare in the actual state is named by the spare or, after a replacement, by its target
     part), join with the target parts. Blocking, presence, locks and supports are checked per state by
     the encoding."""
-    out: list[Action] = []
-    for mask in separable_groups(world):
+    world, out = ag.world, list[Action]()
+    for mask in separable_groups(ag):
         g = group_names(world, mask)
         dirs = group_directions(world, mask)
         choices: list[list[str]] = [[]]
@@ -316,18 +401,18 @@ def group_universe(world: World, actual: State) -> list[Action]:
 
 
 
-def action_universe(task: Task) -> list[Action]:
+def action_universe(g: GroundedTask) -> list[Action]:
     """Every action any state reachable from the actual state can offer, in canonical (tie-break) order.
 
     This is the finite action set clingo grounds (`planners.asp.facts`) and the grounded PDDL expands
     (`planners.pddl.abstraction`, with every direction); the per-state offer of `legal` is a subset.
     """
-    world, actual = task.world, task.actual
+    world, actual = g.world, g.task.actual
     actions: list[Action] = []
     for i in range(len(world.ids)):
-        actions += slot_universe(world, actual, i)
-    if world.needs_groups:
-        actions += group_universe(world, actual)
+        actions += slot_universe(g.shared, actual, i)
+    if g.has_groups:
+        actions += group_universe(g.shared, actual)
     ranks = part_ranks(world)
     actions.sort(key=lambda a: canonical_key(a, ranks))
     return actions
@@ -343,7 +428,7 @@ class Positions:
     """The position domain of §9 (the same for every slot), whole or cut to `radius` voxels per axis."""
 
     bound: Vec                 # per axis the largest |offset|
-    offsets: tuple[Vec, ...]   # every offset within the bound, (0, 0, 0) first, then sorted
+    offsets: tuple[Vec, ...]   # every offset within the bound, the origin (`NO_OFFSET`) first, then sorted
     longest: int               # the longest slide: across the domain, 2 * max(bound)
     full: bool                 # the whole domain (an optimum over it is a proof), or a sub-domain
 
@@ -358,16 +443,17 @@ def positions(asm: Assembly, radius: int | None = None, field: str = "radius") -
         raise InputError(f"radius must be a whole number >= 1, got {radius}", field=field)
     full = position_bound(asm)
     bound = full if radius is None else tuple(min(b, radius) for b in full)
-    offsets = sorted(product(*(range(-b, b + 1) for b in bound)), key=lambda o: (o != (0, 0, 0), o))
+    offsets = sorted(product(*(range(-b, b + 1) for b in bound)), key=lambda o: (o != NO_OFFSET, o))
     return Positions(tuple(bound), tuple(offsets), 2 * max(bound), radius is None)  # type: ignore[arg-type]  # a bound per axis of a Vec
 
 
-def task_positions(task: Task, radius: int | None = None, field: str = "radius") -> Positions:
+def task_positions(task: Task | GroundedTask, radius: int | None = None, field: str = "radius") -> Positions:
     """`positions` of a task's assembly; refuses a task without partial moves (it has no position domain)."""
-    if kind_of(task) is not MoveKind.PARTIAL:
-        raise InputError(f"{task.assembly.assembly_id} needs no partial moves: it has no position domain "
+    g = as_grounded(task)
+    if not g.has_offsets:
+        raise InputError(f"{g.world.assembly.assembly_id} needs no partial moves: it has no position domain "
                          "(SEMANTICS §9)", field="assembly")
-    return positions(task.assembly, radius, field)
+    return positions(g.world.assembly, radius, field)
 
 
 def slide_groups(world: World) -> tuple[int, ...]:
@@ -382,26 +468,29 @@ def slide_groups(world: World) -> tuple[int, ...]:
 
 # ----------------------------------------------------------------------------- group moves
 
-def separable_groups(world: World) -> tuple[int, ...]:
+def separable_groups(ag: AssemblyGrounding) -> tuple[int, ...]:
     """Bitmasks of every set of two or more slots that is separable in free space, by size then catalog order.
 
     These are the groups `separate`/`join` may name, for every planner and assembly size; none when the
     assembly needs no group moves. Separability is hereditary (forgeplan.geometry.separation), so a
     separable set minus its highest slot is separable: growing separable sets one higher slot at a time
-    reaches exactly the separable ones. Cached on the world.
+    reaches exactly the separable ones. Kept per assembly.
     """
-    hit = _SEPARABLE.get(world)
-    if hit is not None:
-        return hit
+    kept = ag.memo(SEPARABLE)
+    if None not in kept:
+        kept[None] = _separable_groups(ag.world)
+    return kept[None]
+
+
+def _separable_groups(world: World) -> tuple[int, ...]:
     n, level, out = len(world.ids), [1 << i for i in range(len(world.ids))], []
-    while level and world.needs_groups:
+    while level and world.moves.groups:
         level = [h for g in level for j in range(g.bit_length(), n) if world.separable(h := g | 1 << j)]
         out += level
         if len(out) > MAX_GROUP_SETS:
             raise InputError(f"more than {MAX_GROUP_SETS} separable groups: too many to ground as group moves",
                              file=f"assembly {world.assembly.assembly_id}")
-    _SEPARABLE[world] = found = tuple(out)
-    return found
+    return tuple(out)
 
 
 def group_directions(world: World, group: int) -> list[str]:

@@ -30,16 +30,16 @@ from __future__ import annotations
 import time
 from collections import deque
 from itertools import product
-from typing import Iterator, Sequence
+from typing import Iterator
 
-from ..geometry.displacement import FREE, Shapes, Vec, shapes
+from ..geometry.displacement import Shapes, Vec, max_slide
 from ..model.actions import Action, Insert, Join, Remove, Separate, Slide
 from ..model.assembly import DIRECTION_VECTORS, DIRECTIONS, Assembly
+from ..model.state import NO_OFFSET
+from .assembly_grounding import AssemblyGrounding
 from .engine import World
-from .moves import MoveKind
-from .partial_offers import Config, Move, Step, position_bound, separable_at  # noqa: F401 (part of this API)
-from .partial_offers import bits, offer_table as _offer_table
-ZERO: Vec = (0, 0, 0)
+from .partial_offers import (Config, Move, Step, bits, in_domain, position_bound,  # noqa: F401 (part of this API)
+                             separable_at)
 _VEC = tuple(DIRECTION_VECTORS[d] for d in DIRECTIONS)
 
 
@@ -47,10 +47,6 @@ def position_domain(asm: Assembly) -> tuple[Vec, ...]:
     """Every offset a slot may take (the same for every slot), sorted, (0, 0, 0) among them."""
     bx, by, bz = position_bound(asm)
     return tuple(product(range(-bx, bx + 1), range(-by, by + 1), range(-bz, bz + 1)))
-
-
-def in_domain(bound: Vec, o: Vec) -> bool:
-    return abs(o[0]) <= bound[0] and abs(o[1]) <= bound[1] and abs(o[2]) <= bound[2]
 
 
 def slide_universe(asm: Assembly) -> tuple[Slide, ...]:
@@ -66,7 +62,7 @@ def slide_universe(asm: Assembly) -> tuple[Slide, ...]:
 def slide_steps(world: World) -> tuple[tuple[str, int], ...]:
     """Every (direction, distance) a slide of the universe takes, direction-major: up to twice the bound
     along the direction's axis. Empty where partial moves are not in play (no slide exists there)."""
-    if world.moves.kind is not MoveKind.PARTIAL:
+    if world.moves.slides_refused():
         return ()
     bound = position_bound(world.assembly)
     return tuple((d, k) for d in DIRECTIONS for k in range(1, 2 * bound["xyz".index(d[1])] + 1))
@@ -75,7 +71,7 @@ def slide_steps(world: World) -> tuple[tuple[str, int], ...]:
 def offset_ranges(world: World) -> tuple[range, range, range] | None:
     """Per axis, the coordinates an offset of the universe takes (`position_domain`'s axes); None where
     partial moves are not in play (every offset is 0 there)."""
-    if world.moves.kind is not MoveKind.PARTIAL:
+    if world.moves.offsets_refused("inserted"):
         return None
     return tuple(range(-b, b + 1) for b in position_bound(world.assembly))  # type: ignore[return-value]  # one range per axis of a Vec
 
@@ -83,40 +79,31 @@ def offset_ranges(world: World) -> tuple[range, range, range] | None:
 def slide_members(world: World) -> tuple[str, ...]:
     """The part ids a slide may name: every target part and every spare (a spare in its slot moves as the
     slot's part does, §1). Empty where partial moves are not in play."""
-    if world.moves.kind is not MoveKind.PARTIAL:
+    if world.moves.slides_refused():
         return ()
     return tuple(world.ids) + tuple(w.part_id for w in world.assembly.spares)
 
 
-def landing_arrivals(world: World, config: Config) -> list[Action]:
+def landing_arrivals(ag: AssemblyGrounding, config: Config) -> list[Action]:
     """The universe's arrivals into `config` with every slot movable (`landing_index` from the target),
     the index cut at LANDING_DEPTH moves: what a decoding mask offers without knowing which parts a plan
     will move (the searches index the arrivals of each moved set to the depth of the plan they seek)."""
-    n = len(world.ids)
+    n = len(ag.world.ids)
     try:
-        index = landing_index(world, (1 << n) - 1, (ZERO,) * n, LANDING_CAP, LANDING_DEPTH)
+        index = landing_index(ag, (1 << n) - 1, (NO_OFFSET,) * n, LANDING_CAP, LANDING_DEPTH)
     except OverflowError as err:
         index = err.partial  # type: ignore[attr-defined]  # landing_index attaches the index built before the cap
-    return [to_action(world, config, move) for move, _ in index.get(config, ())]
+    return [to_action(ag.world, config, move) for move, _ in index.get(config, ())]
 
 
 LANDING_DEPTH = 7       # slides and departures from the target whose reverses a mask offers as arrivals
 LANDING_CAP = 50_000    # and the configurations it indexes at most
 
 
-def _gap(sh: Shapes, i: int, oi: Vec, j: int, oj: Vec, d: int) -> int:
-    return sh.gaps(i, j, (oj[0] - oi[0], oj[1] - oi[1], oj[2] - oi[2]))[d]
-
-
 def room(sh: Shapes, config: Config, group: int, d: int) -> int:
     """How many steps `group` can slide along direction index `d` (FREE: a clear ray; -1: a collision)."""
-    best = FREE
-    for i in bits(group):
-        oi = config[i]
-        for j, oj in enumerate(config):
-            if oj is not None and not group >> j & 1:
-                best = min(best, _gap(sh, i, oi, j, oj, d))  # type: ignore[arg-type]  # members of a group are present: offset not None
-    return best
+    others = [j for j, o in enumerate(config) if o is not None and not group >> j & 1]
+    return max_slide(sh, config, bits(group), others, DIRECTIONS[d])  # type: ignore[arg-type]  # present slots have offsets
 
 
 def _shift(o: Vec, v: Vec, k: int) -> Vec:
@@ -134,25 +121,24 @@ def apply_move(config: Config, move: Move) -> Config:
     return tuple(placed.get(i, o) for i, o in enumerate(config))
 
 
-def offered_steps(world: World, config: Config, movable: int, landings: dict | None = None) -> Iterator[Step]:
+def offered_steps(ag: AssemblyGrounding, config: Config, movable: int, landings: dict | None = None) -> Iterator[Step]:
     """`offered_moves` with the configuration each move leads to: what the searches expand."""
-    yield from _offer_table(world).steps(config, movable)
+    yield from ag.offers.steps(config, movable)
     if landings is None:
-        for m in _arrivals(world, config, movable & ~sum(1 << i for i, o in enumerate(config) if o is not None)):
-            yield m, apply_move(config, m)
+        yield from ag.offers.arrivals(config, movable & ~sum(1 << i for i, o in enumerate(config) if o is not None))
     else:
         yield from landings.get(config, ())
 
 
-def offered_moves(world: World, config: Config, movable: int, landings: dict | None = None) -> Iterator[Move]:
+def offered_moves(ag: AssemblyGrounding, config: Config, movable: int, landings: dict | None = None) -> Iterator[Move]:
     """The universe's moves legal in `config` that move slots of `movable` only (§9 "Grounded moves").
 
     `landings` (config -> its arrival steps, from `landing_index`) offers only the arrivals that land where
     the target can be reached by slides and arrivals; None offers every arrival of the domain."""
-    return (m for m, _ in offered_steps(world, config, movable, landings))
+    return (m for m, _ in offered_steps(ag, config, movable, landings))
 
 
-def landing_index(world: World, movable: int, home: Config, cap: int = 1_000_000,
+def landing_index(ag: AssemblyGrounding, movable: int, home: Config, cap: int = 1_000_000,
                   depth: int | None = None, deadline: float | None = None) -> dict[Config, list[Step]]:
     """Every configuration reachable from `home` by finite slides and departures of `movable` slots
     (within `depth` moves when given), indexed by what a departure leaves: config -> the arrival steps
@@ -160,18 +146,19 @@ def landing_index(world: World, movable: int, home: Config, cap: int = 1_000_000
     elsewhere are never needed (§9 "Grounded moves"). Past `cap` configurations or the `deadline`
     (time.perf_counter) it raises OverflowError, whose `partial` holds the arrivals found so far.
 
-    The index depends on the world, the slots and the limits only, so it is kept per world: every task
-    on an assembly asks for the same moved sets (a clock-cut index is not kept)."""
-    key = (world, movable, home, cap, depth)
-    hit = _LANDINGS.get(key)
+    The index depends on the assembly, the slots and the limits only, so it is kept by the assembly
+    grounding: every task on an assembly asks for the same moved sets (a clock-cut index is not kept)."""
+    kept = ag.memo(LANDINGS)
+    key = (movable, home, cap, depth)
+    hit = kept.get(key)
     if hit is None:
-        out, complete, by_clock = _landings(world, movable, home, cap, depth, deadline)
+        out, complete, by_clock = _landings(ag, movable, home, cap, depth, deadline)
         if by_clock:
             hit = (out, complete)
         else:
-            if len(_LANDINGS) >= _LANDINGS_MAX:
-                _LANDINGS.clear()
-            hit = _LANDINGS[key] = (out, complete)
+            if len(kept) >= LANDINGS_MAX:
+                kept.clear()
+            hit = kept[key] = (out, complete)
     out, complete = hit
     if not complete:
         err = OverflowError(f"more than {cap} configurations, or past the deadline")
@@ -180,17 +167,17 @@ def landing_index(world: World, movable: int, home: Config, cap: int = 1_000_000
     return out
 
 
-_LANDINGS: dict = {}
-_LANDINGS_MAX = 512
+LANDINGS = "landing indexes"   # the memo of `AssemblyGrounding` that keeps them
+LANDINGS_MAX = 512             # and how many it keeps
 
 
-def _landings(world: World, movable: int, home: Config, cap: int, depth: int | None,
+def _landings(ag: AssemblyGrounding, movable: int, home: Config, cap: int, depth: int | None,
               deadline: float | None) -> tuple[dict[Config, list[Step]], bool, bool]:
     """landing_index's breadth-first search: (index, complete, cut by the clock). A cut index keeps its
     arrivals in the order met; a complete one sorts them."""
     seen, queue = {home: 0}, deque([home])
     out: dict[Config, list[Step]] = {}
-    table = _offer_table(world)
+    table = ag.offers
     while queue:
         config = queue.popleft()
         t = seen[config]
@@ -216,48 +203,6 @@ def _offsets_of(config: Config, group: int) -> tuple[Vec, ...]:
     return tuple(config[i] for i in bits(group))  # type: ignore[misc]  # members of a group are present: offset not None
 
 
-def _arrivals(world: World, config: Config, absent: int) -> Iterator[Move]:
-    """Insertions of one absent movable slot at every offset of the domain with a clear ray, and joins of
-    a separable set of absent movable slots translated rigidly from its target arrangement (§9)."""
-    from ..geometry.displacement import arrival_offsets
-
-    sh, bound = shapes(world.assembly), position_bound(world.assembly)
-    present = [i for i, o in enumerate(config) if o is not None]
-    offsets = [config[i] for i in present]
-    reach = max(bound)
-    for i in bits(absent):
-        for o in arrival_offsets(sh, i, present, offsets, DIRECTIONS, reach):  # type: ignore[arg-type]  # offsets of present slots are not None
-            if in_domain(bound, o):
-                d = _clear_direction(sh, config, 1 << i, (o,))
-                yield ("in", 1 << i, d, (o,))
-    for group in _subsets(absent):
-        if group & (group - 1) == 0 or not world.separable(group):
-            continue
-        n = len(bits(group))
-        for o in position_domain(world.assembly):
-            d = _clear_direction(sh, config, group, (o,) * n)
-            if d is not None:
-                yield ("in", group, d, (o,) * n)
-
-
-def _subsets(mask: int) -> list[int]:
-    out, sub = [], mask
-    while sub:
-        out.append(sub)
-        sub = (sub - 1) & mask
-    return sorted(out)
-
-
-def _clear_direction(sh: Shapes, config: Config, group: int, offsets: Sequence[Vec]) -> str | None:
-    """The first direction along which every member, at `offsets`, has a clear ray against `config`."""
-    placed = dict(zip(bits(group), offsets))
-    for d, name in enumerate(DIRECTIONS):
-        if all(_gap(sh, i, o, j, oj, d) >= FREE for i, o in placed.items()
-               for j, oj in enumerate(config) if oj is not None and j not in placed):
-            return name
-    return None
-
-
 def to_action(world: World, config: Config, move: Move) -> Action:
     """The engine's action for a move made in `config` (occupants are the target parts)."""
     kind, group = move[0], move[1]
@@ -268,4 +213,4 @@ def to_action(world: World, config: Config, move: Move) -> Action:
         return Remove(names[0]) if len(names) == 1 else Separate(names, move[2])
     if len(names) == 1:
         return Insert(names[0], move[3][0])
-    return Join(names, move[2], move[3] if any(o != ZERO for o in move[3]) else None)
+    return Join(names, move[2], move[3] if any(o != NO_OFFSET for o in move[3]) else None)

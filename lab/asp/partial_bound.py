@@ -16,6 +16,7 @@ its target position to a clear ray past the slots outside `M` proves `M` planles
 
 from __future__ import annotations
 
+from forgeplan.semantics.assembly_grounding import AssemblyGrounding
 from forgeplan.semantics.task import Task
 from forgeplan.planners.moved_set.search import PROOF_BUDGET, PROOF_CAP, candidate_sets, set_verdict, start_node
 
@@ -26,9 +27,10 @@ def moved_lower_bound(task: Task, cap: int = PROOF_CAP, budget: int = PROOF_BUDG
     is not proved planless, each decision within `cap` configurations, all of them within `budget`
     (as in the moved-set search, whose verdicts these are: the escape sets `has_plan` keeps serve both)
     and `deadline`."""
+    shared = AssemblyGrounding(task.world)
     start = start_node(task.world, task.actual)
     exact = [min(cap, budget), budget]      # per decision, and what is left for this task
-    for size, sets in candidate_sets(task.world, start):
-        if any(set_verdict(task.world, start, m, exact, deadline) is not False for m in sets):
+    for size, sets in candidate_sets(shared, start):
+        if any(set_verdict(shared, start, m, exact, deadline) is not False for m in sets):
             return size     # a plan, or no decision: it may have one
     return len(start[0])   # no set has a plan: nothing to bound

@@ -14,10 +14,11 @@ from __future__ import annotations
 from itertools import product
 from pathlib import Path
 
-from forgeplan.geometry.displacement import FREE, ZERO, shapes
+from forgeplan.geometry.displacement import FREE, shapes
+from forgeplan.model.state import NO_OFFSET
 from forgeplan.model.assembly import DIRECTION_VECTORS, DIRECTIONS
 from forgeplan.model.errors import InputError
-from forgeplan.semantics.grounded import Positions, separable_groups, slide_groups, task_positions
+from forgeplan.semantics.grounded import Positions, ground, slide_groups, task_positions
 from forgeplan.semantics.task import Task
 from forgeplan.planners.moved_set.search import start_node
 
@@ -53,7 +54,7 @@ def partial_facts(task: Task, radius: int | None = None) -> str:
     out += [f"dist(1..{dom.longest})."]
     for g in sorted(slide_groups(world)):
         out += [f"grp({g})."] + [f"member({g},{i})." for i in range(n) if g >> i & 1]
-    out += [f"sep({g})." for g in sorted(separable_groups(world))]
+    out += [f"sep({g})." for g in sorted(ground(task).separable_groups)]
     out += _pair_facts(task, dom) + _sep2_facts(task, dom)
     for i, o in enumerate(config):
         if o is not None:
@@ -89,6 +90,6 @@ def _sep2_facts(task: Task, dom: Positions) -> list[str]:
             g = 1 << i | 1 << j
             out.append(f"pair({g},{i},{j}).")
             for rel in product(*spans):
-                if rel != ZERO and sh.gaps(i, j, rel)[0] != -1 and world.separable(g, (ZERO, rel)):
+                if rel != NO_OFFSET and sh.gaps(i, j, rel)[0] != -1 and world.separable(g, (NO_OFFSET, rel)):
                     out.append(f"sep2({i},{j},{_term(rel)}).")
     return out

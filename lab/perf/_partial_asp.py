@@ -18,6 +18,7 @@ def asp_rows(asm, faults, radius: int | None, horizon: int, limit: float, first:
     """Every single fault of the types `faults` on `asm` (the first `first` per type): clingo and the search."""
     from ..asp.partial_asp import solve_partial_asp
     from forgeplan.planners.moved_set.search import minimal_rework
+    from forgeplan.semantics.assembly_grounding import AssemblyGrounding
     from forgeplan.semantics.faults import FaultSpec, candidates, make_task
 
     world = make_task(asm, []).world
@@ -28,7 +29,7 @@ def asp_rows(asm, faults, radius: int | None, horizon: int, limit: float, first:
             t0 = time.perf_counter()
             r = solve_partial_asp(task, horizon, radius=radius, time_limit=limit)
             seconds = time.perf_counter() - t0
-            s = minimal_rework(task.world, task.actual, time_limit=limit)
+            s = minimal_rework(AssemblyGrounding(task.world), task.actual, time_limit=limit)
             rows.append({"fault": ftype, "part_id": world.ids[i], "J": r.moved, "c": r.actions, "proof": r.proof,
                          "horizon": r.horizon, "lower_bound": r.lower_bound, "timed_out": r.timed_out,
                          "atoms": r.atoms, "seconds": round(seconds, 3), "ground_seconds": round(r.ground_seconds, 3),

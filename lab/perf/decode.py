@@ -48,13 +48,13 @@ def _tasks(n: int, assemblies=None):
     from forgeplan.library import BUILTIN
     from forgeplan.planners.reference import simple_reference
     from forgeplan.model.state import Tolerances
-    from forgeplan.semantics.task import world_for
+    from forgeplan.semantics.engine import World
 
     kinds = ("wrong_part", "interference_lock", "missing_part", "misplacement")
     out = []
     for k, aid in enumerate(assemblies or sorted(BUILTIN)):
         asm = load_assembly(aid)
-        world = world_for(asm, Tolerances())
+        world = World(asm, Tolerances())
         for ftype in kinds[k % len(kinds):] + kinds[: k % len(kinds)]:
             if candidates(world, ftype):
                 task = make_task(asm, [FaultSpec(ftype)], seed=k)

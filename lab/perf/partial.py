@@ -219,9 +219,11 @@ def _asp(args, folder, rows) -> dict:
 
     asms = {r["puzzle"]: import_puzzle(Path(folder) / r["puzzle"]) for r in rows if r["rework"] is not None}
     if args.asp_builtin:
-        from forgeplan.library import PARTIAL_MOVES, build
+        from forgeplan.library import BUILTIN, build
+        from forgeplan.semantics.grounded import Capability, assembly_capabilities
 
-        asms.update({name: build(name) for name in sorted(PARTIAL_MOVES)})
+        asms.update({name: build(name) for name in sorted(BUILTIN)
+                     if Capability.SLIDES in assembly_capabilities(build(name))})
     return {"radius": args.asp_radius, "max_horizon": args.asp_horizon, "seconds_limit": args.asp_limit,
             "what": "per task: clingo's (J, c) on encodings/partial.lp within the radius box, proved over every "
                     "plan length (moved-lower-bound) or over plans of at most `horizon` steps; the moved-set "

@@ -56,9 +56,10 @@ def _puzzle_row(name: str, asm, args) -> dict:
     from forgeplan.geometry.separation import disassembly_verdict
     from forgeplan.planners.pddl.groups import candidate_groups
     from forgeplan.model.state import Tolerances
-    from forgeplan.semantics.task import world_for
+    from forgeplan.semantics.assembly_grounding import AssemblyGrounding
+    from forgeplan.semantics.engine import World
 
-    counts = candidate_groups(world_for(asm, Tolerances())).counts()
+    counts = candidate_groups(AssemblyGrounding(World(asm, Tolerances()))).counts()
     return {"puzzle": name, "assembly_id": asm.assembly_id, "parts": len(asm.parts),
             "mode": disassembly_verdict(asm)["mode"], "candidate_groups": counts["candidates"],
             "group_moves_exported": counts["exported"],
@@ -67,10 +68,10 @@ def _puzzle_row(name: str, asm, args) -> dict:
 
 def builtin_group_assemblies() -> list:
     """The built-in assemblies that come apart only with group moves, in library order."""
-    from forgeplan.geometry.separation import needs_group_moves
     from forgeplan.library import BUILTIN, build
+    from forgeplan.semantics.grounded import Capability, assembly_capabilities
 
-    return [build(a) for a in BUILTIN if needs_group_moves(build(a))]
+    return [build(a) for a in BUILTIN if assembly_capabilities(build(a)) == {Capability.GROUPS}]
 
 
 def _times(rows: list[dict]) -> dict:

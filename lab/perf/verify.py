@@ -17,19 +17,21 @@ def add_arguments(p) -> None:
 
 def run(args) -> dict:
     from forgeplan.io.catalog import load_assembly
+    from forgeplan.semantics.assembly_grounding import AssemblyGrounding
     from forgeplan.semantics.legal import legal_actions
     from forgeplan.library import BUILTIN
     from forgeplan.model.state import Tolerances
-    from forgeplan.semantics.task import world_for
+    from forgeplan.semantics.engine import World
 
     asm = max((load_assembly(a) for a in BUILTIN), key=lambda a: (len(a.parts), a.assembly_id))
-    world = world_for(asm, Tolerances())
+    world = World(asm, Tolerances())
+    offers = AssemblyGrounding(world)
     # a long random legal walk, recorded once, replayed by the engine (check + apply per action)
     rng = random.Random(args.seed)
     state = world.target_state()
     walk: list = []
     while len(walk) < min(args.actions, 20_000):
-        acts = legal_actions(world, state)
+        acts = legal_actions(offers, state)
         a = rng.choice(acts)
         walk.append(a)
         state = world.apply(state, a)

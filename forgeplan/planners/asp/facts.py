@@ -18,15 +18,15 @@ any task's own actions as its own ranks do.
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 
 from ...io.quoting import asp_comment, asp_string
 from ...model.actions import Action, GroupMove, OnePart, Replace, Turn
-from ...model.state import State
-from ...semantics.engine import ZERO3, World
-from ...semantics.grounded import (Rotation, SlotRotations, action_universe, canonical_key, check_canonical_target,
-                                   part_ranks, slot_rotations)
+from ...model.state import NO_ROTATION, State
+from ...semantics.assembly_grounding import AssemblyGrounding
+from ...semantics.engine import World
+from ...semantics.grounded import (GroundedTask, Rotation, SlotRotations, as_grounded, canonical_key,
+                                   check_canonical_target, part_ranks, slot_rotations)
 from ...semantics.task import Task
 
 @dataclass(frozen=True)
@@ -58,13 +58,14 @@ def action_term(action: Action) -> str:
     return f"{a.name}({','.join(asp_string(x) for x in args)})"
 
 
-def task_facts(task: Task) -> Facts:
+def task_facts(task: Task | GroundedTask) -> Facts:
     """Compile a task; deterministic (same task, same text)."""
-    check_canonical_target(task)
-    world, actual = task.world, task.actual
+    g = as_grounded(task)
+    check_canonical_target(g.task)
+    world, actual = g.world, g.task.actual
     ranks = part_ranks(world)
-    lines = _header_lines(task, ranks) + _static_lines(world) + _rotation_lines(world, actual)
-    actions = action_universe(task)
+    lines = _header_lines(g.task, ranks) + _static_lines(world) + _rotation_lines(g.shared, actual)
+    actions = list(g.actions)
     terms = {a: action_term(a) for a in actions}
     lines += ["", "% --- grounded actions (forgeplan/semantics/grounded.py) with their tie-break rank"]
     lines += [f"action({terms[a]}). rank({terms[a]},{k})." for k, a in enumerate(actions)]
@@ -87,26 +88,27 @@ class Universe:
         return Universe(self.rotation_facts | other.rotation_facts, self.actions | other.actions)
 
 
-def task_universe(task: Task) -> Universe:
+def task_universe(task: Task | GroundedTask) -> Universe:
     """The rotation facts and action universe of one task (what its own fact program holds)."""
-    check_canonical_target(task)
-    world, actual = task.world, task.actual
-    rotation = [f for i in range(len(world.ids)) for f in _slot_facts(world, actual, i)]
-    return Universe(frozenset(rotation), frozenset(action_universe(task)))
+    g = as_grounded(task)
+    check_canonical_target(g.task)
+    actual = g.task.actual
+    rotation = [f for i in range(len(g.world.ids)) for f in _slot_facts(g.shared, actual, i)]
+    return Universe(frozenset(rotation), frozenset(g.actions))
 
 
-_SLOT_FACTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # World -> {slot key: rotation facts}
+ROTATION_FACTS = "rotation facts"   # the memo of `AssemblyGrounding` that keeps `_slot_facts`
 
 
-def _slot_facts(world: World, actual: State, i: int) -> tuple[str, ...]:
-    """Slot i's rotation facts, cached per world and slot state like `slot_rotations` (same key)."""
-    cache = _SLOT_FACTS.setdefault(world, {})
+def _slot_facts(ag: AssemblyGrounding, actual: State, i: int) -> tuple[str, ...]:
+    """Slot i's rotation facts, kept per assembly and slot state like `slot_rotations` (same key)."""
+    cache = ag.memo(ROTATION_FACTS)
     key = (i, repr(actual.slots[i]))
     hit = cache.get(key)
     if hit is None:
         if len(cache) > 4096:
             cache.clear()
-        hit = cache[key] = tuple(_slot_rotation_facts(world, i, *slot_rotations(world, actual, i)))
+        hit = cache[key] = tuple(_slot_rotation_facts(ag.world, i, *slot_rotations(ag, actual, i)))
     return hit
 
 
@@ -121,7 +123,7 @@ def _init_by_slot(world: World, actual: State) -> list[list[str]]:
     for i, pid in enumerate(world.ids):
         s = actual.slots[i]
         if not s.present:
-            out.append([f"init(rot({q(pid)},{q(rotation_name(ZERO3))}))"])
+            out.append([f"init(rot({q(pid)},{q(rotation_name(NO_ROTATION))}))"])
             continue
         atoms = [f"init(in({q(s.occupant)}))", f"init(rot({q(pid)},{q(rotation_name(s.rotation))}))"]  # type: ignore[arg-type]  # a present slot has an occupant
         if world.pose_off(i, s):
@@ -189,19 +191,19 @@ def _static_lines(world: World) -> list[str]:
     return lines
 
 
-def _rotation_lines(world: World, actual: State) -> list[str]:
+def _rotation_lines(ag: AssemblyGrounding, actual: State) -> list[str]:
     """Per slot: the rotation values it can take, which are off, and the repairing turns."""
     lines = ["", "% --- rotation values (Euler x-y-z degrees) each slot can take; rot_off, repairing turns",
              "%     rot_fix(S,R,Axis,Angle,R2): the grounded rotate from value R lands on R2"]
-    for i in range(len(world.ids)):
-        lines += _slot_rotation_lines(world, i, *slot_rotations(world, actual, i))
+    for i in range(len(ag.world.ids)):
+        lines += _slot_rotation_lines(ag.world, i, *slot_rotations(ag, actual, i))
     return lines
 
 
 def _slot_rotation_lines(world: World, i: int, vals: SlotRotations, unlocked) -> list[str]:
     q, pid = asp_string, world.ids[i]
     lines = [" ".join(f"rot_value({q(pid)},{q(rotation_name(r))})." for r in vals.values),
-             f"target_rot({q(pid)},{q(rotation_name(ZERO3))})."]
+             f"target_rot({q(pid)},{q(rotation_name(NO_ROTATION))})."]
     for r in vals.values:
         if world.rotation_error(i, r) > world.tol.rot_tol:
             lines.append(f"rot_off({q(pid)},{q(rotation_name(r))}).  % {world.rotation_error(i, r):.1f} deg off")
@@ -219,7 +221,7 @@ def _slot_rotation_facts(world: World, i: int, vals: SlotRotations, unlocked) ->
     """`_slot_rotation_lines` as single facts without comments (their union over tasks is a set)."""
     q, pid = asp_string, world.ids[i]
     out = [f"rot_value({q(pid)},{q(rotation_name(r))})." for r in vals.values]
-    out.append(f"target_rot({q(pid)},{q(rotation_name(ZERO3))}).")
+    out.append(f"target_rot({q(pid)},{q(rotation_name(NO_ROTATION))}).")
     out += [f"rot_off({q(pid)},{q(rotation_name(r))})." for r in vals.values
             if world.rotation_error(i, r) > world.tol.rot_tol]
     out += [f"rot_fix({q(pid)},{q(rotation_name(r))},{q(ax)},{q(repr(float(ang)))},{q(rotation_name(after))})."

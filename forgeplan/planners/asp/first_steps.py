@@ -43,9 +43,9 @@ def route_parts(task: Task, reference_cost: str = "forgeplan", time_limit: float
     Under (J_move, c) every optimal plan lies in the dependency closure (SEMANTICS §6), so the moves are
     restricted to it; under c alone they are not. None when the optimum or the consequences are not
     found within `time_limit`, or the task needs partial moves (the clingo plan program has no slides)."""
-    from ..registry import accepted
+    from ...semantics.grounded import ground
 
-    if not accepted("clingo", [task]):
+    if ground(task).has_slides:   # encodings/plan.lp has no slides
         return None
     paper = reference_cost == "paper"
     result = solve_task(task, "actions" if paper else "moved-parts,actions", time_limit=time_limit)

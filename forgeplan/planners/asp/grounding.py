@@ -18,6 +18,7 @@ import clingo
 from clingo import Function, Number, ast
 
 from ...io.resources import encodings_dir
+from ...semantics.grounded import GroundedTask, as_grounded
 from ...semantics.task import Task
 from .facts import Universe, assembly_facts, init_atoms, task_facts, task_universe
 
@@ -49,8 +50,9 @@ def quiet(code, message) -> None:
 class Grounding:
     """The planner and relaxation controls of one assembly over one `Universe`, shared by its tasks."""
 
-    def __init__(self, world, universe: Universe, reduce: bool, alone: Task | None = None):
-        self.world, self.universe, self.reduce, self.alone = world, universe, reduce, alone
+    def __init__(self, world, universe: Universe, reduce: bool, alone: GroundedTask | None = None):
+        self.world, self.universe, self.reduce = world, universe, reduce
+        self.alone = None if alone is None else alone.task
         if alone is None:
             self.facts, domain = assembly_facts(world, universe)
         else:  # one task's own program: its actual state as facts, the closure restricts the grounding
@@ -131,25 +133,28 @@ class Groundings:
         self.cache: OrderedDict = OrderedDict()
         self.seen: weakref.WeakSet = weakref.WeakSet()   # worlds with a task solved on its own grounding
 
-    def get(self, task: Task, reduce: bool, universe: Universe | None = None) -> Grounding:
+    def get(self, task: Task | GroundedTask, reduce: bool, universe: Universe | None = None) -> Grounding:
         """A grounding for the task: a cached shared one whose universe covers the task's (and
         `universe`, when given), a wider shared one, or, the first time an assembly comes without a
-        `universe`, a grounding of the task alone."""
-        key = (id(task.world), reduce)
+        `universe`, a grounding of the task alone. Tasks share groundings when their grounded tasks
+        share a world (one `AssemblyGrounding`)."""
+        g = as_grounded(task)
+        world = g.world
+        key = (id(world), reduce)
         hit = self.cache.get(key)
-        if hit is not None and hit.world is not task.world:
+        if hit is not None and hit.world is not world:
             hit = None
-        state = _state_key(task)
+        state = _state_key(g.task)
         if hit is not None and universe is None and state in hit.covered:
             self.cache.move_to_end(key)
             return hit
-        if hit is None and universe is None and task.world not in self.seen:
-            self.seen.add(task.world)
-            return Grounding(task.world, task_universe(task), reduce, alone=task)
-        need = task_universe(task) | universe if universe is not None else task_universe(task)
+        if hit is None and universe is None and world not in self.seen:
+            self.seen.add(world)
+            return Grounding(world, task_universe(g), reduce, alone=g)
+        need = task_universe(g) | universe if universe is not None else task_universe(g)
         if hit is None or not hit.universe.covers(need):
             old = hit if hit is not None and universe is None and hit.widenings < WIDENINGS else None
-            hit = Grounding(task.world, need | old.universe if old is not None else need, reduce)
+            hit = Grounding(world, need | old.universe if old is not None else need, reduce)
             hit.widenings = old.widenings + 1 if old is not None else 0
             self.cache[key] = hit
         hit.covered.add(state)
@@ -159,17 +164,19 @@ class Groundings:
         return hit
 
     def prepare(self, tasks, reduce: bool = True) -> None:
-        """Ground each assembly of `tasks` once, for the union of its tasks' universes (a batch); the
-        tasks are ones clingo accepts (`planners.registry.accepted("clingo", ...)`)."""
-        by_world: dict[int, list[Task]] = {}
+        """Ground each assembly of `tasks` (tasks or grounded tasks) once, for the union of its tasks'
+        universes (a batch); tasks with slides are left out (encodings/plan.lp has none)."""
+        by_world: dict[int, list[GroundedTask]] = {}
         for task in tasks:
-            by_world.setdefault(id(task.world), []).append(task)
+            g = as_grounded(task)
+            if not g.has_slides:
+                by_world.setdefault(id(g.world), []).append(g)
         for group in by_world.values():
             union = task_universe(group[0])
-            for task in group[1:]:
-                union = union | task_universe(task)
+            for g in group[1:]:
+                union = union | task_universe(g)
             grounding = self.get(group[0], reduce, union)
-            grounding.covered.update(_state_key(task) for task in group)
+            grounding.covered.update(_state_key(g.task) for g in group)
 
     def clear(self) -> None:
         self.cache.clear()

@@ -19,7 +19,6 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from enum import Enum
 
 import clingo
 from clingo import Function, Number
@@ -29,56 +28,14 @@ from ...model.actions import Action, moved_parts
 from ...model.errors import InputError
 from ...semantics.closure import dependency_closure
 from ...semantics.diagnosis import diagnose, faulty_slots
-from ...semantics.grounded import OBJECTIVES, canonical_key, check_canonical_target, part_ranks
+from ...semantics.grounded import (OBJECTIVES, GroundedTask, as_grounded, canonical_key, check_canonical_target,
+                                   part_ranks)
 from ...semantics.task import Task
 from ..repair import repair_plan
+from ..result import SolveResult, Status, check_arguments  # noqa: F401 (check_arguments: part of clingo's entry)
 from .facts import Facts, task_facts
 from .grounding import ENCODINGS, GROUNDINGS, Grounding, load_encoding, quiet  # noqa: F401 (ENCODINGS: public path)
 
-
-
-class Status(Enum):
-    OPTIMAL = "optimal"          # proved optimal over all plan lengths
-    FEASIBLE = "feasible"        # a valid plan, optimality not proved (time limit)
-    UNSOLVABLE = "unsolvable"    # proved: no plan of any length
-    TIMEOUT = "timeout"          # no plan found within the time limit
-
-
-@dataclass
-class SolveResult:
-    status: Status
-    optimal: bool
-    plan: tuple[Action, ...]
-    moved_parts: int
-    actions: int
-    closure: list[str]
-    seconds: float
-    n_optimal: int | None
-    optimal_plans: tuple[tuple[Action, ...], ...]
-    horizon: int
-    objective: str = "moved-parts,actions"
-    lower_bound: int | None = None    # relaxation bound on J_move (None when not computed)
-    proof: str = ""                   # how optimality was established (encodings/README.md)
-    canonical: bool = False           # the plan is the tie-break reference (SEMANTICS §4), proved
-    # partial moves (SEMANTICS §9 "One universe"): the objective's levels proved over every plan the engine
-    # accepts, and whether no plan of the grounded universe is better; None: every level when optimal
-    proved: tuple[str, ...] | None = None
-    grounded_optimal: bool | None = None
-
-    def to_json(self) -> dict:
-        proved = self.proved if self.proved is not None else OBJECTIVES[self.objective] if self.optimal else ()
-        out = {
-            "status": self.status.value, "optimal": self.optimal, "objective": self.objective,
-            "proved": list(proved),
-            "moved_parts": self.moved_parts, "actions": self.actions, "proof": self.proof,
-            "lower_bound_moved_parts": self.lower_bound, "horizon": self.horizon, "canonical": self.canonical,
-            "closure": self.closure, "seconds": round(self.seconds, 4),
-            "plan": [a.to_json() for a in self.plan], "n_optimal": self.n_optimal,
-            "optimal_plans": [[a.to_json() for a in p] for p in self.optimal_plans],
-        }
-        if self.grounded_optimal is not None:
-            out["grounded_optimal"] = self.grounded_optimal
-        return out
 
 
 class _Clock:
@@ -273,16 +230,6 @@ def _horizons(task: Task, closure: list[str], bound: _Bound, minimize_moved: boo
     return sorted(out)
 
 
-def check_arguments(objective: str, all_optimal: bool, time_limit: float | None) -> None:
-    if objective not in OBJECTIVES:
-        raise InputError(f"objective {objective!r} must be one of {list(OBJECTIVES)}", field="--objective")
-    if all_optimal and objective == "moved-parts":
-        raise InputError("--all-optimal needs a bounded plan set: J_move-optimal plans can be padded with loops; "
-                         "use 'moved-parts,actions' or 'actions'", field="--all-optimal")
-    if time_limit is not None and not time_limit > 0:
-        raise InputError("the time limit must be a positive number of seconds", field="--time-limit")
-
-
 JUMP = 2   # scheduled horizons at most this far beyond the next one are searched in the same call
 
 
@@ -337,11 +284,12 @@ def restored(task: Task, closure: list[str]) -> bool:
     return not closure and task.world.equivalent(task.actual, task.target)
 
 
-def solve_task(task: Task, objective: str = "moved-parts,actions", time_limit: float | None = None,
+def solve_task(task: Task | GroundedTask, objective: str = "moved-parts,actions", time_limit: float | None = None,
                all_optimal: bool = False, max_plans: int = 100) -> SolveResult:
     """A minimal recovery plan for `task`, proved optimal over all plan lengths when `optimal` is true."""
     check_arguments(objective, all_optimal, time_limit)
-    clock = _Clock(time_limit)
+    g = as_grounded(task)
+    task, clock = g.task, _Clock(time_limit)
     world = task.world
     closure = [world.ids[i] for i in dependency_closure(world, task.actual, faulty_slots(world, task.actual, task.target))]
     minimize_moved = objective != "actions"
@@ -362,7 +310,7 @@ def solve_task(task: Task, objective: str = "moved-parts,actions", time_limit: f
                       0, canonical=True)
     # every optimal plan is enumerated with the direction variants of group moves and every order of
     # independent actions; one reference needs neither (encodings/README.md, "Pruning")
-    planner = _Planner(GROUNDINGS.get(task, reduce=not all_optimal), task, minimize_moved, clock)
+    planner = _Planner(GROUNDINGS.get(g, reduce=not all_optimal), task, minimize_moved, clock)
     bound = planner.lower_bound(task)
     lb = bound.moved
     if bound.status == "unsolvable":

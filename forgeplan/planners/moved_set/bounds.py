@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ...semantics.engine import World
+from ...semantics.assembly_grounding import AssemblyGrounding
 from ...semantics.partial_offers import Config, bits
 from .mirror import mirror_optimum
 
@@ -31,11 +31,11 @@ class LowerBound:
     """`bound(node)`: at least this many actions remain from `node` (a configuration and its faulty
     mask) before every slot of the moved set is home (module docstring)."""
 
-    def __init__(self, world: World, movable: int, cap: int, deadline: float | None = None):
+    def __init__(self, ag: AssemblyGrounding, movable: int, cap: int, deadline: float | None = None):
         self.leave: dict[int, Optional[int]] = {}     # e(q), None: q never leaves (an exhausted search)
         self.states = 0                               # configurations the searches for e(q) kept
         for q in bits(movable):
-            found = mirror_optimum(world, q, movable, cap, deadline)
+            found = mirror_optimum(ag, q, movable, cap, deadline)
             self.leave[q] = None if found is None else len(found[2]) - 1
             self.states += 0 if found is None else found[1]
         known = [e for e in self.leave.values() if e is not None]

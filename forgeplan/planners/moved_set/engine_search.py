@@ -17,19 +17,18 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ...geometry.displacement import FREE, arrival_offsets
+from ...geometry.displacement import FREE
 from ...model.assembly import DIRECTIONS
-from ...semantics.engine import World
-from ...semantics.partial_offers import Config, bits, groups, offer_table, room, separable_at
-from ...semantics.partial_universe import in_domain
+from ...model.state import NO_OFFSET
+from ...semantics.assembly_grounding import AssemblyGrounding
+from ...semantics.partial_offers import Config, Universe, bits, room
 from .bounds import LowerBound
 from .reach import Undecided, within
 
 Node = tuple[Config, int]     # offsets (None when absent) and the mask of present slots still faulty
-HOME = (0, 0, 0)
 
 
-def shorter_plan_exists(world: World, start: Node, movable: int, c: int, bound: LowerBound, cap: int,
+def shorter_plan_exists(ag: AssemblyGrounding, start: Node, movable: int, c: int, bound: LowerBound, cap: int,
                         deadline: float | None = None) -> tuple[bool, int]:
     """Does a plan of fewer than `c` actions from `start` move only `movable` slots, over every engine
     move? And the nodes kept. Raises Undecided past `cap` or `deadline`, or where a join could follow.
@@ -42,8 +41,8 @@ def shorter_plan_exists(world: World, start: Node, movable: int, c: int, bound: 
     if limit == 0 or bound(start) > limit:
         return False, 1
     if limit == 1:
-        return _one_move_home(world, start, movable), 1
-    goal = (tuple(HOME for _ in start[0]), 0)
+        return _one_move_home(ag, start, movable), 1
+    goal = (tuple(NO_OFFSET for _ in start[0]), 0)
     seen, layer = {start}, [start]
     for depth in range(1, limit):
         near = depth == limit - 1
@@ -53,13 +52,13 @@ def shorter_plan_exists(world: World, start: Node, movable: int, c: int, bound: 
 
         nxt_layer = []
         for node in layer:
-            for nxt in _engine_moves(world, node, movable, fits):
+            for nxt in _engine_moves(ag, node, movable, fits):
                 if nxt in seen:
                     continue
                 if nxt == goal:
                     return True, len(seen)
                 if near:
-                    if _one_move_home(world, nxt, movable):
+                    if _one_move_home(ag, nxt, movable):
                         return True, len(seen)
                     continue
                 if depth + bound(nxt) > limit:
@@ -73,48 +72,37 @@ def shorter_plan_exists(world: World, start: Node, movable: int, c: int, bound: 
 
 def _goal(node: Node) -> bool:
     config, bad = node
-    return bad == 0 and all(o == HOME for o in config)
+    return bad == 0 and all(o == NO_OFFSET for o in config)
 
 
-def _engine_moves(world: World, node: Node, movable: int, fits=lambda nxt: True) -> Iterator[Node]:
+def _engine_moves(ag: AssemblyGrounding, node: Node, movable: int, fits=lambda nxt: True) -> Iterator[Node]:
     """The nodes every engine move of `movable` slots leads to: mends, slides (a clear ray ahead too, up
     to the bound), departures, insertions. A group's departure is offered only where `fits` admits the
     node it leads to, before its separability (a search of its own) is asked."""
     config, bad = node
-    table = offer_table(world)
+    table = ag.offers
     pairs = table.pairs_of(config)
     for i in bits(bad & movable & pairs.present):
         if table.clear(config, i):
             yield config, bad & ~(1 << i)
-    for d in range(len(DIRECTIONS)):
-        for group in groups(pairs, movable, d):
-            r = room(pairs, group, d)
-            if r >= FREE:
-                gone = (tuple(None if group >> i & 1 else o for i, o in enumerate(config)), bad & ~group)
-                if group & (group - 1) == 0 or fits(gone) and separable_at(
-                        world, group, [config[i] for i in bits(group)]):  # type: ignore[misc]  # members are present
-                    yield gone
-            for _, nxt in table.slides(config, group, d, r):
-                yield nxt, bad
+    for move, nxt in table.moves(config, movable, Universe.ENGINE, admit=lambda g, after: fits((after, bad & ~g))):
+        yield nxt, bad & ~move[1] if move[0] == "out" else bad
     absent = bits(movable & ~pairs.present)
     if len(absent) > 1:
         raise Undecided("two slots of the moved set are absent: a join may arrive in any arrangement")
     if absent:
-        i, limit = absent[0], table.bound
-        present = bits(pairs.present)
-        for o in arrival_offsets(table.shapes, i, present, [config[j] for j in present],  # type: ignore[misc]  # present slots have offsets
-                                 DIRECTIONS, max(limit)):
-            if in_domain(limit, o):
-                yield tuple(o if j == i else x for j, x in enumerate(config)), bad
+        i = absent[0]
+        for o in table.landings_of(config, i):
+            yield tuple(o if j == i else x for j, x in enumerate(config)), bad
 
 
-def _one_move_home(world: World, node: Node, movable: int) -> bool:
+def _one_move_home(ag: AssemblyGrounding, node: Node, movable: int) -> bool:
     """Does one engine move of `movable` slots take `node` to the goal? Only a mend of its one faulty slot
     (every slot home), a slide back of the displaced slots (all by the same step along one axis), an
     insertion or a join at the target of the absent ones can."""
     config, bad = node
-    table = offer_table(world)
-    away = sum(1 << i for i, o in enumerate(config) if o != HOME)
+    table = ag.offers
+    away = sum(1 << i for i, o in enumerate(config) if o != NO_OFFSET)
     if bad:
         return bad & (bad - 1) == 0 and not away and bool(bad & movable) and table.clear(config, bad.bit_length() - 1)
     if away & ~movable or not away:
@@ -123,9 +111,9 @@ def _one_move_home(world: World, node: Node, movable: int) -> bool:
     if absent:
         if absent != away:
             return False
-        home = tuple(HOME for _ in config)
+        home = tuple(NO_OFFSET for _ in config)
         pairs = table.pairs_of(home)
-        if absent & (absent - 1) and not world.separable(absent):
+        if absent & (absent - 1) and not ag.world.separable(absent):
             return False
         others = bits(pairs.present & ~absent)
         return any(all(pairs.rows[i][j][d] >= FREE for i in bits(absent) for j in others)

@@ -24,35 +24,36 @@ from typing import Optional
 
 from ...geometry.separation import OPPOSITE
 from ...model.actions import Action
-from ...semantics.engine import World
+from ...model.state import NO_OFFSET
+from ...semantics.assembly_grounding import AssemblyGrounding
 from ...semantics.grounded import canonical_key, part_ranks
-from ...semantics.partial_offers import Config, bits, offer_table
+from ...semantics.partial_offers import Config, SeparabilityCapped, Universe, bits
 from ...semantics.partial_universe import Move, to_action
-from .reach import engine_slides, leaving_group, within
+from .reach import Undecided, leaving_group, within
 
 CAP = 200_000     # configurations before the search gives up
 
 
-def mirror_optimum(world: World, p: int, movable: int, cap: int = CAP,
+def mirror_optimum(ag: AssemblyGrounding, p: int, movable: int, cap: int = CAP,
                    deadline: float | None = None) -> Optional[tuple[int, int, list[list[Config]]]]:
     """(c, states, layers) for mending slot `p` moving only `movable` slots from the target: the optimal
     plan length, the configurations searched, and the breadth-first layers of the way out (the last
     one: the configurations where `p` is clear, or where it can leave when none has it clear). None
     when `p` can never be mended or leave; Undecided past `cap` or `deadline`."""
-    home = tuple((0, 0, 0) for _ in world.ids)
-    table = offer_table(world)
+    home = tuple(NO_OFFSET for _ in ag.world.ids)
+    table = ag.offers
     layers, seen = [[home]], {home}
     while layers[-1]:
         layer, e = layers[-1], len(layers) - 1
         clear = [c for c in layer if table.clear(c, p)]
         if clear:
             return 2 * e + 1, len(seen), layers[:-1] + [clear]
-        leaving = [c for c in layer if _leaves(world, c, p, movable)]
+        leaving = [c for c in layer if _leaves(ag, c, p, movable)]
         if leaving:
             return 2 * e + 2, len(seen), layers[:-1] + [leaving]
         nxt = []
         for config in layer:
-            for _, after in _moves(world, config, movable):
+            for _, after in _moves(ag, config, movable):
                 if after not in seen:
                     seen.add(after)
                     nxt.append(after)
@@ -61,53 +62,54 @@ def mirror_optimum(world: World, p: int, movable: int, cap: int = CAP,
     return None
 
 
-def mirror_plan(world: World, p: int, movable: int, c: int, layers: list[list[Config]],
+def mirror_plan(ag: AssemblyGrounding, p: int, movable: int, c: int, layers: list[list[Config]],
                 mend: list[Action], named=lambda action: action) -> list[Action]:
     """The mirror plan of length `c` whose way out is canonically smallest, step by step; `mend` the
     actions that repair `p` in place, `named` the action as named while `p` is still faulty (a spare
     there is named by its own id)."""
-    depth, ranks = len(layers) - 1, part_ranks(world)
+    depth, ranks = len(layers) - 1, part_ranks(ag.world)
     alive: list[set] = [set() for _ in layers]
     alive[depth] = set(layers[depth])
     for t in range(depth - 1, -1, -1):
-        alive[t] = {x for x in layers[t] if any(nxt in alive[t + 1] for _, nxt in _moves(world, x, movable))}
+        alive[t] = {x for x in layers[t] if any(nxt in alive[t + 1] for _, nxt in _moves(ag, x, movable))}
     config, path = layers[0][0], []
     for t in range(depth):
-        options = [(canonical_key(named(to_action(world, config, m)), ranks), m, nxt)
-                   for m, nxt in _moves(world, config, movable) if nxt in alive[t + 1]]
+        options = [(canonical_key(named(to_action(ag.world, config, m)), ranks), m, nxt)
+                   for m, nxt in _moves(ag, config, movable) if nxt in alive[t + 1]]
         _, move, nxt = min(options, key=lambda o: o[0])
         path.append((config, move, nxt))
         config = nxt
-    way_out = [named(to_action(world, before, move)) for before, move, _ in path]
-    back = [to_action(world, after, _undo(before, move)) for before, move, after in reversed(path)]
-    middle = mend if c == 2 * depth + 1 else _out_and_back(world, config, p, movable, ranks, named)
+    way_out = [named(to_action(ag.world, before, move)) for before, move, _ in path]
+    back = [to_action(ag.world, after, _undo(before, move)) for before, move, after in reversed(path)]
+    middle = mend if c == 2 * depth + 1 else _out_and_back(ag, config, p, movable, ranks, named)
     return way_out + middle + back
 
 
-def _out_and_back(world: World, config: Config, p: int, movable: int, ranks, named) -> list[Action]:
+def _out_and_back(ag: AssemblyGrounding, config: Config, p: int, movable: int, ranks, named) -> list[Action]:
     """`p`'s group leaves (the smallest departure by the canonical key) and comes back where it was."""
     options = []
-    for move, gone in offer_table(world).steps(config, movable):
+    for move, gone in ag.offers.steps(config, movable):
         if move[0] == "out" and move[1] >> p & 1:
-            out = named(to_action(world, config, move))
-            options.append((canonical_key(out, ranks), out, to_action(world, gone, _undo(config, move))))
+            out = named(to_action(ag.world, config, move))
+            options.append((canonical_key(out, ranks), out, to_action(ag.world, gone, _undo(config, move))))
     _, out, back = min(options, key=lambda o: o[0])
     return [out, back]
 
 
-def _leaves(world: World, config: Config, p: int, movable: int) -> bool:
+def _leaves(ag: AssemblyGrounding, config: Config, p: int, movable: int) -> bool:
     """Can a group of `movable` slots holding `p` leave `config`?"""
-    return leaving_group(world, config, offer_table(world).pairs_of(config), movable, must=p) is not None
+    return leaving_group(ag, config, ag.offers.pairs_of(config), movable, must=p) is not None
 
 
-def _moves(world: World, config: Config, movable: int):
+def _moves(ag: AssemblyGrounding, config: Config, movable: int):
     """The slides and departures of `movable` slots, no arrival. A group that could leave along a
     direction leaves rather than slides along it: what follows a slide away can follow its departure
-    (the group only blocks), so the distances to the end of the way out are the same."""
-    yield from engine_slides(world, config, movable, leaving=False)
-    for move, nxt in offer_table(world).steps(config, movable):
-        if move[0] == "out":
-            yield move, nxt
+    (the group only blocks), so the distances to the end of the way out are the same. The kernel's moves
+    of that universe (`partial_offers.Universe.LEAVING`)."""
+    try:
+        yield from ag.offers.moves(config, movable, Universe.LEAVING, strict=True)
+    except SeparabilityCapped:
+        raise Undecided("a separability search was cut by its state cap") from None
 
 
 def _undo(before: Config, move: Move) -> Move:

@@ -32,9 +32,10 @@ from typing import Iterator, Optional
 from ...model.actions import Action, Remove, Replace, ResetPose, Rotate
 from ...model.errors import InputError
 from ...model.state import NO_OFFSET, State
+from ...semantics.assembly_grounding import AssemblyGrounding
 from ...semantics.engine import World
 from ...semantics.grounded import canonical_key, part_ranks, rotation_fix
-from ...semantics.partial_offers import bits, offer_table
+from ...semantics.partial_offers import bits
 from ...semantics.partial_universe import Config, Move, landing_index, offered_steps, to_action
 from .bounds import LowerBound
 from .engine_search import shorter_plan_exists
@@ -110,29 +111,29 @@ def _mends(world: World, actual: State, i: int) -> list[Action]:
     return out
 
 
-def successors(world: World, node: Node, movable: int, landings: dict) -> list[tuple[Move, Node]]:
+def successors(ag: AssemblyGrounding, node: Node, movable: int, landings: dict) -> list[tuple[Move, Node]]:
     """The moves of `movable` slots from a node, each with the node it leads to: mends first, then the
     universe's moves (a departure takes the faults of what leaves with it)."""
     config, bad = node
     out = []
     if bad & movable:
-        table = offer_table(world)
+        table = ag.offers
         for i in bits(bad & movable):
             if table.clear(config, i):
                 out.append((("mend", 1 << i), (config, bad & ~(1 << i))))
-    for m, nxt in offered_steps(world, config, movable, landings):
+    for m, nxt in offered_steps(ag, config, movable, landings):
         out.append((m, (nxt, bad & ~m[1] if m[0] == "out" else bad)))
     return out
 
 
-def escapes(world: World, config: Config, movable: int, f: int) -> bool:
+def escapes(ag: AssemblyGrounding, config: Config, movable: int, f: int) -> bool:
     """Can slot `f`, alone among the movable slots, reach a clear ray from its target position by finite
     slides against the slots outside `movable` (where they are)? Every plan moving only `movable` needs
     that for a slot that is missing or faulty (it comes in, is mended or leaves through a clear ray, and
     ends at its target), and the other movable slots can only be in the way, so a `False` is a proof that
     `movable` is too small."""
-    alone = tuple((0, 0, 0) if i == f else (o if not movable >> i & 1 else None) for i, o in enumerate(config))
-    seen, todo, table = {alone}, [alone], offer_table(world)
+    alone = tuple(NO_OFFSET if i == f else (o if not movable >> i & 1 else None) for i, o in enumerate(config))
+    seen, todo, table = {alone}, [alone], ag.offers
     while todo:
         c = todo.pop()
         if table.clear(c, f):
@@ -153,14 +154,14 @@ def _goal(node: Node) -> bool:
     return node[1] == 0 and all(o == NO_OFFSET for o in node[0])
 
 
-def _bfs(world: World, start: Node, movable: int, limit: int, cap: int, deadline: float | None = None,
+def _bfs(ag: AssemblyGrounding, start: Node, movable: int, limit: int, cap: int, deadline: float | None = None,
          bound: Optional[LowerBound] = None) -> tuple[dict[Node, int], Optional[int], bool]:
     """Distances from `start` up to the first goal layer (or `limit`); the goal distance or None; and
     whether the search was exhausted (a capped search still reports the plans it met, unproved). With
     `bound`, a node that cannot reach the goal within `limit` by its lower bound is not kept."""
     complete = True
     try:
-        landings = landing_index(world, movable, _home(start), cap, None if limit >= NO_LIMIT else limit, deadline)
+        landings = landing_index(ag, movable, _home(start), cap, None if limit >= NO_LIMIT else limit, deadline)
     except OverflowError as err:
         landings, complete = err.partial, False   # type: ignore[attr-defined]  # the configurations found so far ride on the exception (partial_universe)
     dist, queue, found, goal = {start: 0}, deque([start]), None, (_home(start), 0)
@@ -168,7 +169,7 @@ def _bfs(world: World, start: Node, movable: int, limit: int, cap: int, deadline
         return dist, 0, complete
     if not _can_arrive(start, movable, landings):
         return dist, None, complete
-    table = offer_table(world)
+    table = ag.offers
     while queue:
         if len(dist) > cap or deadline is not None and time.perf_counter() > deadline:
             return dist, found, False
@@ -217,7 +218,7 @@ def _can_arrive(start: Node, movable: int, landings: dict) -> bool:
     return not absent
 
 
-def minimal_rework(world: World, actual: State, time_limit: float | None = None, cap: int = CAP,
+def minimal_rework(ag: AssemblyGrounding, actual: State, time_limit: float | None = None, cap: int = CAP,
                    budget: int = BUDGET, proof_cap: int = PROOF_CAP) -> SlideResult:
     """The (J_move, c)-minimal plan of the universe from `actual` back to the target, with its proof.
 
@@ -228,42 +229,42 @@ def minimal_rework(world: World, actual: State, time_limit: float | None = None,
     then the best plan found (`optimal` false), or none."""
     t0 = time.perf_counter()
     deadline = None if time_limit is None else t0 + time_limit
-    start = start_node(world, actual, spares=True)
-    spares = sum(1 for i in bits(start[1]) if actual.slots[i].occupant != world.ids[i])   # each adds its own id to J
+    start = start_node(ag.world, actual, spares=True)
+    spares = sum(1 for i in bits(start[1]) if actual.slots[i].occupant != ag.world.ids[i])   # each adds its own id to J
     states, probed, unproved, stopped, decided = 0, 0, False, False, True
     exact = [min(proof_cap, PROOF_BUDGET), PROOF_BUDGET]     # per search, and what is left for this task
-    for size, candidates in candidate_sets(world, start):
+    for size, candidates in candidate_sets(ag, start):
         smaller = decided     # every smaller set proved planless over the engine's moves (`slide_reach`)
-        verdicts = {m: set_verdict(world, start, m, exact, deadline) for m in candidates}
+        verdicts = {m: set_verdict(ag, start, m, exact, deadline) for m in candidates}
         sets = [m for m, v in verdicts.items() if v is not False]
         decided = decided and None not in verdicts.values()
 
         def proved(plan: list[Action], spent: int) -> SlideResult:
             """The grounded optimum, with the levels that hold over every engine plan too (`lift`)."""
-            plan, levels = lift(world, actual, start, sets, plan, smaller, exact, deadline)
+            plan, levels = lift(ag, actual, start, sets, plan, smaller, exact, deadline)
             return SlideResult(plan, size + spares, len(plan), True, spent, time.perf_counter() - t0, levels)
 
         if sets and decided and not _mirrored(start):    # this size is J_move*: the pruned searches find c*
-            found = _bounded(world, actual, start, sets, [], exact, deadline)
+            found = _bounded(ag, actual, start, sets, [], exact, deadline)
             if found is not None:
                 return proved(*found)
-        shallow, spent = _probe(world, start, sets, cap, deadline)
+        shallow, spent = _probe(ag, start, sets, cap, deadline)
         probed += spent
         if stopped:     # out of budget: only the probe looks on, for a shallow plan with more moved parts
             best, cut = [shallow] if shallow is not None else [], True
         else:
-            best, states, cut, stopped = _search_sets(world, start, sets, shallow[0] if shallow else None, cap,
+            best, states, cut, stopped = _search_sets(ag, start, sets, shallow[0] if shallow else None, cap,
                                                       (states, budget), deadline)
         if sets and (cut or unproved) and decided:
-            found = (_mirror(world, actual, start, sets, best, exact, deadline)
-                     or _bounded(world, actual, start, sets, best, exact, deadline))
+            found = (_mirror(ag, actual, start, sets, best, exact, deadline)
+                     or _bounded(ag, actual, start, sets, best, exact, deadline))
             if found is not None:
                 return proved(found[0], states + probed + found[1])
         unproved = unproved or cut
         if best:
             c = best[0][0]
-            plans = [_canonical_plan(world, actual, start, m, c) for _, m in best]
-            ranks = part_ranks(world)
+            plans = [_canonical_plan(ag, actual, start, m, c) for _, m in best]
+            ranks = part_ranks(ag.world)
             plan = min(plans, key=lambda p: [canonical_key(a, ranks) for a in p])
             if not unproved:
                 return proved(plan, states + probed)
@@ -271,7 +272,7 @@ def minimal_rework(world: World, actual: State, time_limit: float | None = None,
     return SlideResult(None, 0, 0, not unproved, states + probed, time.perf_counter() - t0)
 
 
-def lift(world: World, actual: State, start: Node, sets: list[int], plan: list[Action], smaller: bool,
+def lift(ag: AssemblyGrounding, actual: State, start: Node, sets: list[int], plan: list[Action], smaller: bool,
          exact: list[int], deadline: float | None) -> tuple[list[Action], tuple[str, ...]]:
     """The grounded optimum `plan` over the moved sets `sets` of its size, and the levels of the objective
     it is proved minimal in over every plan the engine accepts (SEMANTICS §9 "One universe"):
@@ -291,20 +292,20 @@ def lift(world: World, actual: State, start: Node, sets: list[int], plan: list[A
         return plan, ()
     c = len(plan)
     if _mirrored(start):
-        mirrored = _mirror(world, actual, start, sets, [], exact, deadline)
+        mirrored = _mirror(ag, actual, start, sets, [], exact, deadline)
         if mirrored is None or len(mirrored[0]) > c:
             return plan, LEVELS[:1]
         exact[1] -= mirrored[1]
         return (mirrored[0] if len(mirrored[0]) < c else plan), LEVELS
     try:
-        bounds = [LowerBound(world, m, min(exact), deadline) for m in sets]
+        bounds = [LowerBound(ag, m, min(exact), deadline) for m in sets]
         exact[1] -= sum(b.states for b in bounds)
         if exact[1] < 0:
             return plan, LEVELS[:1]
         engine = [ENGINE_BUDGET]
         for m, bound in zip(sets, bounds):
             if bound(start) < c and _spend(exact, _spend(engine, shorter_plan_exists(
-                    world, start, m, c, bound, min(exact[0], exact[1], engine[0]), deadline)))[0]:
+                    ag, start, m, c, bound, min(exact[0], exact[1], engine[0]), deadline)))[0]:
                 return plan, LEVELS[:1]
         return plan, LEVELS
     except Undecided:
@@ -321,7 +322,7 @@ def _spend(exact: list[int], got):
     return got
 
 
-def candidate_sets(world: World, start: Node) -> Iterator[tuple[int, list[int]]]:
+def candidate_sets(ag: AssemblyGrounding, start: Node) -> Iterator[tuple[int, list[int]]]:
     """Per size, smallest first, the moved sets that hold the forced slots (missing, faulty or displaced)
     and let every missing or faulty slot get out (`escapes`; else it is shut in and the set has no plan)."""
     config, bad = start
@@ -330,10 +331,10 @@ def candidate_sets(world: World, start: Node) -> Iterator[tuple[int, list[int]]]
     others = [i for i in range(len(config)) if not forced >> i & 1]
     for extra in range(len(others) + 1):
         sets = (forced | sum(1 << i for i in add) for add in combinations(others, extra))
-        yield bin(forced).count("1") + extra, [m for m in sets if all(escapes(world, config, m, f) for f in needy)]
+        yield bin(forced).count("1") + extra, [m for m in sets if all(escapes(ag, config, m, f) for f in needy)]
 
 
-def set_verdict(world: World, start: Node, movable: int, exact: list[int], deadline: float | None) -> Optional[bool]:
+def set_verdict(ag: AssemblyGrounding, start: Node, movable: int, exact: list[int], deadline: float | None) -> Optional[bool]:
     """`slide_reach.has_plan`'s verdict (exact, over a superset of this universe's moves: a False is a
     proof that no plan moves only `movable`), or None when it was not decided within its cap, the
     task's budget `exact` (per search, left; what it spends is taken off) or the deadline."""
@@ -341,14 +342,14 @@ def set_verdict(world: World, start: Node, movable: int, exact: list[int], deadl
     if cap <= 0:
         return None
     try:
-        verdict, spent = has_plan(world, start, movable, cap, deadline)
+        verdict, spent = has_plan(ag, start, movable, cap, deadline)
     except Undecided:
         verdict, spent = None, cap
     exact[1] -= spent
     return verdict
 
 
-def _mirror(world: World, actual: State, start: Node, sets: list[int], best: list[tuple[int, int]],
+def _mirror(ag: AssemblyGrounding, actual: State, start: Node, sets: list[int], best: list[tuple[int, int]],
             exact: list[int], deadline: float | None) -> Optional[tuple[list[Action], int]]:
     """The proved optimum of one faulty part at its target place (every other slot there too) over the
     moved sets of the first size that has plans, by the mirror argument (`slide_mirror`), with the
@@ -359,7 +360,7 @@ def _mirror(world: World, actual: State, start: Node, sets: list[int], best: lis
     p, found, spent = start[1].bit_length() - 1, [], 0
     try:
         for m in sets:
-            got = mirror_optimum(world, p, m, min(exact), deadline)
+            got = mirror_optimum(ag, p, m, min(exact), deadline)
             spent += got[1] if got else 0
             if got is None or spent > exact[1]:
                 return None
@@ -367,11 +368,11 @@ def _mirror(world: World, actual: State, start: Node, sets: list[int], best: lis
     except Undecided:
         return None
     c = min(f[0] for f in found)
-    ranks = part_ranks(world)
+    ranks = part_ranks(ag.world)
     if best and best[0][0] == c:
-        plans = [_canonical_plan(world, actual, start, m, c) for _, m in best]
+        plans = [_canonical_plan(ag, actual, start, m, c) for _, m in best]
     else:
-        plans = [mirror_plan(world, p, m, c, layers, _mends(world, actual, p), occupied(world, actual, start[1]))
+        plans = [mirror_plan(ag, p, m, c, layers, _mends(ag.world, actual, p), occupied(ag.world, actual, start[1]))
                  for cm, m, layers in found if cm == c]
     return min(plans, key=lambda plan: [canonical_key(a, ranks) for a in plan]), spent
 
@@ -382,7 +383,7 @@ def _mirrored(start: Node) -> bool:
     return bad != 0 and bad & (bad - 1) == 0 and all(o == NO_OFFSET for o in config)
 
 
-def _bounded(world: World, actual: State, start: Node, sets: list[int], best: list[tuple[int, int]],
+def _bounded(ag: AssemblyGrounding, actual: State, start: Node, sets: list[int], best: list[tuple[int, int]],
              exact: list[int], deadline: float | None) -> Optional[tuple[list[Action], int]]:
     """The proved optimum over the moved sets of the first size that has plans, by searches bounded at
     growing lengths from the smallest lower bound, each dropping the nodes whose lower bound
@@ -390,27 +391,27 @@ def _bounded(world: World, actual: State, start: Node, sets: list[int], best: li
     its cap, the task's budget `exact` or the deadline)."""
     top, cap = best[0][0] if best else LONGEST, min(exact)
     try:
-        bounds = {m: LowerBound(world, m, cap, deadline) for m in sets}
+        bounds = {m: LowerBound(ag, m, cap, deadline) for m in sets}
         spent = sum(b.states for b in bounds.values())
         for limit in range(min(bounds[m](start) for m in sets), top + 1):
             hits = []
             for m in sets:
-                dist, c, complete = _bfs(world, start, m, limit, cap, deadline, bounds[m])
+                dist, c, complete = _bfs(ag, start, m, limit, cap, deadline, bounds[m])
                 spent += len(dist)
                 if not complete or spent > exact[1]:
                     return None
                 if c is not None:
                     hits.append(m)
             if hits:
-                ranks = part_ranks(world)
-                plans = [_canonical_plan(world, actual, start, m, limit, bounds[m]) for m in hits]
+                ranks = part_ranks(ag.world)
+                plans = [_canonical_plan(ag, actual, start, m, limit, bounds[m]) for m in hits]
                 return min(plans, key=lambda plan: [canonical_key(a, ranks) for a in plan]), spent
     except Undecided:
         return None
     return None
 
 
-def _search_sets(world: World, start: Node, sets: list[int], shallow: Optional[int], cap: int,
+def _search_sets(ag: AssemblyGrounding, start: Node, sets: list[int], shallow: Optional[int], cap: int,
                  spent: tuple[int, int], deadline: float | None) -> tuple[list[tuple[int, int]], int, bool, bool]:
     """Every moved set of one size, one after another, each searched no deeper than the best plan met so
     far (from the start: the probe's shallow plan, when it met one). Returns the sets with the shortest
@@ -420,7 +421,7 @@ def _search_sets(world: World, start: Node, sets: list[int], shallow: Optional[i
     cut = False
     for movable in sets:
         limit = best[0][0] if best else shallow if shallow is not None else NO_LIMIT
-        dist, c, complete = _bfs(world, start, movable, limit, cap, deadline)
+        dist, c, complete = _bfs(ag, start, movable, limit, cap, deadline)
         cut |= not complete
         states += len(dist)
         if c is not None:
@@ -433,7 +434,7 @@ def _search_sets(world: World, start: Node, sets: list[int], shallow: Optional[i
     return best, states, cut, False
 
 
-def _probe(world: World, start: Node, sets: list[int], cap: int,
+def _probe(ag: AssemblyGrounding, start: Node, sets: list[int], cap: int,
            deadline: float | None) -> tuple[Optional[tuple[int, int]], int]:
     """A shallow plan's length and the set that has it (or None), by searches of every set to depth 1, 2, 3, ... while
     they stay small (PROBE states, PROBE_DEPTH), or None; and the states it spent. Searching the sets
@@ -443,7 +444,7 @@ def _probe(world: World, start: Node, sets: list[int], cap: int,
     spent = 0
     for limit in range(1, PROBE_DEPTH + 1):
         for movable in sets:
-            dist, c, complete = _bfs(world, start, movable, limit, cap, deadline)
+            dist, c, complete = _bfs(ag, start, movable, limit, cap, deadline)
             spent += len(dist)
             if c is not None:
                 return (c, movable), spent
@@ -452,35 +453,35 @@ def _probe(world: World, start: Node, sets: list[int], cap: int,
     return None, spent
 
 
-def _canonical_plan(world: World, actual: State, start: Node, movable: int, c: int,
+def _canonical_plan(ag: AssemblyGrounding, actual: State, start: Node, movable: int, c: int,
                     bound: Optional[LowerBound] = None) -> list[Action]:
     """The smallest plan (canonical key, step by step) of length `c` within `movable` (every node of a
     plan of length `c` is within its lower bound `bound`, so what the bound drops changes nothing)."""
-    landings = landing_index(world, movable, _home(start), depth=c)
+    landings = landing_index(ag, movable, _home(start), depth=c)
     layers: list[set[Node]] = [{start}]
     for t in range(c):
-        layers.append({nxt for node in layers[-1] for _, nxt in successors(world, node, movable, landings)
+        layers.append({nxt for node in layers[-1] for _, nxt in successors(ag, node, movable, landings)
                        if bound is None or t + 1 + bound(nxt) <= c})
     alive = [set() for _ in range(c + 1)]
     alive[c] = {nd for nd in layers[c] if _goal(nd)}
     for t in range(c - 1, -1, -1):
-        alive[t] = {nd for nd in layers[t] if any(nxt in alive[t + 1] for _, nxt in successors(world, nd, movable, landings))}
-    ranks, node, plan = part_ranks(world), start, []
+        alive[t] = {nd for nd in layers[t] if any(nxt in alive[t + 1] for _, nxt in successors(ag, nd, movable, landings))}
+    ranks, node, plan = part_ranks(ag.world), start, []
     for t in range(c):
         options = []
-        for move, nxt in successors(world, node, movable, landings):
+        for move, nxt in successors(ag, node, movable, landings):
             if nxt in alive[t + 1]:
-                acts = _actions(world, actual, node, move)
+                acts = _actions(ag, actual, node, move)
                 options.append(([canonical_key(a, ranks) for a in acts], acts, nxt))
         key, acts, node = min(options, key=lambda o: o[0])
         plan += acts
     return plan
 
 
-def _actions(world: World, actual: State, node: Node, move: Move) -> list[Action]:
+def _actions(ag: AssemblyGrounding, actual: State, node: Node, move: Move) -> list[Action]:
     if move[0] == "mend":
-        return _mends(world, actual, move[1].bit_length() - 1)
-    return [occupied(world, actual, node[1])(to_action(world, node[0], move))]
+        return _mends(ag.world, actual, move[1].bit_length() - 1)
+    return [occupied(ag.world, actual, node[1])(to_action(ag.world, node[0], move))]
 
 
 def occupied(world: World, actual: State, bad: int):

@@ -13,9 +13,10 @@ from typing import Sequence
 
 from ...model.actions import Action, GroupMove, Insert, Remove, Replace, ResetPose, Rotate
 from ...model.state import Slot, State
+from ...semantics.assembly_grounding import AssemblyGrounding
 from ...semantics.engine import LOCK_ACTIONS, World
-from ...semantics.grounded import (check_canonical_target, group_blockers, group_names, group_universe, removal_paths,
-                                   slot_rotations, slot_universe)
+from ...semantics.grounded import (GroundedTask, as_grounded, check_canonical_target, group_blockers, group_names,
+                                   group_universe, removal_paths, slot_rotations, slot_universe)
 from ...semantics.task import Task
 from .groups import GroupCandidates, candidate_groups
 
@@ -42,6 +43,7 @@ class Abstraction:
     """The task's symbolic initial state, goal and grounded steps (slot fluents keyed by part id)."""
 
     world: World
+    shared: AssemblyGrounding                             # the grounded task's answers about its assembly
     init: set[Literal] = field(default_factory=set)      # true fluents
     goal: list[Literal] = field(default_factory=list)
     steps: list[GroundStep] = field(default_factory=list)
@@ -54,32 +56,33 @@ class Abstraction:
     groups: GroupCandidates | None = None    # assemblies that need group moves only
 
 
-def abstraction(task: Task, every_direction: bool = False) -> Abstraction:
+def abstraction(task: Task | GroundedTask, every_direction: bool = False) -> Abstraction:
     """The symbolic abstraction of a task: SEMANTICS §2 facts, computed with the engine's functions.
 
     Group moves go along the directions `GroupCandidates.moves` keeps, or along every direction.
     """
-    check_canonical_target(task)
-    world = task.world
-    ab = slot_abstraction(task)
-    if world.needs_groups:
-        ab.groups = candidate_groups(world)
-        ab.steps += _group_steps(ab, task.actual, ab.groups.groups if every_direction else ab.groups.moves)
+    g = as_grounded(task)
+    check_canonical_target(g.task)
+    ab = slot_abstraction(g)
+    if g.has_groups:
+        ab.groups = candidate_groups(g.shared)
+        ab.steps += _group_steps(ab, g.task.actual, ab.groups.groups if every_direction else ab.groups.moves)
     return ab
 
 
-def slot_abstraction(task: Task) -> Abstraction:
+def slot_abstraction(task: Task | GroundedTask) -> Abstraction:
     """The single-part part of the abstraction: every slot's fluents, initial values, goal and steps
     (no target check, no group moves; `abstraction` adds those, the partial-move rendering its own)."""
-    world = task.world
-    ab = Abstraction(world)
+    g = as_grounded(task)
+    task, world = g.task, g.world
+    ab = Abstraction(world, g.shared)
     for i, pid in enumerate(world.ids):
         _slot_facts(ab, task.actual, i)
         ab.goal += [("present", pid, True), ("pose_off", pid, False), ("rot_off", pid, False)]
         if ("wrong", pid) in ab.fluents:
             ab.goal.append(("wrong", pid, False))
     for i in range(len(world.ids)):
-        ab.steps += _slot_steps(ab, i, slot_universe(world, task.actual, i))
+        ab.steps += _slot_steps(ab, i, slot_universe(g.shared, task.actual, i))
     return ab
 
 
@@ -88,7 +91,7 @@ def _slot_facts(ab: Abstraction, actual: State, i: int) -> None:
     coupled lock's unlocked rotation (the grounded task's `slot_rotations`)."""
     world = ab.world
     pid, s, lock = world.ids[i], actual.slots[i], world.lock[i]
-    fixes = {r: (ax, ang) for r, ax, ang, _ in slot_rotations(world, actual, i)[0].fixes}
+    fixes = {r: (ax, ang) for r, ax, ang, _ in slot_rotations(ab.shared, actual, i)[0].fixes}
     ab.fluents.update({("present", pid), ("pose_off", pid), ("rot_off", pid)})
     if lock is not None:
         ab.fluents.add(("locked", pid))
@@ -202,7 +205,7 @@ def _group_steps(ab: Abstraction, actual: State, along: dict[str, tuple[tuple[st
     each direction, in that order, with their literals."""
     world = ab.world
     by_move: dict[tuple[str, tuple[str, ...], str], list[GroupMove]] = {}
-    for a in group_universe(world, actual):
+    for a in group_universe(ab.shared, actual):
         assert isinstance(a, GroupMove)
         slots = tuple(world.ids[world.slot_index(x)] for x in a.part_ids)
         by_move.setdefault((a.name, slots, a.direction), []).append(a)

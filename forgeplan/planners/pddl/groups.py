@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...model.assembly import DIRECTIONS
-from ...semantics.engine import World
+from ...semantics.assembly_grounding import AssemblyGrounding
 from ...semantics.grounded import group_directions, group_names, separable_groups, undominated_directions
 from ...semantics.task import Task
 
@@ -39,15 +39,16 @@ class GroupCandidates:
                 "exported": {d: [list(g) for g in v] for d, v in self.moves.items()}}
 
 
-def candidate_groups(world: World) -> GroupCandidates:
+def candidate_groups(ag: AssemblyGrounding) -> GroupCandidates:
     """Every group a separate or join can name; none when the assembly needs no group moves.
 
     Like `semantics.legal.separable_group_actions`, assemblies that come apart one part at a time keep
     the nine FORGE actions only (SEMANTICS §5).
     """
+    world = ag.world
     groups: dict[str, list] = {d: [] for d in DIRECTIONS}
     moves: dict[str, list] = {d: [] for d in DIRECTIONS}
-    for g in separable_groups(world):
+    for g in separable_groups(ag):
         along = group_directions(world, g)
         for d in along:
             groups[d].append(group_names(world, g))
@@ -58,4 +59,4 @@ def candidate_groups(world: World) -> GroupCandidates:
 
 def candidate_counts(task: Task) -> dict[str, dict[str, int]]:
     """Candidate groups per direction in the grounded export of `task` (all zero without group moves)."""
-    return candidate_groups(task.world).counts()
+    return candidate_groups(AssemblyGrounding(task.world)).counts()

@@ -37,7 +37,7 @@ from itertools import product
 
 from ...model.actions import Insert, Remove, Separate, Slide
 from ...model.assembly import DIRECTIONS
-from ...semantics.grounded import DEFAULT_WEIGHT, separable_groups, slide_groups
+from ...semantics.grounded import DEFAULT_WEIGHT, ground, slide_groups
 from ...semantics.task import Task
 from .abstraction import Abstraction
 from .positions import PositionTables
@@ -67,7 +67,7 @@ def _group_moves(sp: SlideProblem, ab: Abstraction) -> None:
                sp.touch_cost, ("touch", pid))
     # the grounded task's groups: any non-empty set slides; two or more leave only when separable (capped)
     sliding = [tuple(_members(g)) for g in slide_groups(world)]
-    separable = set(separable_groups(world))
+    separable = set(ground(sp.task).separable_groups)
     leaving = [g for g in sliding if len(g) == 1 or sum(1 << i for i in g) in separable]
     _coordinate_axioms(sp)
     for d in DIRECTIONS:

@@ -4,9 +4,10 @@ Each module in this package registers its subcommands with `register(subparsers)
 automatically, so a feature adds a command by adding a module. Exit codes: 0 success, 1 negative
 verdict (invalid plan, disagreement), 2 bad input or usage, or a fault of the environment (a full disk,
 a closed output), 3 internal error (a bug: any exception that is not a deliberate forgeplan error, so that a
-crash never reads as a verdict; the traceback is printed only under `--debug`), 130 interrupted (Ctrl-C,
-SIGTERM or SIGHUP: every worker process is ended and no partial output is left). Every message echoed from
-input is escaped onto one line, and text the output's encoding cannot hold is written as escapes.
+crash never reads as a verdict; the traceback is printed only under `--debug`), 128 + the signal when one
+stopped it (Ctrl-C 130, SIGHUP 129, SIGTERM 143: every worker process is ended and no partial output is
+left). Every message echoed from input is escaped onto one line, and text the output's encoding cannot
+hold is written as escapes.
 """
 
 from __future__ import annotations
@@ -24,11 +25,11 @@ import traceback
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..io.output import FULL, Inputs, OutPath, check_output, protect
+from ..io.output import FULL, Inputs, OutPath, OutputError, check_output, protect
 from ..io.quoting import json_text, one_line
-from ..model.errors import ForgeplanError
+from ..model.errors import ForgeplanError, Interrupted, interrupt_exit_code
 
-EXIT_OK, EXIT_NEGATIVE, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_OK, EXIT_NEGATIVE, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 STARTED = time.monotonic()   # a command's --time-limit counts from here (start-up included)
 
 
@@ -128,10 +129,10 @@ def check_outputs(args) -> None:
 
 @contextmanager
 def interrupts():
-    """SIGTERM and SIGHUP end a command as Ctrl-C does (a KeyboardInterrupt: workers ended, partial outputs
-    removed, exit 130); a signal that was ignored when the command started (nohup) stays ignored. The
-    interrupt is also noted (`executors.INTERRUPT`), so that one Python swallows where it was raised (in a
-    fork's callback) still stops the work at its next check."""
+    """SIGTERM and SIGHUP end a command as Ctrl-C does (a KeyboardInterrupt, `Interrupted`: workers ended,
+    partial outputs removed; exit 128 + the signal); a signal that was ignored when the command started
+    (nohup) stays ignored. The interrupt is also noted (`executors.INTERRUPT`), so that one Python swallows
+    where it was raised (in a fork's callback) still stops the work at its next check."""
     from ..executors import INTERRUPT
 
     INTERRUPT.clear()
@@ -140,8 +141,8 @@ def interrupts():
         return
 
     def stop(signum, frame):
-        INTERRUPT.set()
-        raise KeyboardInterrupt
+        INTERRUPT.set(signum)
+        raise Interrupted(signum)
 
     old = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
     for s, h in old.items():
@@ -160,8 +161,7 @@ def _standard_streams() -> None:
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
-    if sys.stdout is not None:
-        sys.stdout = NamedStdout(sys.stdout)
+    sys.stdout = ClosedStdout() if sys.stdout is None else NamedStdout(sys.stdout)
 
 
 class NamedStdout:
@@ -189,6 +189,21 @@ class NamedStdout:
         return getattr(self._stream, name)
 
 
+class ClosedStdout:
+    """Standard output when the command was started with it closed (`>&-`): writing the result there is
+    one line and exit 2; a command that writes nothing there runs as usual."""
+
+    encoding = "utf-8"
+
+    def write(self, text: str) -> int:
+        if text:
+            raise OutputError("closed, where this command writes its result", file=STDOUT)
+        return 0
+
+    def flush(self) -> None:
+        pass
+
+
 STDOUT = "standard output"
 
 
@@ -212,7 +227,7 @@ def _error(message: str) -> int:
     return EXIT_BAD_INPUT
 
 
-def _interrupted() -> int:
+def _interrupted(exc: KeyboardInterrupt) -> int:
     from ..executors import end_children
 
     main_thread = threading.current_thread() is threading.main_thread()
@@ -224,7 +239,7 @@ def _interrupted() -> int:
         for s, h in old.items():
             signal.signal(s, h)
     print("forgeplan: interrupted", file=sys.stderr)
-    return EXIT_INTERRUPTED
+    return interrupt_exit_code(exc)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -247,8 +262,8 @@ def main(argv: list[str] | None = None) -> int:
             return code
     except ForgeplanError as exc:
         return _error(str(exc))
-    except KeyboardInterrupt:
-        code = _interrupted()
+    except KeyboardInterrupt as exc:
+        code = _interrupted(exc)
         if argv is None:   # no exit handlers: joining a pool's threads after its workers were ended can hang
             for stream in (sys.stdout, sys.stderr):
                 try:

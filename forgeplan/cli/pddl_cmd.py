@@ -62,7 +62,7 @@ def register(sub) -> None:
         description="Run a planner on DIR/domain.pddl and DIR/problem.pddl (written by `export-pddl`) and write its "
                     "plan to DIR/sas_plan, ready for `import-plan`: the Fast Downward shipped in the up-fast-downward "
                     "package (`--planner fd`, any profile), or pyperplan (`--planner pyperplan`, which reads the "
-                    "`--profile strips` export only). The planner runs in a scratch folder and is stopped, with every "
+                    "`--profile strips` and `--profile strips-table` exports only). The planner runs in a scratch folder and is stopped, with every "
                     "process it started, at the time limit. Any other planner that writes one '(action args)' per "
                     "line works the same way. Exit 0 with a plan, 1 without one.")
     r.add_argument("pddl_dir", type=Path, metavar="DIR", help="folder written by `export-pddl`")
@@ -179,7 +179,8 @@ def run_external(args) -> int:
         print(f"forgeplan: {name} found no plan within {args.time_limit:g} s", file=sys.stderr)
         return EXIT_NEGATIVE
     if text is None:
-        hint = {"pyperplan": " (pyperplan reads the `export-pddl --profile strips` export only)",
+        hint = {"pyperplan": " (pyperplan reads the `export-pddl --profile strips` and `--profile strips-table` "
+                             "exports only)",
                 "fd": " (the lifted export has axioms, which lmcut does not support: export with --grounded, "
                       "or give --config 'astar(blind())')" if code == 34 else ""}[args.planner]
         print(f"forgeplan: {name} wrote no plan (exit {code}){hint}", file=sys.stderr)

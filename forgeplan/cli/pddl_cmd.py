@@ -37,8 +37,11 @@ def register(sub) -> None:
     p = sub.add_parser(
         "export-pddl", help="write a task as PDDL (domain.pddl + problem.pddl)",
         description="Write a task as a PDDL domain and problem for any external planner. The lifted form uses the "
-                    "domain of domains/rework.pddl; --grounded writes plain STRIPS with action costs, which every "
-                    "cost-optimal planner reads and which assemblies that need group moves require. "
+                    "domain of domains/rework.pddl; --grounded writes one parameterless action per grounded action, "
+                    "STRIPS with negative preconditions and action costs, which assemblies that need group moves "
+                    "require (for assemblies that need partial moves also conditional effects and derived predicates, "
+                    "which Fast Downward's astar(blind()) reads); --profile strips-costs, strips-table and strips "
+                    "compile the negative preconditions away for plain STRIPS planners. "
                     "`forgeplan plan-external DIR` runs the Fast Downward that ships with forgeplan on the export.")
     p.add_argument("task_dir", type=Path, metavar="TASK_DIR", help="task folder")
     p.add_argument("--out", type=output_path, required=True, metavar="DIR", help="folder to write the two files into")

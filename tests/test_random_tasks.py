@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from forgeplan.bench.random_tasks import Shape, random_task, shape_of
 from forgeplan.io.task_files import load_task
 from forgeplan.planners.asp import solve as asp
-from forgeplan.planners.asp.solve import Status, solve_task
+from forgeplan.planners.asp.solve import solve_task
+from forgeplan.planners.result import Status
 from forgeplan.planners.crosscheck import compare_task
 from test_bruteforce import brute_optimum, brute_plans, tie_break_key
 

@@ -138,7 +138,7 @@ def build_task(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances, att
     """The task of a slot, its reference (reference.json, proved minimal in `objective`) and plan; tries
     attempt seeds (`attempts`: the slot's `_attempts`, some maybe drawn already) until the closed loop
     holds. `shared`: the assembly grounding of the batch (the attempts' tasks are made on its world)."""
-    from ..planners.asp.solve import reference_output
+    from ..planners.reference import reference_output
     from ..planners.registry import planner_for
     from ..planners.result import Options
 

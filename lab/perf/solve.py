@@ -81,7 +81,7 @@ def _builtin(args) -> dict:
 
 
 def _row(name: str, task, args) -> dict:
-    from ..semantics.grounded import ground
+    from forgeplan.semantics.grounded import ground
 
     wall, cpu, res = timed_solve(task, args.runs, args.time_limit)
     return {"task": name, "wall_s": wall, "cpu_s": cpu, "optimal": res.optimal, "proof": res.proof,

@@ -23,11 +23,10 @@ from dataclasses import dataclass
 import clingo
 from clingo import Function, Number
 
-from ...io.contract import output_json
 from ...model.actions import Action, moved_parts
 from ...model.errors import InputError
 from ...semantics.closure import dependency_closure
-from ...semantics.diagnosis import diagnose, faulty_slots
+from ...semantics.diagnosis import faulty_slots
 from ...semantics.grounded import (OBJECTIVES, GroundedTask, as_grounded, canonical_key, check_canonical_target,
                                    part_ranks)
 from ...semantics.task import Task
@@ -362,16 +361,3 @@ def check_plan(task: Task, plan) -> list[tuple[str, str, int]]:
 
     ctl.solve(on_model=on_model)
     return sorted(errs, key=lambda e: (e[2], e))
-
-
-def reference_output(task: Task, result: SolveResult) -> dict:
-    """The output contract (annotation + rework_plan) for the solved task, plus the `proof` object."""
-    world = task.world
-    out = output_json(task.sample_id, task.assembly.assembly_id, diagnose(world, task.actual, task.target), result.plan)
-    proof = result.to_json()
-    proof.pop("plan")
-    proof["method"] = "clingo" if result.proof not in ("moved-set-search", "repair-search") else result.proof
-    if result.n_optimal is None and not result.optimal_plans:
-        proof.pop("optimal_plans")
-    out["proof"] = proof
-    return out

@@ -65,9 +65,10 @@ def run_cli(argv: list) -> Outcome:
 JSON_VERDICT, CONTRACT_IF_MAPPED = "json", "contract if mapped"
 
 
-def judge(o: Outcome, stdout: str | None = None) -> str | None:
+def judge(o: Outcome, stdout: bool | str | None = None) -> str | None:
     """None when the outcome is a verdict (exit 0/1) or a clean one-line error (exit 2); else why not.
-    `stdout`: None, JSON_VERDICT or CONTRACT_IF_MAPPED (what stdout must hold on a verdict)."""
+    `stdout`, what it must hold on a verdict: anything (None, False), JSON (True, JSON_VERDICT) or
+    CONTRACT_IF_MAPPED."""
     if o.code not in (0, 1, 2):
         return f"exit {o.code}: {o.err.strip()[-300:]}"
     if "Traceback" in o.err or "Traceback" in o.out:
@@ -80,7 +81,7 @@ def judge(o: Outcome, stdout: str | None = None) -> str | None:
     if stdout == CONTRACT_IF_MAPPED and o.code in (0, 1) and not o.out:
         return None if o.code == 1 and "not a valid plan of that PDDL task" in o.err else \
             f"exit {o.code} without the output contract on stdout: {o.err[:300]!r}"
-    if stdout is not None and o.code in (0, 1):
+    if stdout and o.code in (0, 1):
         try:
             json.loads(o.out)
         except ValueError:

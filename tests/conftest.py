@@ -1,7 +1,8 @@
 """Shared fixtures and the two lanes of the suite.
 
-`python -m pytest -q` (CI) runs every test. `python -m pytest -q -m "not slow"` is the inner loop: it
-leaves out the tests marked `slow`, which are
+`python -m pytest` runs the fast lane on two worker processes (pyproject.toml's addopts: `-n 2 --dist
+loadscope`); `python -m pytest --run-slow` (README's test line, CI) runs every test, and `--run-slow -m
+slow` the slow lane alone. The fast lane leaves out the tests marked `slow`, which are
 - long runs of one behaviour: model training, the deepest ASP groundings, the Ray cluster, builds in
   fresh processes, hypothesis' deep fuzzing;
 - most cases of a parameter sweep, of which the fast lane keeps a sample: `cases.lane` (every n-th case,
@@ -12,6 +13,9 @@ shared groundings), PDDL and Fast Downward against the engine, the plan-case reg
 implementation, the verifier, bench build, metrics and MAGAR scoring, grammars and decoding masks (one
 real-model decoding run), and the CLI's exit codes and one-line errors. A new test that runs longer than
 a second or so is marked slow, with a cheaper sample of it left in the fast lane. No test asserts timing.
+
+Test modules import torch, transformers, xgrammar and llguidance inside the fixtures and tests that use
+them, never at module level: every xdist worker collects every module, and collection stays light.
 
 Expensive inputs are built once per session (`small_bench`, `tiny_dir`) and only read by the tests.
 
@@ -56,12 +60,22 @@ def pytest_sessionfinish(session):
 SLOW_INPUTS = ("bt_PelikanBurr", "bt_DraculasDentalDesaster")
 
 
+def pytest_addoption(parser):
+    parser.addoption("--run-slow", action="store_true",
+                     help="also run the tests marked slow (the full suite, as CI runs it); without it only the fast lane runs")
+
+
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by mark
 def pytest_collection_modifyitems(config, items):
     for item in items:
         spec = getattr(item, "callspec", None)
         if spec is not None and any(name in spec.id for name in SLOW_INPUTS):
             item.add_marker(pytest.mark.slow)
+    if not config.getoption("--run-slow"):
+        slow = [item for item in items if item.get_closest_marker("slow")]
+        if slow:
+            config.hook.pytest_deselected(items=slow)
+            items[:] = [item for item in items if not item.get_closest_marker("slow")]
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -13,18 +13,15 @@ from pathlib import Path
 
 import pytest
 
-torch = pytest.importorskip("torch", reason="the [llm] extra (torch, transformers, peft, trl) is required")
-pytest.importorskip("trl", reason="the [llm] extra (trl) is required")
-
-from cases import write_case_tasks  # noqa: E402
-from forgeplan.cli import main  # noqa: E402
-from lab.cli import main as lab_main  # noqa: E402
-from forgeplan.io.contract import parse_output  # noqa: E402
-from forgeplan.llm.bench import load_sample, split_ids  # noqa: E402
-from forgeplan.llm.config import DEFAULT_CONFIG, MODELS_DIR, SAVED_NAME, load_config  # noqa: E402
-from forgeplan.llm.prompt import build_prompt, prompt_text, target_text  # noqa: E402
-from forgeplan.bench.digests import seal_folder  # noqa: E402
-from forgeplan.io.task_files import write_json  # noqa: E402
+from cases import write_case_tasks
+from forgeplan.cli import main
+from lab.cli import main as lab_main
+from forgeplan.io.contract import parse_output
+from forgeplan.llm.bench import load_sample, split_ids
+from forgeplan.llm.config import DEFAULT_CONFIG, MODELS_DIR, SAVED_NAME, load_config
+from forgeplan.llm.prompt import build_prompt, prompt_text, target_text
+from forgeplan.bench.digests import seal_folder
+from forgeplan.io.task_files import write_json
 
 N_TRAIN, N_TEST = 10, 3
 SMALL = """
@@ -58,6 +55,9 @@ disable_tqdm = true
 
 @pytest.fixture(scope="module", autouse=True)
 def one_thread():
+    """torch and trl are imported by the tests that run, not when the suite is collected."""
+    torch = pytest.importorskip("torch", reason="the [llm] extra (torch, transformers, peft, trl) is required")
+    pytest.importorskip("trl", reason="the [llm] extra (trl) is required")
     old = torch.get_num_threads()
     torch.set_num_threads(1)
     yield
@@ -121,6 +121,7 @@ def test_train_checkpoints_logs_eval_loss_and_resumes(tiny, bench, tmp_path, cap
 @pytest.mark.slow
 @pytest.mark.parametrize("finetune", ["lora", "full"])
 def test_a_rerun_with_the_same_seed_gives_the_same_losses_and_weights(tiny, bench, tmp_path, capsys, finetune):
+    import torch
     from safetensors.torch import load_file
 
     runs = []
@@ -167,6 +168,8 @@ def test_training_lowers_the_completion_loss(tiny, bench, tmp_path, capsys):
 
 @pytest.mark.slow
 def test_full_fine_tuning_trains_every_weight_and_loads_for_inference(tiny, bench, tmp_path, capsys):
+    import torch
+
     from forgeplan.llm.train import load_for_inference
 
     config = small_config(tmp_path)
@@ -201,8 +204,11 @@ def test_unknown_or_cli_owned_config_keys_are_errors(tiny, bench, tmp_path, caps
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the refusal on a machine without CUDA")
 def test_gpu_only_options_refuse_clearly_on_cpu(tiny, bench, tmp_path, capsys):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("checks the refusal on a machine without CUDA")
     assert train_cli(tiny, bench, tmp_path / "o", small_config(tmp_path), "--load-in-4bit") == 2
     assert "CUDA" in capsys.readouterr().err
     assert train_cli(tiny, bench, tmp_path / "o", small_config(tmp_path), "--device", "cuda") == 2
@@ -236,6 +242,7 @@ def test_bf16_and_gradient_checkpointing_train_on_cpu_with_tensorboard(tiny, ben
 
 @pytest.mark.slow
 def test_merge_adapter_loads_with_from_pretrained(tiny, bench, tmp_path, capsys):
+    import torch
     from peft import PeftModel
     from transformers import AutoModelForCausalLM
 

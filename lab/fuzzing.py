@@ -335,14 +335,9 @@ ENTRY_POINTS = {"output": case_output, "task file": case_task_file, "bench file"
 
 def fuzz_case(sb: Sandbox, entry: str, rng: random.Random) -> tuple[Outcome, str | None]:
     """Run one mutated case of `entry`; (outcome, None) or (outcome, why it is a crash)."""
-<<<<<<< HEAD
-    path, data, argv, json_out = ENTRY_POINTS[entry](sb, rng)
+    path, data, argv, stdout = ENTRY_POINTS[entry](sb, rng)
     forged = entry == "bench file" and path.name != "manifest.json"   # the manifest is parsed before any digest
     with swapped(path, data), (sealed(sb.bench) if forged else contextlib.nullcontext()):
-=======
-    path, data, argv, stdout = ENTRY_POINTS[entry](sb, rng)
-    with swapped(path, data):
->>>>>>> main
         before = sb.snapshot()
         o = run_cli(argv)
         after = sb.snapshot()

@@ -13,26 +13,11 @@ from pathlib import Path
 
 import pytest
 
-<<<<<<< HEAD
-torch = pytest.importorskip("torch", reason="the [llm] extra (torch, transformers, peft) is required")
-
-from burrdata import burr  # noqa: E402
-from cases import write_case_tasks  # noqa: E402
-from forgeplan.cli import main  # noqa: E402
-from forgeplan.io.contract import ContractError, parse_output  # noqa: E402
-from forgeplan.bench.digests import seal_folder  # noqa: E402
-from forgeplan.io.task_files import write_json  # noqa: E402
-from forgeplan.llm.bench import load_sample, split_ids  # noqa: E402
-from forgeplan.llm.infer import generate_all as generate  # noqa: E402
-from forgeplan.llm.masking import GrammarMask, LegalMask  # noqa: E402
-from forgeplan.llm.prompt import target_text  # noqa: E402
-from forgeplan.llm.tiny import train_tokenizer  # noqa: E402
-from forgeplan.llm.vocab import vocab_from_tokenizer  # noqa: E402
-=======
 from burrdata import burr
 from cases import write_case_tasks
 from forgeplan.cli import main
 from forgeplan.io.contract import ContractError, parse_output
+from forgeplan.bench.digests import seal_folder
 from forgeplan.io.task_files import write_json
 from forgeplan.llm.bench import load_sample, split_ids
 from forgeplan.llm.infer import generate_all as generate
@@ -40,7 +25,6 @@ from forgeplan.llm.masking import GrammarMask, LegalMask
 from forgeplan.llm.prompt import target_text
 from forgeplan.llm.tiny import train_tokenizer
 from forgeplan.llm.vocab import vocab_from_tokenizer
->>>>>>> main
 
 N_TEST = 52
 N_TRAIN = 8

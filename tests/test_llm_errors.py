@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from cases import write_case_tasks
+from forgeplan.bench.digests import seal_folder
 from forgeplan.cli import main
 from forgeplan.io.task_files import write_json
 
@@ -22,13 +23,6 @@ def llm_extra():
     """torch is imported by the tests that run, not when the suite is collected."""
     pytest.importorskip("torch", reason="the [llm] extra (torch, transformers, peft, trl) is required")
 
-<<<<<<< HEAD
-from cases import write_case_tasks  # noqa: E402
-from forgeplan.cli import main  # noqa: E402
-from forgeplan.bench.digests import seal_folder  # noqa: E402
-from forgeplan.io.task_files import write_json  # noqa: E402
-=======
->>>>>>> main
 
 ROOT = Path(__file__).resolve().parents[1]
 NEVER = "(forgeplan never downloads; pass a local Hugging Face folder)"

@@ -232,7 +232,7 @@ def test_strict_refuses_unknown_and_mistyped_keys_of_an_answer(bayonet, tmp_path
     answer = {**json.loads((bayonet.parent / "output.json").read_text()), **extra}
     (tmp_path / "a.json").write_text(json.dumps(answer))
     o = run_cli(["verify", bayonet, tmp_path / "a.json", "--strict", "--json"])
-    assert o.code == 1 and judge(o, json_out=True) is None, o.err
+    assert o.code == 1 and judge(o, True) is None, o.err
     verdict = json.loads(o.out)
     assert verdict["category"] == "schema_failure" and f"field {field}" in verdict["reason"], verdict
 

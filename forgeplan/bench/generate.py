@@ -54,23 +54,22 @@ class Rendered:
     record: dict
 
 
-_ASSEMBLY_FILES: dict[int, tuple[Assembly, dict[str, dict], dict[str, str]]] = {}
+FILES = "assembly files"   # the memo of `AssemblyGrounding` that keeps `_assembly_files`
 
 
-def _assembly_files(asm: Assembly) -> tuple[dict[str, dict], dict[str, str]]:
-    """The five assembly files and their text, made once per assembly and process (the same for all its tasks)."""
-    hit = _ASSEMBLY_FILES.get(id(asm))
-    if hit is None or hit[0] is not asm:
-        if len(_ASSEMBLY_FILES) > 64:
-            _ASSEMBLY_FILES.clear()
-        files = assembly_files(asm)
-        hit = _ASSEMBLY_FILES[id(asm)] = (asm, files, {n: json_text(d) for n, d in files.items()})
-    return hit[1], hit[2]
+def _assembly_files(shared: AssemblyGrounding) -> tuple[dict[str, dict], dict[str, str]]:
+    """The five assembly files and their text, made once per assembly grounding (the same for all its tasks)."""
+    kept = shared.memo(FILES)
+    if None not in kept:
+        files = assembly_files(shared.world.assembly)
+        kept[None] = (files, {n: json_text(d) for n, d in files.items()})
+    return kept[None]
 
 
-def render(g: Generated, asm: Assembly) -> Rendered:
-    """The worker's side of writing: every file as text (the assembly files from the cache), and the record."""
-    cached = _assembly_files(asm)[1]
+def render(g: Generated, shared: AssemblyGrounding) -> Rendered:
+    """The worker's side of writing: every file as text (the assembly files kept on the batch's assembly
+    grounding), and the record."""
+    cached = _assembly_files(shared)[1]
     texts = {n: cached[n] if n in cached else json_text(d) for n, d in g.files.items()}
     return Rendered(g.slot, g.sample_id, texts, record_of(g.files))
 
@@ -196,7 +195,7 @@ def generate_batch(slots: list[Slot], asm: Assembly, seed: int, tolerances: Tole
         pending.append(itertools.chain(drawn, attempts))
     prepare(firsts)   # clingo's grounding of the batch's tasks it grounds, kept on `shared`
     try:
-        return [render(generate(slot, asm, seed, tolerances, attempts, shared, objective), asm)
+        return [render(generate(slot, asm, seed, tolerances, attempts, shared, objective), shared)
                 for slot, attempts in zip(slots, pending)]
     finally:
         # a later batch brings rotation values of its own (faults are drawn at random): its grounding would
@@ -209,6 +208,7 @@ def generate(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances, attem
              shared: AssemblyGrounding | None = None, objective: str = "moved-parts,actions") -> Generated:
     """One task of the benchmark. `asm` is the loaded assembly itself (built-in or imported), so a
     worker process never has to find it again by id; `shared`, `objective` as in `build_task`."""
+    shared = shared if shared is not None else AssemblyGrounding(World(asm, tolerances))
     task, ref, plan, attempt = build_task(slot, asm, seed, tolerances, attempts, shared, objective)
     out = {k: ref[k] for k in ("annotation", "rework_plan")}
     verdict = verify(task, json.dumps(out), route_hint=moved_parts(plan))   # the reference: no route to solve for
@@ -222,7 +222,7 @@ def generate(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances, attem
         "counterfactual_pair": slot.pair, "counterfactual_role": slot.pair_role, "attempt": attempt,
     }
     magar = minimal_rework(task.sample_id, plan)
-    files = _assembly_files(task.assembly)[0] | state_files(task)
+    files = _assembly_files(shared)[0] | state_files(task)
     files["reference.json"] = ref
     files["meta.json"] = meta
     files["minimal_rework.json"] = magar

@@ -59,17 +59,22 @@ def run_cli(argv: list) -> Outcome:
     return Outcome(code, out.getvalue(), err.getvalue())
 
 
-def judge(o: Outcome, json_out: bool = False) -> str | None:
-    """None when the outcome is a verdict (exit 0/1) or a clean one-line error (exit 2); else why not."""
+def judge(o: Outcome, json_out: bool = False, may_refuse: bool = False) -> str | None:
+    """None when the outcome is a verdict (exit 0/1) or a clean one-line error (exit 2); else why not.
+    `may_refuse`: a negative verdict may print no JSON, only the one line saying why (import-plan prints the
+    contract only for a plan that is valid in its PDDL task)."""
     if o.code not in (0, 1, 2):
         return f"exit {o.code}: {o.err.strip()[-300:]}"
     if "Traceback" in o.err or "Traceback" in o.out:
         return "traceback"
     lines = o.err.strip().splitlines()
-    if o.code == 2 and (len(lines) != 1 or not lines[0].startswith("forgeplan")):
+    one_line = len(lines) == 1 and lines[0].startswith("forgeplan")
+    if o.code == 2 and not one_line:
         return f"exit 2 without exactly one error line: {o.err[:300]!r}"
     if _CONTROL.search(o.out) or _CONTROL.search(o.err):
         return "control characters echoed"
+    if may_refuse and o.code == 1 and not o.out:
+        return None if one_line else f"a refusal without exactly one error line: {o.err[:300]!r}"
     if json_out and o.code in (0, 1):
         try:
             json.loads(o.out)
@@ -314,7 +319,7 @@ def fuzz_case(sb: Sandbox, entry: str, rng: random.Random) -> tuple[Outcome, str
     if after != before:
         changed = sorted(set(after.items()) ^ set(before.items()))[:3]
         return o, f"wrote outside the output folder: {changed}"
-    return o, judge(o, json_out)
+    return o, judge(o, json_out, may_refuse=argv[0] == "import-plan")
 
 
 # ----------------------------------------------------------------------------- `python -m lab fuzz`

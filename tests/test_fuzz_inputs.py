@@ -50,7 +50,17 @@ def test_mutated_inputs_get_a_verdict_or_one_line_error(sandbox, entry, seed):
 # Crashes the fuzzer once found, kept as fixed cases: (entry point, seed of fuzz_case's mutations).
 REGRESSIONS = [
     ("bench file", 39723),   # reference.json whose "proof" is a string: evaluate crashed reading proof.optimal
+    ("plan", 1864753826),    # an empty plan: import-plan refuses it in the PDDL task with one line, no JSON
 ]
+
+
+def test_only_import_plan_may_refuse_without_json():
+    from lab.fuzzing import Outcome
+
+    refusal = Outcome(1, "", "forgeplan: not a valid plan of that PDDL task\n")
+    assert judge(refusal, json_out=True, may_refuse=True) is None
+    assert judge(refusal, json_out=True) == "--json output is not JSON"
+    assert judge(Outcome(1, "", "forgeplan: a\nforgeplan: b\n"), json_out=True, may_refuse=True).startswith("a refusal")
 
 
 @pytest.mark.parametrize("entry, seed", REGRESSIONS)

@@ -151,7 +151,8 @@ def test_mask_never_forbids_the_reference(tiny, test_tasks):
 @pytest.fixture(scope="module")
 def group_tasks():
     """Faults of two level-1 burrs that come apart only with group moves, with their proved references."""
-    from forgeplan.planners.asp.solve import reference_output, solve_task
+    from forgeplan.planners.asp.solve import solve_task
+    from forgeplan.planners.reference import reference_output
     from forgeplan.semantics.faults import FaultSpec, make_task
     from forgeplan.io.importers import import_puzzle
 

@@ -191,3 +191,12 @@ def test_a_partial_move_plan_is_replayed_in_its_own_problem(tmp_path, capsys):
     assert err[0] == (f"forgeplan: not a valid plan of that PDDL task: step {touch + 2} {steps[touch]} is not applicable: "
                       f"precondition (not (touched {part})) false")
     assert err[1].startswith(f"forgeplan: not a valid plan of that PDDL task: after its {len(steps) - 1} steps the goal")
+
+
+@pytest.mark.slow
+def test_lab_counts_damaged_plans_and_agreement(pddl_suite, tiny_bench, capsys):
+    from lab.cli import main as lab_main
+
+    assert lab_main(["pddl-import", str(pddl_suite), "--bench", str(tiny_bench), "--limit", "1", "--folders", "strips"]) == 0
+    counts = json.loads(capsys.readouterr().out)["folders"]["strips"]
+    assert counts["copies"] == counts["agree"] and counts["invalid"] > 0

@@ -138,7 +138,7 @@ def build_task(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances, att
     """The task of a slot, its reference (reference.json, proved minimal in `objective`) and plan; tries
     attempt seeds (`attempts`: the slot's `_attempts`, some maybe drawn already) until the closed loop
     holds. `shared`: the assembly grounding of the batch (the attempts' tasks are made on its world)."""
-    from ..planners.asp.solve import reference_output
+    from ..planners.reference import reference_output
     from ..planners.registry import planner_for
     from ..planners.result import Options
 
@@ -193,7 +193,7 @@ def generate_batch(slots: list[Slot], asm: Assembly, seed: int, tolerances: Tole
     """The tasks of a batch of slots on one assembly, grounded on one assembly grounding (owned by the
     batch) and solved on one clingo grounding of it: that is made up front for the union of the batch's
     first attempts (a later attempt may widen it); both are dropped afterwards, with the memory they held."""
-    from ..planners.asp.grounding import GROUNDINGS
+    from ..planners.asp.grounding import prepare
 
     shared = AssemblyGrounding(World(asm, tolerances))
     pending, firsts = [], []
@@ -205,13 +205,14 @@ def generate_batch(slots: list[Slot], asm: Assembly, seed: int, tolerances: Tole
                 firsts.append(ground(item[1], shared))
                 break
         pending.append(itertools.chain(drawn, attempts))
-    GROUNDINGS.prepare(firsts)   # clingo's grounding of the batch's tasks it grounds
+    prepare(firsts)   # clingo's grounding of the batch's tasks it grounds, kept on `shared`
     try:
         return [render(generate(slot, asm, seed, tolerances, attempts, shared, objective), asm)
                 for slot, attempts in zip(slots, pending)]
     finally:
-        # a later batch brings rotation values of its own (faults are drawn at random): this grounding would not serve it
-        GROUNDINGS.clear()
+        # a later batch brings rotation values of its own (faults are drawn at random): its grounding would
+        # not serve it, so it goes with `shared`
+        del shared, pending, firsts
         release_freed_memory()
 
 

@@ -25,7 +25,7 @@ import traceback
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..io.output import FULL, Inputs, OutPath, check_output, protect
+from ..io.output import FULL, Inputs, OutPath, OutputError, check_output, protect
 from ..io.quoting import json_text, one_line
 from ..model.errors import ForgeplanError, Interrupted, interrupt_exit_code
 
@@ -161,8 +161,7 @@ def _standard_streams() -> None:
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
-    if sys.stdout is not None:
-        sys.stdout = NamedStdout(sys.stdout)
+    sys.stdout = ClosedStdout() if sys.stdout is None else NamedStdout(sys.stdout)
 
 
 class NamedStdout:
@@ -188,6 +187,21 @@ class NamedStdout:
 
     def __getattr__(self, name: str):
         return getattr(self._stream, name)
+
+
+class ClosedStdout:
+    """Standard output when the command was started with it closed (`>&-`): writing the result there is
+    one line and exit 2; a command that writes nothing there runs as usual."""
+
+    encoding = "utf-8"
+
+    def write(self, text: str) -> int:
+        if text:
+            raise OutputError("closed, where this command writes its result", file=STDOUT)
+        return 0
+
+    def flush(self) -> None:
+        pass
 
 
 STDOUT = "standard output"

@@ -63,8 +63,8 @@ def register(sub) -> None:
     e = bsub.add_parser("export", help="write each split as JSONL for SFT (TRL's prompt/completion rows), or a PDDL suite",
                         description="Write each split of a benchmark as JSONL for supervised fine-tuning: one line "
                                     "per task with the prompt and the reference output as the completion; or, with "
-                                    "--format pddl, every task as an IPC-style planning suite with a costs.csv of "
-                                    "clingo-proven optimal costs.")
+                                    "--format pddl, every task that needs repair as an IPC-style planning suite with a "
+                                    "costs.csv of proven optimal costs (docs/pddl-suite.md).")
     e.add_argument("bench", type=Path, metavar="DIR", help="benchmark folder")
     e.add_argument("--format", choices=["prompt-completion", "messages", "pddl"], default="prompt-completion",
                    help="prompt-completion: TRL's conversational {prompt, completion} rows (datasets/SFTTrainer read "

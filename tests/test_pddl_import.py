@@ -200,3 +200,22 @@ def test_lab_counts_damaged_plans_and_agreement(pddl_suite, tiny_bench, capsys):
     assert lab_main(["pddl-import", str(pddl_suite), "--bench", str(tiny_bench), "--limit", "1", "--folders", "strips"]) == 0
     counts = json.loads(capsys.readouterr().out)["folders"]["strips"]
     assert counts["copies"] == counts["agree"] and counts["invalid"] > 0
+
+
+def test_damaged_partial_move_plans_get_the_engines_confirmation():
+    """`python -m lab pddl-import`'s judge of a partial-move problem (no outside validator reads its derived
+    predicates): every damaged copy of a plan that the PDDL replay accepts is restored by the engine and
+    every one it refuses is refused by import-plan; the mapping alone accepts some of the refused ones."""
+    from cases import zigzag_puzzle
+    from lab.perf.pddl_import import judges
+    from forgeplan.planners.partial_repair import partial_repair_plan
+    from forgeplan.semantics.faults import FaultSpec, make_task
+
+    task = make_task(zigzag_puzzle(), [FaultSpec("misplacement", "Cap")])
+    plan = partial_repair_plan(task.world, task.actual, task.target)
+    steps, judge = judges(task, plan, {"radius": "1", "lifted": "0"}, "partial")
+    assert judge(steps) == (True, True, True)
+    verdicts = [judge(copy) for _, copy in damaged_copies(steps)]
+    assert all(pddl == imported for pddl, imported, _ in verdicts)
+    assert any(lenient and not pddl for pddl, _, lenient in verdicts)
+    assert judges(task, plan, {"radius": "1", "lifted": "0"}, "grounded") is None

@@ -203,19 +203,23 @@ def test_lab_counts_damaged_plans_and_agreement(pddl_suite, tiny_bench, capsys):
 
 
 def test_damaged_partial_move_plans_get_the_engines_confirmation():
-    """`python -m lab pddl-import`'s judge of a partial-move problem (no outside validator reads its derived
-    predicates): every damaged copy of a plan that the PDDL replay accepts is restored by the engine and
-    every one it refuses is refused by import-plan; the mapping alone accepts some of the refused ones."""
+    """A partial-move problem (no outside validator reads its derived predicates): every damaged copy of a
+    plan that the PDDL replay accepts maps to a plan the engine restores with, and the mapping alone,
+    without the replay, accepts some copies the replay refuses."""
     from cases import zigzag_puzzle
-    from lab.perf.pddl_import import judges
     from forgeplan.planners.partial_repair import partial_repair_plan
+    from forgeplan.planners.pddl.positions import position_tables
+    from forgeplan.planners.pddl.replay import read_partial
+    from forgeplan.planners.pddl.slide_groups import build_group_problem
+    from forgeplan.planners.pddl.slides import decode, encode
     from forgeplan.semantics.faults import FaultSpec, make_task
 
     task = make_task(zigzag_puzzle(), [FaultSpec("misplacement", "Cap")])
-    plan = partial_repair_plan(task.world, task.actual, task.target)
-    steps, judge = judges(task, plan, {"radius": "1", "lifted": "0"}, "partial")
-    assert judge(steps) == (True, True, True)
-    verdicts = [judge(copy) for _, copy in damaged_copies(steps)]
-    assert all(pddl == imported for pddl, imported, _ in verdicts)
-    assert any(lenient and not pddl for pddl, _, lenient in verdicts)
-    assert judges(task, plan, {"radius": "1", "lifted": "0"}, "grounded") is None
+    sp = build_group_problem(task, position_tables(task, 1))
+    restored = lambda actions: task.world.restoration(task.actual, actions, task.target).restored  # noqa: E731
+    refused_but_mapped = 0
+    for _, copy in damaged_copies(encode(sp, partial_repair_plan(task.world, task.actual, task.target))):
+        verdict, actions = read_partial(sp, "".join(f"({s})\n" for s in copy))
+        assert (actions is not None) == verdict.valid and (actions is None or restored(actions))
+        refused_but_mapped += not verdict.valid and restored(decode(sp, copy))
+    assert refused_but_mapped

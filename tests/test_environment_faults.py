@@ -100,3 +100,23 @@ def test_a_plan_file_that_is_a_folder(task, tmp_path):
     assert o.code == 2 and "sas_plan: is a folder" in o.err, o.err
     o = run_cli(["import-plan", task, export / "sas_plan"])
     assert o.code == 2 and "sas_plan: plan file is not a regular file" in o.err, o.err
+
+
+def _no_file_may_grow() -> None:
+    import resource
+    import signal
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+
+@pytest.mark.slow
+def test_no_folder_for_temporary_files(task, tmp_path):
+    """Every candidate of TMPDIR refused (here: no file may grow) is one line, exit 2, and DIR unchanged."""
+    export = tmp_path / "pddl"
+    assert run_cli(["export-pddl", task, "--out", export]).code == 0
+    before = sorted(export.iterdir())
+    done = subprocess.run([sys.executable, "-m", "forgeplan", "plan-external", str(export)], capture_output=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, preexec_fn=_no_file_may_grow, timeout=120)
+    _one_line(done, "no folder for temporary files can be written")
+    assert sorted(export.iterdir()) == before

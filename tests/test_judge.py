@@ -120,6 +120,7 @@ def judged(magar_bench, tmp_path, monkeypatch):
                 "--predictions", preds, "--bench", magar_bench, "--out", tmp_path / "j", "--concurrency", 2]
         code, out, err = run(*argv)
         assert code == 0, err
+        assert f"1 of {len(test)} judge answers did not parse" in err
         yield server, argv, json.loads(out), test, oracle, tmp_path / "j"
 
 
@@ -183,3 +184,20 @@ def test_the_forge_rubric_on_a_forge_benchmark(small_bench, tmp_path, monkeypatc
     rows = [json.loads(line) for line in (tmp_path / "j" / "judge.jsonl").read_text().splitlines()]
     assert {r["verdict"] for r in rows if r["sample_id"] != test[0]} == {"unanswered"}
     assert "(no output)" in next(r["body"]["messages"][1]["content"] for r in server.received if r["sample"] == test[1])
+
+
+def test_a_failed_request_writes_nothing_and_the_rerun_sends_only_it(magar_bench, tmp_path, monkeypatch):
+    test = load_manifest(magar_bench)["splits"]["test"]
+    preds = tmp_path / "p.jsonl"
+    preds.write_text("".join(json.dumps({"sample_id": sid, "raw_output": "{}"}) + "\n" for sid in test))
+    monkeypatch.setenv(ENV, KEY)
+    with serving({sid: '{"score": 1}' for sid in test}) as server:
+        server.script = {test[1]: [400]}
+        argv = ["judge", "--endpoint", server.url, "--served-model", "j", "--api-key-env", ENV, "--predictions", preds,
+                "--bench", magar_bench, "--out", tmp_path / "j", "--concurrency", 1]
+        code, _, err = run(*argv)
+        assert code == 2 and f"1 of {len(test)} requests failed" in err and not (tmp_path / "j").exists()
+        code, out, err = run(*argv)
+        assert code == 0, err
+        assert json.loads(out)["judge"]["sent"] == 1 and len(server.received) == len(test) + 1
+    assert json.loads((tmp_path / "j" / "judge.json").read_text())["judged"] == len(test)

@@ -112,11 +112,15 @@ def _paths(value) -> list[Path]:
 
 
 def command_inputs(args) -> Inputs:
-    """What a command reads: every path argument that is not an output (`io.output.output_path`); a
-    command names the places inside an input folder it writes by design with `set_defaults(writes_inside=...)`."""
-    values = [v for k, v in vars(args).items() if k != "writes_inside"]
-    return Inputs.of([p for v in values for p in _paths(v) if not isinstance(p, OutPath)],
-                     getattr(args, "writes_inside", ()))
+    """What a command reads: every path argument that is not an output (`io.output.output_path`), and the
+    arguments named by `set_defaults(reads=...)` that take an id or a path (`show ASSEMBLY_ID|TASK`) where
+    they name an existing file or folder; a command names the places inside an input folder it writes by
+    design with `set_defaults(writes_inside=...)`."""
+    values = [v for k, v in vars(args).items() if k not in ("writes_inside", "reads")]
+    named = [getattr(args, k, None) for k in getattr(args, "reads", ())]
+    texts = [t for v in named for t in (v if isinstance(v, (list, tuple)) else [v]) if isinstance(t, str) and t]
+    return Inputs.of([p for v in values for p in _paths(v) if not isinstance(p, OutPath)]
+                     + [Path(t) for t in texts if os.path.lexists(t)], getattr(args, "writes_inside", ()))
 
 
 def check_outputs(args) -> None:
@@ -205,6 +209,7 @@ class ClosedStdout:
 
 
 STDOUT = "standard output"
+NO_TEMP = "No usable temporary directory"   # how tempfile says that none of its candidates can be written
 
 
 def _stdout_gone() -> None:
@@ -280,6 +285,9 @@ def main(argv: list[str] | None = None) -> int:
             if exc.filename == STDOUT:
                 _stdout_gone()
             return _error(f"{FULL[exc.errno]} while writing {exc.filename or 'a temporary file'}")
+        if isinstance(exc, FileNotFoundError) and str(exc.args[-1]).startswith(NO_TEMP):
+            return _error("no folder for temporary files can be written (a full disk? TMPDIR names another): "
+                          f"{one_line(exc.args[-1], 300)}")
         if args.debug:
             traceback.print_exc()
         print(f"forgeplan: internal error (a bug, please report it; --debug shows the traceback): "

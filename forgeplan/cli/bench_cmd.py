@@ -47,7 +47,7 @@ def register(sub) -> None:
                    help="finish an interrupted build in --out: keep its complete tasks, build the rest")
     add_executor_arguments(b)
     b.add_argument("--quiet", action="store_true", help="no progress bar")
-    b.set_defaults(func=run_build)
+    b.set_defaults(func=run_build, reads=("assemblies",))
     m = bsub.add_parser("merge", help="join the shard folders of a sharded build",
                         description="Join the folders written by `bench build --shard K/N` (all N of one build) into "
                                     "one benchmark, byte-identical to a single build with the same options.")

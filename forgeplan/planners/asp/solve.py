@@ -33,7 +33,7 @@ from ...semantics.task import Task
 from ..repair import repair_plan
 from ..result import SolveResult, Status, check_arguments  # noqa: F401 (check_arguments: part of clingo's entry)
 from .facts import Facts, task_facts
-from .grounding import ENCODINGS, GROUNDINGS, Grounding, load_encoding, quiet  # noqa: F401 (ENCODINGS: public path)
+from .grounding import ENCODINGS, Grounding, grounding_for, load_encoding, quiet  # noqa: F401 (ENCODINGS: public path)
 
 
 
@@ -309,7 +309,7 @@ def solve_task(task: Task | GroundedTask, objective: str = "moved-parts,actions"
                       0, canonical=True)
     # every optimal plan is enumerated with the direction variants of group moves and every order of
     # independent actions; one reference needs neither (encodings/README.md, "Pruning")
-    planner = _Planner(GROUNDINGS.get(g, reduce=not all_optimal), task, minimize_moved, clock)
+    planner = _Planner(grounding_for(g, reduce=not all_optimal), task, minimize_moved, clock)
     bound = planner.lower_bound(task)
     lb = bound.moved
     if bound.status == "unsolvable":

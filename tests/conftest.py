@@ -17,7 +17,8 @@ a second or so is marked slow, with a cheaper sample of it left in the fast lane
 Test modules import torch, transformers, xgrammar and llguidance inside the fixtures and tests that use
 them, never at module level: every xdist worker collects every module, and collection stays light.
 
-Expensive inputs are built once per session (`small_bench`, `tiny_dir`) and only read by the tests.
+Expensive inputs are built once per run (`small_bench`, `bench_400`, `magar_bench`, `tiny_dir`; the xdist
+workers share one copy, `shared`) and only read by the tests.
 
 Every run draws the same cases: property tests run under hypothesis' `ci` profile (derandomised, no example
 database), and the fuzz tests draw fixed seeds. `python -m pytest --hypothesis-profile explore` draws new
@@ -92,6 +93,27 @@ def private_cache(tmp_path_factory):
         os.environ["FORGEPLAN_CACHE"] = old
 
 
+def shared(tmp_path_factory, name: str, build) -> Path:
+    """The folder `name`, filled by `build(folder)` once per run: the xdist workers of one run share it (the
+    first to ask builds it under a lock, the others wait and read), so no input is built once per worker."""
+    import fcntl
+    import os
+    import shutil
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent   # the run's folder, above each worker's own
+    out, done = root / name, root / f"{name}.done"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(out, ignore_errors=True)
+            out.mkdir()
+            build(out)
+            done.touch()
+    return out
+
+
 SMALL_BENCH_TASKS = 40
 # small, fast-to-solve assemblies of four families (the composition itself is tested on the full library)
 SMALL_BENCH_ASSEMBLIES = ["bayonet_structure", "shaft_stack", "luban_lock_3", "burr_6_key", "mortise_frame", "dovetail_drawer_box"]
@@ -102,9 +124,8 @@ def small_bench(tmp_path_factory) -> Path:
     """A reduced benchmark (same proportions as the default), built once per test session."""
     from forgeplan.bench.store import build_bench
 
-    out = tmp_path_factory.mktemp("bench") / "b"
-    build_bench(out, tasks=SMALL_BENCH_TASKS, seed=42, jobs=2, assemblies=SMALL_BENCH_ASSEMBLIES)
-    return out
+    return shared(tmp_path_factory, "small_bench", lambda out: build_bench(
+        out / "b", tasks=SMALL_BENCH_TASKS, seed=42, jobs=2, assemblies=SMALL_BENCH_ASSEMBLIES)) / "b"
 
 
 @pytest.fixture(scope="session")
@@ -139,9 +160,7 @@ def bench_400(tmp_path_factory) -> Path:
     per test session for the slow tests that check every reference."""
     from forgeplan.bench.store import build_bench
 
-    out = tmp_path_factory.mktemp("bench400") / "b"
-    build_bench(out, tasks=400, seed=11, jobs=2)
-    return out
+    return shared(tmp_path_factory, "bench400", lambda out: build_bench(out / "b", tasks=400, seed=11, jobs=2)) / "b"
 
 
 @pytest.fixture(scope="session")
@@ -150,9 +169,7 @@ def tiny_dir(tmp_path_factory) -> Path:
     tests load it read-only."""
     from forgeplan.llm.tiny import make_tiny
 
-    out = tmp_path_factory.mktemp("tiny")
-    make_tiny(out)
-    return out
+    return shared(tmp_path_factory, "tiny_model", make_tiny)
 
 
 MAGAR_BENCH_TASKS = 24
@@ -163,6 +180,5 @@ def magar_bench(tmp_path_factory) -> Path:
     """A reduced `--profile magar` benchmark (both families in both splits), built once per test session."""
     from forgeplan.bench.magar import build_magar_bench
 
-    out = tmp_path_factory.mktemp("magar") / "b"
-    build_magar_bench(out, tasks=MAGAR_BENCH_TASKS, seed=7)
-    return out
+    return shared(tmp_path_factory, "magar_bench", lambda out: build_magar_bench(
+        out / "b", tasks=MAGAR_BENCH_TASKS, seed=7)) / "b"

@@ -53,22 +53,29 @@ class Rendered:
     record: dict
 
 
-FILES = "assembly files"   # the memo of `AssemblyGrounding` that keeps `_assembly_files`
+FILES = "assembly files"   # the memo of `AssemblyGrounding` that keeps the assembly files and their text
 
 
-def _assembly_files(shared: AssemblyGrounding) -> tuple[dict[str, dict], dict[str, str]]:
-    """The five assembly files and their text, made once per assembly grounding (the same for all its tasks)."""
+def _assembly_files(shared: AssemblyGrounding) -> dict[str, dict]:
+    """The five assembly files, made once per assembly grounding (the same for all its tasks)."""
     kept = shared.memo(FILES)
-    if None not in kept:
-        files = assembly_files(shared.world.assembly)
-        kept[None] = (files, {n: json_text(d) for n, d in files.items()})
-    return kept[None]
+    if "files" not in kept:
+        kept["files"] = assembly_files(shared.world.assembly)
+    return kept["files"]
+
+
+def _assembly_texts(shared: AssemblyGrounding) -> dict[str, str]:
+    """Their text, written once per assembly grounding (most of their cost: only a batch renders them)."""
+    kept = shared.memo(FILES)
+    if "texts" not in kept:
+        kept["texts"] = {n: json_text(d) for n, d in _assembly_files(shared).items()}
+    return kept["texts"]
 
 
 def render(g: Generated, shared: AssemblyGrounding) -> Rendered:
     """The worker's side of writing: every file as text (the assembly files kept on the batch's assembly
     grounding), and the record."""
-    cached = _assembly_files(shared)[1]
+    cached = _assembly_texts(shared)
     texts = {n: cached[n] if n in cached else json_text(d) for n, d in g.files.items()}
     return Rendered(g.slot, g.sample_id, texts, record_of(g.files))
 
@@ -243,7 +250,7 @@ def generate(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances, attem
     }
     magar = {"sample_id": task.sample_id, "moved_parts": sorted(moved_parts(plan)), "moved_part_count": len(moved_parts(plan)),
              "route_id": f"R-{route}" if plan else "R-empty", "action_ids": action_ids, "first_touch_order": first_touch}
-    files = _assembly_files(shared)[0] | state_files(task)
+    files = _assembly_files(shared) | state_files(task)
     files["reference.json"] = ref
     files["meta.json"] = meta
     files["minimal_rework.json"] = magar

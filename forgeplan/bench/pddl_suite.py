@@ -157,9 +157,9 @@ def reach(task, plan) -> int:
 
 
 def _length(task) -> int | str:
-    from ..planners.asp.solve import solve_task
+    from ..planners.registry import solve
 
-    shortest = solve_task(task, "actions", time_limit=LENGTH_TIME_LIMIT)
+    shortest = solve(task, "actions", time_limit=LENGTH_TIME_LIMIT)
     return shortest.actions if shortest.optimal else ""
 
 

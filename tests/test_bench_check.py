@@ -186,6 +186,37 @@ def test_a_longer_reference_claiming_optimal_is_found_by_its_proof(one, tmp_path
     assert f"tasks/{sid}/reference.json: proof.optimal: claims optimal, but clingo proves a plan of" in o.out
 
 
+def test_a_longer_reference_is_refused_by_evaluate_until_every_file_derived_from_it_agrees(one, tmp_path):
+    """The attack on a perfect answer's score (a longer valid plan in place of the proven one): refused by
+    its digest, then, with the digests forged, by the proof's figures, then by minimal_rework.json."""
+    bench, sid = one
+    folder = bench / "tasks" / sid
+    ref = json.loads((folder / "reference.json").read_text())
+    ref["rework_plan"]["actions"] += _detour(load_task(folder))
+    write_json(folder / "reference.json", ref)
+    _refused(_evaluate(bench, tmp_path), f"tasks/{sid}/reference.json", "digest mismatch")
+    forge_digests(bench)
+    _refused(_evaluate(bench, tmp_path), f"tasks/{sid}/reference.json: proof.actions", "the reference plan")
+    plan = parse_output(json.dumps(ref), strict=False).actions
+    ref["proof"].update(moved_parts=len(moved_parts(plan)), actions=len(plan))
+    write_json(folder / "reference.json", ref)
+    forge_digests(bench)
+    _refused(_evaluate(bench, tmp_path), f"tasks/{sid}/minimal_rework.json", "the reference plan")
+
+
+def test_a_lock_angle_of_1e308_in_a_benchmark_is_refused_by_readers_and_found_by_the_check(small_bench, tmp_path):
+    sid = next(r["sample_id"] for r in _manifest(small_bench)["records"]
+               if r["assembly_id"] == "bayonet_structure" and r["split"] == "test" and r["condition"] == "single")
+    bench = cut(small_bench, [sid], tmp_path / "b")
+    _oracle(bench, tmp_path)
+    _edit(bench / "tasks" / sid / "part_catalog.json",
+          lambda d: next(p["lock"] for p in d["parts"] if p["lock"]).update(angle_deg=1e308))
+    forge_digests(bench)
+    _refused(_evaluate(bench, tmp_path), f"tasks/{sid}/part_catalog.json: parts.", "less than or equal to 360")
+    o = _check(bench)
+    assert o.code == 1 and f"tasks/{sid}/part_catalog.json: parts." in o.out and "angle_deg" in o.out, o.out
+
+
 def test_a_wrong_diagnosis_with_a_valid_plan_is_refused(one, tmp_path):
     bench, sid = one
     _edit(bench / "tasks" / sid / "reference.json",

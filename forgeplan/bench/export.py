@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..io.output import staged
 from ..model.choices import DEFAULT_PROMPT
 from ..model.errors import InputError
 from ..model.names import sample_id_problem
-from .store import load_manifest
+from .folder import Bench, open_bench
 
 FORMATS = ("prompt-completion", "messages")
 
@@ -22,27 +23,27 @@ def _messages_row(row: dict) -> dict:
     return {"sample_id": row["sample_id"], "messages": row["prompt"], "target": row["completion"][0]["content"]}
 
 
-def export_jsonl(bench: Path, out: Path, splits=None, progress=None, *, fmt: str = "prompt-completion",
+def export_jsonl(bench: Path | Bench, out: Path, splits=None, progress=None, *, fmt: str = "prompt-completion",
                  prompt: str = DEFAULT_PROMPT) -> dict[str, int]:
     """Write OUT/<split>.jsonl for each split (default: every split of the manifest); returns row counts."""
     from ..llm.families import prompt_completion_rows
 
     if fmt not in FORMATS:
         raise ValueError(f"format {fmt!r} must be one of {FORMATS}")
-    manifest = load_manifest(bench)
-    splits = list(splits or manifest["splits"])
+    bench = open_bench(bench)
+    splits = list(splits or bench.manifest["splits"])
     for split in splits:
         if sample_id_problem(split) is not None:   # it names the file OUT/<split>.jsonl
             raise InputError(f"split name {repr(split)[:80]} is not a file name (letters, digits, '_', '-', '.')",
-                             file=str(Path(bench) / "manifest.json"), field="splits")
-    out.mkdir(parents=True, exist_ok=True)
+                             file=bench.manifest_file, field="splits")
     counts = {}
-    for split in splits:
-        rows = prompt_completion_rows(bench, split, prompt, with_ids=True)
-        with (out / f"{split}.jsonl").open("w", encoding="utf-8") as fh:
-            for row in rows:
-                fh.write(json.dumps(row if fmt == "prompt-completion" else _messages_row(row), ensure_ascii=False) + "\n")
-                if progress:
-                    progress(1)
-        counts[split] = len(rows)
+    with staged(out) as folder:   # the splits' files replace an earlier export together
+        for split in splits:
+            rows = prompt_completion_rows(bench, split, prompt, with_ids=True)
+            with folder.open(f"{split}.jsonl") as fh:
+                for row in rows:
+                    fh.write(json.dumps(row if fmt == "prompt-completion" else _messages_row(row), ensure_ascii=False) + "\n")
+                    if progress:
+                        progress(1)
+            counts[split] = len(rows)
     return counts

@@ -151,7 +151,8 @@ def clingo_partial_side(task: Task, objective: str, time_limit: float | None, bo
     except InputError as exc:  # e.g. a lock, or a slot needing two repairs
         return _unsupported("clingo-partial", exc.reason)
     plan = r.plan
-    status = ("optimal" if plan is not None else "no-plan") if r.exhausted else "timeout"
+    status = ("optimal" if plan is not None else "no-plan") if r.exhausted else \
+        ("timeout" if r.stopped in (None, "time limit") else f"stopped at its {r.stopped}")
     side = _replayed(task, Side("clingo-partial", status, r.exhausted and plan is not None, False, plan,
                                 None if plan is None else len(moved_parts(plan)), None if plan is None else len(plan),
                                 r.seconds, box=r.box, horizon=horizon, exhausted=r.exhausted))
@@ -326,7 +327,7 @@ def compare_folders(folders: list[str], objective: str, time_limit: float | None
                     extra_steps: int = 0) -> list[Comparison]:
     """One batch of `crosscheck`: the comparison of each task folder (the batch's tasks on one assembly
     share one assembly grounding, and clingo grounds each assembly of the batch once)."""
-    from .asp.grounding import GROUNDINGS
+    from .asp.grounding import prepare
 
     shared: dict[tuple, AssemblyGrounding] = {}
     tasks = []
@@ -334,7 +335,7 @@ def compare_folders(folders: list[str], objective: str, time_limit: float | None
         task = load_task(Path(f))
         key = (task.assembly, task.tolerances)
         tasks.append(ground(task, shared.setdefault(key, AssemblyGrounding(task.world))))
-    GROUNDINGS.prepare(tasks)
+    prepare(tasks)
     return [compare_task(task, objective, time_limit, f, extra_steps=extra_steps) for task, f in zip(tasks, folders)]
 
 

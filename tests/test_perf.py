@@ -128,16 +128,3 @@ def test_perf_bench_separates_the_serial_part_and_projects_the_idle_wall(capsys)
     assert dist["tasks"] == 20 and 0 < dist["median_seconds"] <= dist["p90_seconds"] <= dist["max_seconds"]
     assert dist["slowest"][0]["cpu_seconds"] == dist["max_seconds"] and dist["sum_seconds"] < cpu
     assert sum(a["tasks"] for a in dist["heaviest_assemblies"]) <= 20
-
-
-def test_the_task_distribution_names_the_slowest_tasks_and_assemblies():
-    from lab.perf.bench import _assembly_of, task_distribution
-
-    times = {f"burr_6_level5_test_{i:06d}": float(i) for i in range(1, 11)}
-    times["luban_lock_3_train_000011"] = 0.5
-    dist = task_distribution(times, _assembly_of)
-    assert dist["tasks"] == 11 and dist["max_seconds"] == 10.0 and dist["median_seconds"] == 5.0
-    assert dist["p90_seconds"] == pytest.approx(9.0) and dist["sum_seconds"] == 55.5
-    assert [s["task"] for s in dist["slowest"][:2]] == ["burr_6_level5_test_000010", "burr_6_level5_test_000009"]
-    assert dist["heaviest_assemblies"] == [{"assembly": "burr_6_level5", "tasks": 10, "cpu_seconds": 55.0, "max_seconds": 10.0},
-                                           {"assembly": "luban_lock_3", "tasks": 1, "cpu_seconds": 0.5, "max_seconds": 0.5}]

@@ -2,7 +2,9 @@
 
 `prompt-completion` (default) writes TRL's conversational prompt/completion rows, which
 `datasets.load_dataset("json", ...)` and `trl.SFTTrainer` read as they are (loss on the completion);
-`messages` writes the older {sample_id, messages, target} rows.
+`messages` writes the older {sample_id, messages, target} rows. `--targets` chooses the order of each
+reference's actions in the completion (the reference's own, `structured` by the layers of the dependency
+closure, or `plain`, llm.targets); every completion is replayed in the engine before it is written.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..model.choices import DEFAULT_PROMPT
+from ..model.choices import DEFAULT_PROMPT, DEFAULT_TARGETS
 from ..model.errors import InputError
 from ..model.names import sample_id_problem
 from .store import load_manifest
@@ -23,8 +25,9 @@ def _messages_row(row: dict) -> dict:
 
 
 def export_jsonl(bench: Path, out: Path, splits=None, progress=None, *, fmt: str = "prompt-completion",
-                 prompt: str = DEFAULT_PROMPT) -> dict[str, int]:
-    """Write OUT/<split>.jsonl for each split (default: every split of the manifest); returns row counts."""
+                 prompt: str = DEFAULT_PROMPT, targets: str = DEFAULT_TARGETS) -> dict[str, int]:
+    """Write OUT/<split>.jsonl for each split (default: every split of the manifest); returns row counts.
+    `targets` orders each reference's actions (llm.targets); every target is replayed in the engine."""
     from ..llm.families import prompt_completion_rows
 
     if fmt not in FORMATS:
@@ -38,7 +41,7 @@ def export_jsonl(bench: Path, out: Path, splits=None, progress=None, *, fmt: str
     out.mkdir(parents=True, exist_ok=True)
     counts = {}
     for split in splits:
-        rows = prompt_completion_rows(bench, split, prompt, with_ids=True)
+        rows = prompt_completion_rows(bench, split, prompt, with_ids=True, targets=targets)
         with (out / f"{split}.jsonl").open("w", encoding="utf-8") as fh:
             for row in rows:
                 fh.write(json.dumps(row if fmt == "prompt-completion" else _messages_row(row), ensure_ascii=False) + "\n")

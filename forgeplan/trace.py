@@ -23,8 +23,6 @@ from .semantics.engine import World
 
 REFERENCE = "reference.json"
 
-ZERO = (0.0, 0.0, 0.0)
-
 
 @dataclass(frozen=True)
 class Change:

@@ -94,6 +94,32 @@ def small_bench(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def tiny_bench(small_bench, tmp_path_factory) -> Path:
+    """The small benchmark cut to three train and two test tasks (same task folders, smaller manifest)."""
+    import json
+    import shutil
+
+    out = tmp_path_factory.mktemp("tiny") / "b"
+    manifest = json.loads((small_bench / "manifest.json").read_text(encoding="utf-8"))
+    manifest["splits"] = {s: manifest["splits"][s][:n] for s, n in (("train", 3), ("test", 2))}
+    (out / "tasks").mkdir(parents=True)
+    for sid in manifest["splits"]["train"] + manifest["splits"]["test"]:
+        shutil.copytree(small_bench / "tasks" / sid, out / "tasks" / sid)
+    (out / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return out
+
+
+@pytest.fixture(scope="session")
+def pddl_suite(tiny_bench, tmp_path_factory) -> Path:
+    """`bench export --format pddl` of `tiny_bench`, written once per test session."""
+    from forgeplan.cli import main
+
+    out = tmp_path_factory.mktemp("suite") / "s"
+    assert main(["bench", "export", str(tiny_bench), "--format", "pddl", "--out", str(out)]) == 0
+    return out
+
+
+@pytest.fixture(scope="session")
 def bench_400(tmp_path_factory) -> Path:
     """`bench build --tasks 400 --seed 11` (every built-in assembly, the expert tier included), built once
     per test session for the slow tests that check every reference."""

@@ -108,7 +108,9 @@ def test_import_plan_says_when_the_plan_is_illegal(tmp_path, capsys):
     base = names.get_pddl_name(enc.objects["BayonetStructure_Part00_Base"])
     (tmp_path / "plan").write_text(f"(remove_first {base} {base})\n")  # buried under everything
     assert main(["import-plan", str(tmp_path / "task"), str(tmp_path / "plan")]) == 1
-    assert "illegal" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"not a valid plan of that PDDL task: step 1 (remove_first {base} {base}) is not applicable" in err
+    assert "(present ?blocker)" in err and len(err.splitlines()) == 1
 
 
 # ----------------------------------------------------------------------------- reversible names

@@ -122,57 +122,116 @@ def test_a_plan_naming_an_action_outside_the_profile_is_refused():
         read_plan(exp, "(no_such_action)\n", "plan.txt")
 
 
-@pytest.fixture(scope="module")
-def tiny_bench(small_bench, tmp_path_factory) -> Path:
-    """The small benchmark cut to three train and two test tasks (same task folders, smaller manifest)."""
-    out = tmp_path_factory.mktemp("tiny") / "b"
-    manifest = json.loads((small_bench / "manifest.json").read_text(encoding="utf-8"))
-    manifest["splits"] = {s: manifest["splits"][s][:n] for s, n in (("train", 3), ("test", 2))}
-    (out / "tasks").mkdir(parents=True)
-    for sid in manifest["splits"]["train"] + manifest["splits"]["test"]:
-        shutil.copytree(small_bench / "tasks" / sid, out / "tasks" / sid)
-    (out / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
-    return out
-
-
-@pytest.fixture(scope="module")
-def suite(tiny_bench, tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("suite") / "s"
-    assert main(["bench", "export", str(tiny_bench), "--format", "pddl", "--out", str(out)]) == 0
-    return out
+@pytest.fixture
+def suite(pddl_suite) -> Path:
+    return pddl_suite
 
 
 @pytest.mark.slow
 def test_suite_layout_and_costs_from_the_references(suite, tiny_bench):
     rows = list(csv.DictReader((suite / "costs.csv").open(encoding="utf-8")))
-    assert [r["problem"] for r in rows] == ["p01", "p02", "p03", "p04", "p05"]
+    records = json.loads((tiny_bench / "manifest.json").read_text(encoding="utf-8"))["records"]
+    faulty = [r["sample_id"] for r in records if r["reference_actions"] and r["sample_id"] in
+              {sid for split in json.loads((tiny_bench / "manifest.json").read_text())["splits"].values() for sid in split}]
+    assert [r["sample_id"] for r in rows] == faulty            # no-fault tasks are left out, and counted
+    assert [r["problem"] for r in rows] == [f"p{n:02d}" for n in range(1, len(rows) + 1)]
+    readme = (suite / "README.md").read_text(encoding="utf-8")
+    assert (f"left out: {5 - len(rows)} (no fault)" if len(rows) < 5 else "left out: none") in readme
     for r in rows:
         proof = json.loads((tiny_bench / "tasks" / r["sample_id"] / "reference.json").read_text())["proof"]
-        assert int(r["cost"]) == DEFAULT_WEIGHT * proof["moved_parts"] + proof["actions"]
-        for folder in ("grounded", "strips-costs", "strips"):
-            assert (suite / folder / f"{r['problem']}.pddl").is_file()
-            assert (suite / folder / f"{r['problem']}-domain.pddl").is_file()
+        assert int(r["cost"]) == DEFAULT_WEIGHT * proof["moved_parts"] + proof["actions"] and proof["actions"] > 0
+        for folder in ("grounded", "strips-costs", "strips-table", "strips"):
+            domain = (suite / folder / f"{r['problem']}-domain.pddl").read_text(encoding="utf-8")
+            problem = (suite / folder / f"{r['problem']}.pddl").read_text(encoding="utf-8")
+            assert domain.startswith(f"(define (domain {r['problem']}-domain)")     # IPC names, one domain each
+            assert problem.startswith(f"(define (problem {r['problem']})\n (:domain {r['problem']}-domain)")
+        assert (suite / "strips-table" / f"{r['problem']}-costs.json").is_file()
         assert (suite / "lifted" / f"{r['problem']}.pddl").is_file() == (r["lifted"] == "1")
     assert (suite / "lifted" / "domain.pddl").read_text(encoding="utf-8") == (DOMAINS / "rework.pddl").read_text(encoding="utf-8")
-    assert "costs.csv" in (suite / "README.md").read_text(encoding="utf-8")
 
 
-@pytest.mark.slow
-def test_suite_costs_agree_with_the_planners_on_the_files(suite, tiny_bench):
-    """Fast Downward on strips-costs and pyperplan on strips, run on the suite's own files; every plan
-    imports back through its profile and restores the task in the engine."""
-    for r in csv.DictReader((suite / "costs.csv").open(encoding="utf-8")):
-        task = load_task(tiny_bench / "tasks" / r["sample_id"])
-        for folder, planner, column in (("strips-costs", "fd", "cost"), ("strips", "pyperplan", "length")):
+def fd_and_pyperplan_agree(suite: Path, bench: Path, rows: list[dict]) -> None:
+    """Fast Downward's optimal configuration on strips-costs and grounded, pyperplan on strips, run on the
+    suite's own files: costs.csv's figures; every plan imports back through its profile and restores the task."""
+    for r in rows:
+        task = load_task(bench / "tasks" / r["sample_id"])
+        for folder, planner, column in (("strips-costs", "fd", "cost"), ("grounded", "fd", "cost"),
+                                        ("strips", "pyperplan", "length")):
             code, text = solve_files(planner, suite / folder / f"{r['problem']}-domain.pddl",
                                      suite / folder / f"{r['problem']}.pddl", time_limit=120)
             assert code == 0 and text is not None
-            plan = read_plan(build_export(task, folder, grounded=True), text)
+            profile = "full" if folder == "grounded" else folder
+            plan = read_plan(build_export(task, profile, grounded=True), text)
             assert replays(task, plan)
             if column == "length":
                 assert len(plan) == int(r["length"])
             else:
                 assert f"cost = {r['cost']} (general cost)" in text
+
+
+@pytest.mark.slow
+def test_suite_costs_agree_with_the_planners_on_the_files(suite, tiny_bench):
+    fd_and_pyperplan_agree(suite, tiny_bench, list(csv.DictReader((suite / "costs.csv").open(encoding="utf-8"))))
+
+
+@pytest.fixture(scope="module")
+def one_task_suite(small_bench, tmp_path_factory) -> tuple[Path, Path]:
+    """The suite of a benchmark cut to one task with a fault (the fast lane's sample)."""
+    out = tmp_path_factory.mktemp("one") / "b"
+    manifest = json.loads((small_bench / "manifest.json").read_text(encoding="utf-8"))
+    sid = next(r["sample_id"] for r in manifest["records"] if r["reference_actions"] and r["assembly_id"] == "luban_lock_3")
+    manifest["splits"] = {"train": [sid], "test": []}
+    (out / "tasks").mkdir(parents=True)
+    shutil.copytree(small_bench / "tasks" / sid, out / "tasks" / sid)
+    (out / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    export_pddl_suite(out, out.parent / "suite")
+    return out, out.parent / "suite"
+
+
+def test_a_suite_problems_costs_are_what_the_planners_find(one_task_suite):
+    bench, suite = one_task_suite
+    fd_and_pyperplan_agree(suite, bench, list(csv.DictReader((suite / "costs.csv").open(encoding="utf-8"))))
+
+
+def table_optimum(domain: Path, problem: Path, costs: dict[str, int]) -> int:
+    """Uniform-cost search over pyperplan's own parse and grounding of a problem, with the table's costs."""
+    import heapq
+
+    from pyperplan.grounding import ground
+    from pyperplan.pddl.parser import Parser
+
+    parser = Parser(str(domain), str(problem))
+    task = ground(parser.parse_problem(parser.parse_domain()))
+    frontier, seen, tie = [(0, 0, task.initial_state)], set(), 1
+    while frontier:
+        g, _, state = heapq.heappop(frontier)
+        if task.goal_reached(state):
+            return g
+        if state in seen:
+            continue
+        seen.add(state)
+        for op in task.operators:
+            if op.applicable(state):
+                heapq.heappush(frontier, (g + costs[op.name[1:-1]], tie, op.apply(state)))
+                tie += 1
+    raise AssertionError("no plan")
+
+
+def test_pyperplan_reads_the_strips_table_profile(one_task_suite, tmp_path, capsys):
+    """pyperplan parses and solves the strips-table files (no :functions); its plan imports back; and over
+    pyperplan's own grounding the table's costs give costs.csv's optimum."""
+    bench, suite = one_task_suite
+    row = next(csv.DictReader((suite / "costs.csv").open(encoding="utf-8")))
+    folder = suite / "strips-table"
+    domain, problem = folder / f"{row['problem']}-domain.pddl", folder / f"{row['problem']}.pddl"
+    assert ":functions" not in domain.read_text(encoding="utf-8") + problem.read_text(encoding="utf-8")
+    code, text = solve_files("pyperplan", domain, problem, time_limit=120)
+    assert code == 0 and text
+    (tmp_path / "plan").write_text(text, encoding="utf-8")
+    assert main(["import-plan", str(bench / "tasks" / row["sample_id"]), str(tmp_path / "plan"), "--profile",
+                 "strips-table"]) == 0
+    costs = json.loads((folder / f"{row['problem']}-costs.json").read_text(encoding="utf-8"))["costs"]
+    assert table_optimum(domain, problem, costs) == int(row["cost"])
 
 
 @pytest.mark.slow
@@ -224,3 +283,76 @@ def test_plan_external_runs_pyperplan_on_the_strips_export(tmp_path):
     full = tmp_path / "f"
     assert main(["export-pddl", str(task_dir), "--out", str(full)]) == 0
     assert main(["plan-external", str(full), "--planner", "pyperplan", "--time-limit", "120"]) == 1
+
+
+# ----------------------------------------------------------------------------- what the help and the suite claim
+
+WORDS = {":typing": "typing", ":negative-preconditions": "negative preconditions", ":action-costs": "costs",
+         ":conditional-effects": "conditional effects", ":derived-predicates": "derived predicates",
+         ":quantified-preconditions": "quantified preconditions", ":existential-preconditions": "quantified preconditions",
+         ":universal-preconditions": "quantified preconditions", ":strips": "STRIPS",
+         ":disjunctive-preconditions": "disjunctive preconditions", ":equality": "equality"}
+
+
+def used(domain: str) -> set[str]:
+    """The requirements a domain's text needs, from what it contains."""
+    out = {":conditional-effects"} if "(when " in domain else set()
+    out |= {":derived-predicates"} if "(:derived " in domain else set()
+    out |= {":action-costs"} if "total-cost" in domain else set()
+    preconditions = [part.split(":effect", 1)[0] for part in domain.split(":precondition")[1:]]
+    out |= {":negative-preconditions"} if any("(not " in p for p in preconditions) else set()
+    return out | ({":quantified-preconditions"} if "(exists " in domain or "(forall " in domain else set())
+
+
+def exports(tmp_path) -> dict[str, str]:
+    """export-pddl's domains and printed requirements: lifted, grounded, strips-table, and a partial-move task."""
+    from cases import zigzag_puzzle
+    from forgeplan.io.task_files import write_task
+
+    write_task(task_of("luban_lock_3/multi/0"), tmp_path / "task")
+    write_task(make_task(zigzag_puzzle(), [FaultSpec("misplacement", "Cap")]), tmp_path / "zigzag")
+    out = {}
+    for name, task, flags in (("lifted", "task", []), ("grounded", "task", ["--grounded"]),
+                              ("strips-table", "task", ["--profile", "strips-table"]),
+                              ("partial", "zigzag", ["--grounded", "--radius", "1"])):
+        assert main(["export-pddl", str(tmp_path / task), "--out", str(tmp_path / name), *flags]) == 0
+        out[name] = (tmp_path / name / "domain.pddl").read_text(encoding="utf-8")
+    return out
+
+
+def test_exports_declare_what_they_use_and_the_help_says_so(tmp_path, capsys):
+    """Every feature an export uses is in its :requirements and in export-pddl's printed line; what
+    --grounded writes (conditional effects and derived predicates for partial moves) is in its help."""
+    from forgeplan.planners.pddl.files import requirements
+
+    domains = exports(tmp_path)
+    printed = [line.split(": ", 1)[1].split() for line in capsys.readouterr().out.splitlines()
+               if line.startswith("requirements: ")]
+    assert printed == [requirements(d) for d in domains.values()]
+    for name, domain in domains.items():
+        declared = set(requirements(domain))
+        assert used(domain) <= declared | ({":quantified-preconditions"} if ":existential-preconditions" in declared
+                                           or ":universal-preconditions" in declared else set()), name
+    assert used(domains["partial"]) >= {":conditional-effects", ":derived-predicates"}
+    assert main(["export-pddl", "--help"]) == 0
+    options = " ".join(capsys.readouterr().out.split()).split("options:", 1)[1]
+    grounded_help = options.split("--grounded", 1)[1].split("--objective", 1)[0]
+    for requirement in sorted(set().union(*(used(d) for k, d in domains.items() if k in ("grounded", "partial")))):
+        assert WORDS[requirement] in grounded_help, requirement
+
+
+def test_the_suite_readme_names_what_each_folder_uses(one_task_suite, tmp_path):
+    """Each folder's row of the suite's README names every requirement its files declare (the partial
+    folder's row against a partial-move export)."""
+    from forgeplan.planners.pddl.files import requirements
+
+    _, suite = one_task_suite
+    rows = {line.split("|")[1].strip(" `"): line.split("|")[2] for line in (suite / "README.md").read_text().splitlines()
+            if line.startswith("| `")}
+    folders = {f.name: [p.read_text(encoding="utf-8") for p in f.glob("*domain.pddl")] for f in suite.iterdir() if f.is_dir()}
+    folders["partial"] = [exports(tmp_path)["partial"]]
+    assert set(folders) == set(rows)
+    for folder, domains in folders.items():
+        for domain in domains:
+            for requirement in requirements(domain):
+                assert WORDS[requirement] in rows[folder], (folder, requirement)

@@ -22,7 +22,7 @@ from forgeplan.planners.moved_set.bounds import LowerBound
 from forgeplan.planners.moved_set.mirror import mirror_optimum
 from forgeplan.planners.moved_set.reach import Undecided, escape_set, has_plan
 from forgeplan.planners.moved_set.search import NO_LIMIT, minimal_rework, start_node
-from forgeplan.model.state import Tolerances
+from forgeplan.model.state import NO_OFFSET, Tolerances
 from forgeplan.semantics.assembly_grounding import AssemblyGrounding
 from forgeplan.semantics.engine import World
 from forgeplan.semantics.faults import FaultSpec, candidates, make_task
@@ -32,7 +32,6 @@ DATA = Path(__file__).resolve().parent / "data" / "partial_fd"
 KINDS = ("missing_part", "wrong_orientation", "misplacement", "under_insertion")
 POSE_KINDS = KINDS[1:]       # one present part off its pose or turned, every slot at its target place
 BURR_E = "solid6burr_e_asm901"
-HOME = (0, 0, 0)
 
 
 @lru_cache(maxsize=None)
@@ -66,7 +65,7 @@ def single_faults(name: str, kinds: tuple[str, ...] = KINDS) -> tuple:
 def forced(start) -> int:
     """The slots every plan moves: faulty, missing or displaced (as `minimal_rework` counts them)."""
     config, bad = start
-    return bad | sum(1 << i for i, o in enumerate(config) if o is None or o != HOME)
+    return bad | sum(1 << i for i, o in enumerate(config) if o is None or o != NO_OFFSET)
 
 
 def moved_sets(world, start, size: int | None = None) -> list[int]:
@@ -274,7 +273,7 @@ def test_a_single_movable_slot_escapes_exactly_when_it_slides_to_a_clear_ray(nam
     """escape_set of one slot agrees with slide_search.escapes (the slot alone sliding past the fixed rest)."""
     ag = grounding(puzzle(name))
     world = ag.world
-    home = tuple(HOME for _ in world.ids)
+    home = tuple(NO_OFFSET for _ in world.ids)
     verdicts = [escape_set(ag, 1 << f)[0] == 1 << f for f in range(len(world.ids))]
     assert verdicts == [slide_search.escapes(ag, home, 1 << f, f) for f in range(len(world.ids))]
 

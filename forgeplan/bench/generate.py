@@ -133,10 +133,11 @@ def _attempts(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances, worl
 
 
 def build_task(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances, attempts=None,
-               shared: AssemblyGrounding | None = None) -> tuple[Task, dict, tuple[Action, ...], int]:
-    """The task of a slot, its reference (reference.json) and plan; tries attempt seeds (`attempts`: the
-    slot's `_attempts`, some maybe drawn already) until the closed loop holds. `shared`: the assembly
-    grounding of the batch (the attempts' tasks are made on its world)."""
+               shared: AssemblyGrounding | None = None,
+               objective: str = "moved-parts,actions") -> tuple[Task, dict, tuple[Action, ...], int]:
+    """The task of a slot, its reference (reference.json, proved minimal in `objective`) and plan; tries
+    attempt seeds (`attempts`: the slot's `_attempts`, some maybe drawn already) until the closed loop
+    holds. `shared`: the assembly grounding of the batch (the attempts' tasks are made on its world)."""
     from ..planners.asp.solve import reference_output
     from ..planners.registry import planner_for
     from ..planners.result import Options
@@ -148,14 +149,14 @@ def build_task(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances, att
             last_error = skipped
             continue
         grounded = ground(task, shared)
-        planner = planner_for(grounded)
+        planner = planner_for(grounded, objective=objective)
         if planner.deterministic:   # an unproved answer is the same on every run: it is the reference
-            found = budgeted_reference(grounded)
+            found = budgeted_reference(grounded, objective)
             if found is None:
                 last_error = "no plan restores the target"
                 continue
             return task, *found, attempt
-        result = planner(grounded, Options(time_limit=SOLVE_TIME_LIMIT))
+        result = planner(grounded, Options(objective, SOLVE_TIME_LIMIT))
         if not result.optimal:
             last_error = f"reference not proved optimal ({result.status.name})"
             continue
@@ -165,7 +166,8 @@ def build_task(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances, att
     raise ForgeplanError(f"could not generate task {sample_id(slot)}: {last_error}")
 
 
-def budgeted_reference(task: GroundedTask) -> tuple[dict, tuple[Action, ...]] | None:
+def budgeted_reference(task: GroundedTask,
+                       objective: str = "moved-parts,actions") -> tuple[dict, tuple[Action, ...]] | None:
     """The reference of a task whose proving planner stops on a state budget (the moved-set search of
     SEMANTICS §9) and its plan: what `planners.reference` gives (proved or not), else, for a task the
     planner refuses, the feasible planner's valid plan, marked `optimal: false` (the proof object says
@@ -174,17 +176,20 @@ def budgeted_reference(task: GroundedTask) -> tuple[dict, tuple[Action, ...]] | 
     from ..planners.reference import proven_reference, simple_reference
 
     try:
-        ref = proven_reference(task, SOLVE_TIME_LIMIT)
+        ref = proven_reference(task, SOLVE_TIME_LIMIT, objective)
     except InputError:   # the moved-set search refuses it (a spare in a slot, a lock, two repairs in one slot)
         ref = simple_reference(task)
     if ref is None:
         return None
     ref = {k: ref[k] for k in ("annotation", "rework_plan", "proof")}
     ref["proof"].pop("seconds", None)
+    if objective != "moved-parts,actions":   # a feasible plan's proof names the build's objective too
+        ref["proof"].setdefault("objective", objective)
     return ref, tuple(parse_output(json.dumps({k: ref[k] for k in ("annotation", "rework_plan")})).actions)
 
 
-def generate_batch(slots: list[Slot], asm: Assembly, seed: int, tolerances: Tolerances) -> list[Rendered]:
+def generate_batch(slots: list[Slot], asm: Assembly, seed: int, tolerances: Tolerances,
+                   objective: str = "moved-parts,actions") -> list[Rendered]:
     """The tasks of a batch of slots on one assembly, grounded on one assembly grounding (owned by the
     batch) and solved on one clingo grounding of it: that is made up front for the union of the batch's
     first attempts (a later attempt may widen it); both are dropped afterwards, with the memory they held."""
@@ -202,7 +207,7 @@ def generate_batch(slots: list[Slot], asm: Assembly, seed: int, tolerances: Tole
         pending.append(itertools.chain(drawn, attempts))
     GROUNDINGS.prepare(firsts)   # clingo's grounding of the batch's tasks it grounds
     try:
-        return [render(generate(slot, asm, seed, tolerances, attempts, shared), asm)
+        return [render(generate(slot, asm, seed, tolerances, attempts, shared, objective), asm)
                 for slot, attempts in zip(slots, pending)]
     finally:
         # a later batch brings rotation values of its own (faults are drawn at random): this grounding would not serve it
@@ -211,10 +216,10 @@ def generate_batch(slots: list[Slot], asm: Assembly, seed: int, tolerances: Tole
 
 
 def generate(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances, attempts=None,
-             shared: AssemblyGrounding | None = None) -> Generated:
+             shared: AssemblyGrounding | None = None, objective: str = "moved-parts,actions") -> Generated:
     """One task of the benchmark. `asm` is the loaded assembly itself (built-in or imported), so a
-    worker process never has to find it again by id; `shared` as in `build_task`."""
-    task, ref, plan, attempt = build_task(slot, asm, seed, tolerances, attempts, shared)
+    worker process never has to find it again by id; `shared`, `objective` as in `build_task`."""
+    task, ref, plan, attempt = build_task(slot, asm, seed, tolerances, attempts, shared, objective)
     out = {k: ref[k] for k in ("annotation", "rework_plan")}
     verdict = verify(task, json.dumps(out), route_hint=moved_parts(plan))   # the reference: no route to solve for
     if not verdict.valid:

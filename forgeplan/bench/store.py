@@ -12,6 +12,7 @@ from .. import __version__
 from ..io.output import output_folder
 from ..io.schema import BENCH_FILE_MODELS, ManifestFile, parse_model
 from ..io.task_files import load_task, read_json, write_json
+from ..model.choices import OBJECTIVES
 from ..model.errors import InputError
 from ..model.names import sample_id_problem
 from ..model.state import Tolerances
@@ -37,6 +38,11 @@ MIN_TASKS = 20   # fewer cannot keep every stratum of the composition
 MAX_TASKS = 100_000
 
 
+def check_objective(objective: str) -> None:
+    if objective not in OBJECTIVES:
+        raise InputError(f"objective {objective!r} must be one of {list(OBJECTIVES)}", field="--objective")
+
+
 def check_task_count(tasks: int) -> None:
     if tasks < MIN_TASKS:
         raise InputError(f"must be at least {MIN_TASKS} to keep every stratum, got {tasks}", field="--tasks")
@@ -50,7 +56,7 @@ BUILD_FILE = "build.json"   # the head of a build in progress (what --resume che
 def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, progress=None,
                 tolerances: Tolerances = Tolerances(), assemblies: list[str | Path] | None = None,
                 shard: tuple[int, int] | None = None, resume: bool = False, executor: str = "local",
-                address: str | None = None, phases: dict | None = None) -> dict:
+                address: str | None = None, phases: dict | None = None, objective: str = "moved-parts,actions") -> dict:
     """Generate the benchmark into `out` (must be empty or absent, unless `resume`); returns the manifest.
 
     `assemblies` lists built-in ids and assembly JSON file paths (default: every built-in). With
@@ -58,8 +64,10 @@ def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, pro
     (`shards.merge` joins the shards). `resume` keeps the complete task folders of an interrupted
     build with the same head and builds the rest. `phases`, when given, receives `time.process_time()` at
     the start and the end of the parallel part (`python -m lab bench` separates the serial part).
+    `objective` (`model.choices.OBJECTIVES`): what every reference is proved minimal in.
     """
     check_task_count(tasks)
+    check_objective(objective)
     sources = load_sources(assemblies)
     families = {a: s.assembly.family for a, s in sources.items()}
     kinds = assemblies_by_kind({a: s.assembly for a, s in sources.items()})
@@ -67,7 +75,7 @@ def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, pro
     head = {
         "schema_version": "1.0", "benchmark": "forgeplan FORGE-Bench-shaped", "seed": seed, "tasks": tasks,
         "library": sorted(families), "sources": {a: s.origin for a, s in sources.items()},
-        "protocol": PROTOCOL, "tolerances": tolerances.to_json(), "versions": _versions(),
+        "protocol": PROTOCOL, "objective": objective, "tolerances": tolerances.to_json(), "versions": _versions(),
         "composition": composition_counts(slots),
     }
     done = _start(out, {"head": head, "shard": list(shard) if shard else None}, resume)
@@ -78,7 +86,7 @@ def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, pro
         kept = [s for s in batch if sample_id(s) not in done]
         records.update((position[s.index], read_record(out, sample_id(s))) for s in batch if sample_id(s) in done)
         if kept:
-            work.append((kept, sources[kept[0].assembly_id].assembly, seed, tolerances))
+            work.append((kept, sources[kept[0].assembly_id].assembly, seed, tolerances, objective))
     if progress and records:
         progress(len(records))
     work = heaviest_first(work, lambda w: cost_rank(w[1], w[1].assembly_id in kinds.groups))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..io.quoting import one_line
 from ..io.output import output_path
-from ..model.choices import DEFAULT_PROMPT, DEFAULT_TARGETS, PROMPTS, TARGETS
+from ..model.choices import DEFAULT_PROMPT, DEFAULT_TARGETS, OBJECTIVES, PAPER_OBJECTIVES, PROMPTS, TARGETS
 from . import emit_json
 
 
@@ -34,6 +34,10 @@ def register(sub) -> None:
                         "(default: every built-in). A built-in id wins over a same-named file (write ./NAME for the "
                         "file). Imported assemblies keep the `family` of their file, which the train/test split "
                         "groups by; they must come apart with straight moves, and every id must be unique")
+    b.add_argument("--objective", default="moved-parts,actions", choices=[*OBJECTIVES, *PAPER_OBJECTIVES],
+                   metavar="OBJECTIVE", help="what every reference is proved minimal in: moved-parts,actions "
+                   "(default: fewest moved parts, then actions, MAGAR's J_move first; also `magar`), actions or "
+                   "`forge` (fewest actions, FORGE's c*), moved-parts; the proof object of each reference names it")
     b.add_argument("--profile", choices=["forge", "magar"], default="forge",
                    help="forge: FORGE-Bench's composition; magar: MAGAR-Bench's Assembly Decision and Minimal Rework "
                         "families (974 : 600, scaled) with a family-disjoint split")
@@ -97,9 +101,13 @@ def run_build(args) -> int:
 
     if args.jobs < 1:
         raise InputError(f"must be at least 1, got {args.jobs}", field="--jobs")
+    objective = PAPER_OBJECTIVES.get(args.objective, args.objective)
     if args.profile == "magar":
         if args.shard or args.resume or args.executor != "local":
             raise InputError("--shard, --resume and --executor ray build the forge profile only", field="--profile")
+        if objective != "moved-parts,actions":
+            raise InputError("the magar profile's references are MAGAR's (fewest moved parts, then actions)",
+                             field="--objective")
         return _run_magar_build(args)
     args.tasks = 4000 if args.tasks is None else args.tasks
     shard = parse_shard(args.shard) if args.shard else None
@@ -108,7 +116,8 @@ def run_build(args) -> int:
     with tqdm(total=None if shard else args.tasks, desc="bench build", unit="task", disable=args.quiet,
               file=sys.stderr, delay=1e-6) as bar:
         manifest = build_bench(args.out, args.tasks, args.seed, jobs, progress=bar.update, assemblies=args.assemblies,
-                               shard=shard, resume=args.resume, executor=args.executor, address=args.address)
+                               shard=shard, resume=args.resume, executor=args.executor, address=args.address,
+                               objective=objective)
     _print_table(stats(manifest))
     print(f"wrote {len(manifest['records'])} tasks to {one_line(args.out)}" + (f" (shard {args.shard})" if shard else ""))
     return 0
@@ -176,7 +185,9 @@ def _export_pddl(args, total: int) -> int:
     out = args.out or args.bench / "pddl"
     with tqdm(total=total, desc="export pddl", unit="task", file=sys.stderr, delay=1e-6) as bar:
         rows = export_pddl_suite(args.bench, out, progress=bar.update)
-    print(f"wrote {len(rows)} problems to {one_line(out)} (folders lifted, grounded, strips-costs, strips; costs.csv, README.md)")
+    from ..bench.pddl_suite import FOLDERS, PARTIAL
+
+    print(f"wrote {len(rows)} problems to {one_line(out)} (folders {', '.join([*FOLDERS, PARTIAL])}; costs.csv, README.md)")
     return 0
 
 

@@ -17,11 +17,15 @@ def _add_mode(p) -> None:
     from ..model.choices import OBJECTIVES, PROFILES
 
     p.add_argument("--grounded", action="store_true",
-                   help="plain STRIPS with action costs (no quantifiers, no conditional effects)")
+                   help="one parameterless action per grounded action, no quantifiers: STRIPS with negative "
+                        "preconditions and action costs; for assemblies that need partial moves also conditional "
+                        "effects and derived predicates (the domain's :requirements line lists what an export uses)")
     p.add_argument("--objective", choices=OBJECTIVES, default=None, metavar="OBJECTIVE", help=OBJECTIVE_HELP)
     p.add_argument("--profile", choices=PROFILES, default=PROFILES[0],
                    help="full: as built; strips-costs: grounded, no negative preconditions, :action-costs; "
-                        "strips: the same without costs (objective actions), for pyperplan and other STRIPS planners")
+                        "strips: the same without costs (objective actions), for pyperplan and other STRIPS planners; "
+                        "strips-table: strips-costs without cost syntax (no :functions, which pyperplan does not "
+                        "read), the action costs in costs.json beside it")
     p.add_argument("--radius", type=int, default=None, metavar="R",
                    help="assemblies that need partial moves only: offsets within R voxels per axis instead of the "
                         "whole position domain (default the whole domain; a smaller problem whose optimum is no proof)")
@@ -43,9 +47,12 @@ def register(sub) -> None:
     q = sub.add_parser(
         "import-plan", help="map a PDDL planner's plan for an export back to the output contract",
         description="Read a plan a PDDL planner wrote for `export-pddl`'s problem (such as the sas_plan of "
-                    "`plan-external`), print it as the output contract (JSON) and replay it in the engine. Give "
-                    "the same --profile, --grounded and --objective as the export. Exit 0 when the plan restores the target, "
-                    "1 when it is illegal or incomplete, 2 on bad input.")
+                    "`plan-external`), replay it in that PDDL task as unified-planning's plan validator does, and "
+                    "only when it is a valid plan there print it as the output contract (JSON) and replay it in the "
+                    "engine. Give the same --profile, --grounded, --objective and --radius as the export. Exit 0 when "
+                    "the plan restores the target; 1 when a step is not applicable in the PDDL task (the step and its "
+                    "false preconditions are named), the plan misses the PDDL goal, or the engine finds it illegal or "
+                    "incomplete; 2 on bad input.")
     q.add_argument("task_dir", type=Path, metavar="TASK_DIR", help="task folder the export was written from")
     q.add_argument("plan_file", type=Path, metavar="PLAN_FILE", help="one '(action args)' per line, ';' comments")
     _add_mode(q)
@@ -77,7 +84,7 @@ def _partial_rendering(task) -> bool:
 
 def run_export(args) -> int:
     from ..io.output import output_folder
-    from ..planners.pddl.files import write_pddl
+    from ..planners.pddl.files import requirements, write_pddl
     from ..planners.pddl.profiles import build_export
     from ..io.task_files import load_task
 
@@ -90,11 +97,16 @@ def run_export(args) -> int:
         domain, problem, summary = export_partial(task, args.out, profile_objective(args.profile, args.objective),
                                                   args.grounded, args.profile, args.radius)
         print(f"wrote {domain} and {problem} ({summary})")
+        print(f"requirements: {' '.join(requirements(domain.read_text(encoding='utf-8')))}")
         return 0
     enc = build_export(task, args.profile, args.objective, grounded=args.grounded)
-    domain, problem, *groups = write_pddl(enc, args.out)
+    domain, problem, *more = write_pddl(enc, args.out)
     print(f"wrote {domain} and {problem} (profile {args.profile}, {'grounded' if enc.grounded else 'lifted'}, "
           f"{len(enc.problem.actions)} actions, objective {enc.objective})")
+    print(f"requirements: {' '.join(requirements(domain.read_text(encoding='utf-8')))}")
+    groups = [p for p in more if p.name == "groups.json"]
+    if enc.costs is not None:
+        print(f"the action costs are in {more[0]} (a plan costs the sum of its actions' costs)")
     if enc.groups is not None:
         counts = enc.groups.counts()
         for what, label in (("candidates", "candidate groups"), ("exported", "group moves kept (dominated directions dropped)")):
@@ -105,25 +117,18 @@ def run_export(args) -> int:
 
 
 def run_import(args) -> int:
+    """Replay the plan in the PDDL task it was written for, map it to the contract, judge it in the engine."""
     from ..io.contract import output_json
     from ..semantics.diagnosis import diagnose
     from ..io.guarded import read_text
     from ..io.quoting import one_line
-    from ..planners.pddl.files import read_plan
-    from ..planners.pddl.profiles import build_export
     from ..io.task_files import load_task
 
     task = load_task(args.task_dir)
-    text = read_text(args.plan_file, "plan file")
-    if _partial_rendering(task):
-        from ..planners.pddl.partial_files import read_partial_plan
-        from ..planners.pddl.profiles import profile_objective
-
-        actions = read_partial_plan(task, text, str(args.plan_file), profile_objective(args.profile, args.objective),
-                                    args.grounded, args.profile, args.radius)
-    else:
-        actions = read_plan(build_export(task, args.profile, args.objective, grounded=args.grounded), text,
-                            str(args.plan_file))
+    verdict, actions = _read_imported(task, read_text(args.plan_file, "plan file"), args)
+    if actions is None:
+        print(f"forgeplan: {one_line(verdict.reason())}", file=sys.stderr)
+        return EXIT_NEGATIVE
     world = task.world
     emit_json(output_json(task.sample_id, task.assembly.assembly_id, diagnose(world, task.actual, task.target), actions))
     replay = world.restoration(task.actual, actions, task.target)
@@ -135,6 +140,20 @@ def run_import(args) -> int:
               + one_line("; ".join(world.differences(replay.final, task.target)[:5])), file=sys.stderr)
         return EXIT_NEGATIVE
     return 0
+
+
+def _read_imported(task, text: str, args):
+    """(the plan's verdict in the export's PDDL task, its forgeplan actions when valid there)."""
+    from ..planners.pddl.profiles import build_export, profile_objective
+
+    if _partial_rendering(task):
+        from ..planners.pddl.partial_files import read_partial_plan
+
+        return read_partial_plan(task, text, str(args.plan_file), profile_objective(args.profile, args.objective),
+                                 args.grounded, args.profile, args.radius)
+    from ..planners.pddl.replay import Replay
+
+    return Replay(build_export(task, args.profile, args.objective, grounded=args.grounded)).read(text, str(args.plan_file))
 
 
 def run_external(args) -> int:

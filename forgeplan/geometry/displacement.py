@@ -23,10 +23,44 @@ from functools import lru_cache
 from typing import Iterable, NamedTuple, Sequence
 
 from ..model.assembly import DIRECTION_VECTORS, DIRECTIONS, Assembly
+from ..model.state import NO_OFFSET
 
 Vec = tuple[int, int, int]
 FREE = 1 << 30          # gap of a clear ray: the part never meets the other one
-ZERO: Vec = (0, 0, 0)
+
+
+def bits(mask: int) -> list[int]:
+    """The members of a bitmask, ascending (tabled for the small masks every search asks about)."""
+    if mask < len(_BITS):
+        return _BITS[mask]
+    return [i for i in range(mask.bit_length()) if mask >> i & 1]
+
+
+_BITS = [[i for i in range(m.bit_length()) if m >> i & 1] for m in range(1 << 12)]
+
+
+def closure(touch: Sequence[int], seed: int) -> int:
+    """The smallest set holding `seed` and, with each member, the parts its row of `touch` names (the
+    parts a member meets within one step along a direction: they must move along with it)."""
+    group = frontier = 1 << seed
+    while frontier:
+        new = 0
+        for a in bits(frontier):
+            new |= touch[a]
+        frontier = new & ~group
+        group |= frontier
+    return group
+
+
+def unions(closures: Iterable[int], cap: int | None = None) -> set[int] | None:
+    """Every union of some of `closures` (0 among them): the groups that can move along a direction are
+    exactly these, for the closures of their members. None once there are more than `cap`."""
+    out = {0}
+    for c in closures:
+        out |= {u | c for u in out}
+        if cap is not None and len(out) > cap:
+            return None
+    return out
 
 
 def _voxel_lines(voxels, axis: int) -> dict[tuple[int, int], tuple[int, ...]]:
@@ -135,6 +169,20 @@ def max_slide(sh: Shapes, offsets: Sequence[Vec], group: Iterable[int], others: 
     return best
 
 
+def collision(sh: Shapes, offsets: Sequence[Vec], group: Iterable[int], others: Sequence[int], direction: str,
+              distance: int) -> tuple[int, int, int] | None:
+    """The first member of `group` and part of `others` (at `offsets`) that meet within `distance` steps
+    along `direction`, with the steps the member could go; None when the slide is free (SEMANTICS §9: the
+    first collision along a grid line is at the nearest voxel ahead)."""
+    d = DIRECTIONS.index(direction)
+    for g in group:
+        for h in others:
+            gap = sh.gaps(g, h, relative(offsets, g, h))[d]
+            if gap < distance:
+                return g, h, gap
+    return None
+
+
 def shifted(offset: Vec, direction: str, distance: int) -> Vec:
     v = DIRECTION_VECTORS[direction]
     return (offset[0] + v[0] * distance, offset[1] + v[1] * distance, offset[2] + v[2] * distance)
@@ -170,7 +218,7 @@ def replay_moves(asm: Assembly, steps: Sequence[dict]) -> MoveReplay:
     """
     sh = shapes(asm)
     index = {p: i for i, p in enumerate(sh.ids)}
-    offsets: list[Vec] = [ZERO] * len(sh.ids)
+    offsets: list[Vec] = [NO_OFFSET] * len(sh.ids)
     components: list[frozenset[int]] = [frozenset(range(len(sh.ids)))]
 
     def result(valid: bool, k: int, reason: str | None) -> MoveReplay:

@@ -39,7 +39,8 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from ..model.assembly import DIRECTION_VECTORS, DIRECTIONS, Assembly
-from .displacement import FREE, Shapes, Vec, shapes
+from ..model.state import NO_OFFSET
+from .displacement import FREE, Shapes, Vec, closure, shapes, unions
 
 MAX_STATES = 2_000_000   # per subassembly search; beyond it the verdict says the search gave up
 # what the command line allows one verdict by default (`--time-limit` changes the time, counted from the
@@ -171,27 +172,18 @@ def _group_moves(table, n: int, d: int, anchor: int | None, budget: Budget | Non
     """(group mask, room) of every group without the anchor (None: any proper group) that can move along
     `d` (room FREE: it separates). Such a group is closed under "meets within one step", so it is a union
     of the closures of its members; all unions of seed closures are tried, smallest first."""
-    closures = set()
-    for seed in range(n):
-        group, frontier = 1 << seed, [seed]
-        while frontier:
-            row = table[frontier.pop()]
-            for b in range(n):
-                if not group >> b & 1 and row[b][d] < 1:
-                    group |= 1 << b
-                    frontier.append(b)
-        if anchor is None or not group >> anchor & 1:
-            closures.add(group)
-    unions = {0}
-    for c in closures:
-        unions |= {u | c for u in unions}
-        if budget is not None and len(unions) > MAX_UNIONS:   # 2^k groups of k loose parts
-            budget.why = f"{MAX_UNIONS:,} movable groups in one state"
-            raise OutOfBudget(budget.why)
-    unions.discard(0)
-    unions.discard((1 << n) - 1)
+    touch = [sum(1 << b for b in range(n) if b != a and table[a][b][d] < 1) for a in range(n)]
+    closures = {c for c in (closure(touch, seed) for seed in range(n)) if anchor is None or not c >> anchor & 1}
+    found = unions(closures, MAX_UNIONS if budget is not None else None)
+    if found is None:   # 2^k groups of k loose parts (a cap is set only with a budget)
+        why = f"{MAX_UNIONS:,} movable groups in one state"
+        if budget is not None:
+            budget.why = why
+        raise OutOfBudget(why)
+    found.discard(0)
+    found.discard((1 << n) - 1)
     out = []
-    for group in sorted(unions, key=lambda g: (bin(g).count("1"), g)):
+    for group in sorted(found, key=lambda g: (bin(g).count("1"), g)):
         inside = [a for a in range(n) if group >> a & 1]
         outside = [b for b in range(n) if not group >> b & 1]
         out.append((group, min(table[a][b][d] for a in inside for b in outside)))
@@ -295,7 +287,7 @@ def budgeted_tree(asm: Assembly, budget: Budget, cap: int = MAX_STATES) -> Node:
         return tree
     sh = shapes(asm)
     n = len(sh.ids)
-    return _solve(asm, sh, tuple(range(n)), ((0, 0, 0),) * n, cap, budget)
+    return _solve(asm, sh, tuple(range(n)), (NO_OFFSET,) * n, cap, budget)
 
 
 @lru_cache(maxsize=32)
@@ -303,7 +295,7 @@ def _clockless_tree(asm: Assembly, positions: float, cap: int) -> tuple[Node, in
     budget = Budget(positions)
     sh = shapes(asm)
     n = len(sh.ids)
-    return _solve(asm, sh, tuple(range(n)), ((0, 0, 0),) * n, cap, budget), budget.used, budget.why
+    return _solve(asm, sh, tuple(range(n)), (NO_OFFSET,) * n, cap, budget), budget.used, budget.why
 
 
 def partial_verdict(asm: Assembly, cap: int = MAX_STATES, budget: Budget | None = None) -> dict:
@@ -354,7 +346,7 @@ def separation_tree(asm: Assembly, parts, offsets: tuple[Vec, ...] | None = None
     keep = set(parts)
     sub = replace(asm, assembly_id=f"{asm.assembly_id}[{','.join(sorted(keep))}]",
                   parts=tuple(p for p in asm.parts if p.part_id in keep), spares=())
-    if offsets is None or all(o == (0, 0, 0) for o in offsets):
+    if offsets is None or all(o == NO_OFFSET for o in offsets):
         return disassemble_partial(sub)
     moved = tuple(replace(p, voxels=frozenset((x + o[0], y + o[1], z + o[2]) for x, y, z in p.voxels))
                   for p, o in zip(sub.parts, offsets))
@@ -386,10 +378,3 @@ def needs_partial_moves(asm: Assembly) -> bool:
     from .separation import is_level1
 
     return all(len(set(p.removal_dirs)) == len(DIRECTIONS) for p in asm.parts) and not is_level1(asm)
-
-
-def movable_groups(asm: Assembly, members: tuple[int, ...], offsets: tuple[Vec, ...]) -> list[tuple[int, str, int]]:
-    """Every proper group of `members` (catalog indices, displaced by `offsets`) that can slide, per
-    direction: (mask over `members`, direction, room: the most steps it can go, FREE when it can leave)."""
-    table = _gap_table(shapes(asm), members, offsets)
-    return [(g, DIRECTIONS[d], room) for d in range(6) for g, room in _group_moves(table, len(members), d, None)]

@@ -7,9 +7,12 @@ Plain data, so that the command line offers them without importing the planners 
 # objective -> the values it minimises, lexicographically (what an optimality proof covers)
 OBJECTIVES = {"moved-parts,actions": ("moved-parts", "actions"), "actions": ("actions",),
               "moved-parts": ("moved-parts",)}
+# the papers' objectives by name: FORGE's reference uses the fewest actions (c*), MAGAR's the fewest moved
+# parts first (J_move), then actions
+PAPER_OBJECTIVES = {"forge": "actions", "magar": "moved-parts,actions"}
 
 # PDDL export profiles, richest first (planners.pddl.profiles)
-PROFILES = ("full", "strips", "strips-costs")
+PROFILES = ("full", "strips", "strips-costs", "strips-table")
 
 # external PDDL planner -> (default profile, default configuration) (planners.pddl.external)
 PLANNERS = {"fd": ("strips-costs", "astar(lmcut())"), "pyperplan": ("strips", "-s astar -H lmcut")}

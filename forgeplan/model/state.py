@@ -13,7 +13,8 @@ if TYPE_CHECKING:
 
 Vec = tuple[float, float, float]
 Offset = tuple[int, int, int]
-NO_OFFSET: Offset = (0, 0, 0)
+NO_OFFSET: Offset = (0, 0, 0)        # the origin of a slot's offset (SEMANTICS §9): at its target position
+NO_ROTATION: Vec = (0.0, 0.0, 0.0)    # and of its rotation (Euler degrees): the target orientation
 
 
 def is_offset(o) -> bool:

@@ -17,16 +17,14 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple, Sequence
 
-from ..geometry.displacement import out_of_bound, shapes, shifted
+from ..geometry.displacement import collision, out_of_bound, shapes, shifted
 from ..geometry.relations import blocking_relation, symmetry_group
 from ..model.actions import Action, GroupMove, Insert, PoseMove, Replace, Slide, Turn, lock_action
 from ..model.assembly import DIRECTIONS, Assembly, unlocked_pose
 from ..model.rotations import (angle_diff, angle_of, as_float, axis_matrix, euler_to_matrix, matmul, matrix_to_euler,
                                transpose)
-from ..model.state import NO_OFFSET, Offset, Slot, State, Tolerances, is_offset
+from ..model.state import NO_OFFSET, NO_ROTATION, Offset, Slot, State, Tolerances, is_offset
 from .moves import MoveModel, move_model
-
-ZERO3 = (0.0, 0.0, 0.0)
 
 # reason codes -> the verifier's failure categories (FORGE Table 9)
 DEPENDENCY_CODES = frozenset({"blocked", "held", "locked", "supports_missing", "holds_not_restored"})
@@ -88,13 +86,13 @@ class World:
     # ------------------------------------------------------------------ states
 
     def target_slot(self, i: int) -> Slot:
-        return Slot(True, self.ids[i], self.target_position[i], ZERO3, 0.0, True if self.lock[i] else None)
+        return Slot(True, self.ids[i], self.target_position[i], NO_ROTATION, 0.0, True if self.lock[i] else None)
 
     def target_state(self) -> State:
         return State(self.target_slot(i) for i in range(len(self.ids)))
 
     def empty_slot(self, i: int) -> Slot:
-        return Slot(False, None, self.target_position[i], ZERO3, 0.0, False if self.lock[i] else None)
+        return Slot(False, None, self.target_position[i], NO_ROTATION, 0.0, False if self.lock[i] else None)
 
     # ------------------------------------------------------------------ derived predicates
 
@@ -107,13 +105,13 @@ class World:
 
     def rotation_error(self, i: int, rotation) -> float:
         """Angle (degrees) from the target orientation, modulo the part's symmetry group."""
-        if rotation == ZERO3:
+        if rotation == NO_ROTATION:
             return 0.0
         r = euler_to_matrix(rotation)
         return min(angle_of(matmul(r, transpose(g))) for g in self.symmetry[i])
 
     def rot_off(self, i: int, slot: Slot) -> bool:
-        if slot.rotation == ZERO3 or angle_of(euler_to_matrix(slot.rotation)) <= self.tol.rot_tol:
+        if slot.rotation == NO_ROTATION or angle_of(euler_to_matrix(slot.rotation)) <= self.tol.rot_tol:
             return False  # within tolerance of the identity, which every symmetry group contains
         return self.rotation_error(i, slot.rotation) > self.tol.rot_tol
 
@@ -466,16 +464,12 @@ def _check_slide(w: World, state: State, a: Slide) -> Illegal | None:
     if far:
         return Illegal("bad_distance", f"slide to {far}")
     group = sum(1 << i for i in idx)
-    gaps, k = shapes(w.assembly).gaps, DIRECTIONS.index(a.direction)
     others = [j for j in range(len(w.ids)) if state.mask >> j & 1 and not group >> j & 1]
-    for i in idx:
-        oi = state.slots[i].offset
-        for j in others:
-            oj = state.slots[j].offset
-            room = gaps(i, j, (oj[0] - oi[0], oj[1] - oi[1], oj[2] - oi[2]))[k]
-            if room < a.distance:
-                return Illegal("blocked", f"{w.ids[i]} would run into {w.ids[j]} along {a.direction} after "
-                                          f"{max(room, 0)} of {a.distance} step(s)")
+    hit = collision(shapes(w.assembly), [s.offset for s in state.slots], idx, others, a.direction, a.distance)
+    if hit is not None:
+        i, j, room = hit
+        return Illegal("blocked", f"{w.ids[i]} would run into {w.ids[j]} along {a.direction} after "
+                                  f"{max(room, 0)} of {a.distance} step(s)")
     return None
 
 

@@ -50,9 +50,9 @@ from ..model.assembly import DIRECTIONS, Assembly
 from ..model.choices import OBJECTIVES
 from ..model.errors import InputError
 from ..model.rotations import axis_angle_of, euler_to_matrix, matmul, transpose
-from ..model.state import Slot, State
+from ..model.state import NO_OFFSET, NO_ROTATION, Slot, State
 from .assembly_grounding import AssemblyGrounding
-from .engine import ZERO3, World
+from .engine import World
 from .moves import MoveKind, MoveModel, assembly_kind, move_model
 from .partial_universe import (apply_move, offered_moves, position_bound, position_domain,  # noqa: F401 (§9's universe)
                                slide_universe, to_action)
@@ -352,7 +352,7 @@ def slot_rotations(ag: AssemblyGrounding, actual: State, i: int) -> tuple[SlotRo
 
 def _slot_rotations(world: World, actual: State, i: int) -> tuple[SlotRotations, Slot | None]:
     s = actual.slots[i]
-    seeds = [ZERO3] + ([s.rotation] if s.present else [])
+    seeds = [NO_ROTATION] + ([s.rotation] if s.present else [])
     unlocked = None
     if world.lock[i] is not None and world.lock[i].kind == "coupled":  # type: ignore[union-attr]  # checked on the left of `and`; mypy does not narrow an indexed expression
         unlocked = world.apply(world.target_state(), lock_action(world, i, locking=False)).slots[i]
@@ -428,7 +428,7 @@ class Positions:
     """The position domain of §9 (the same for every slot), whole or cut to `radius` voxels per axis."""
 
     bound: Vec                 # per axis the largest |offset|
-    offsets: tuple[Vec, ...]   # every offset within the bound, (0, 0, 0) first, then sorted
+    offsets: tuple[Vec, ...]   # every offset within the bound, the origin (`NO_OFFSET`) first, then sorted
     longest: int               # the longest slide: across the domain, 2 * max(bound)
     full: bool                 # the whole domain (an optimum over it is a proof), or a sub-domain
 
@@ -443,7 +443,7 @@ def positions(asm: Assembly, radius: int | None = None, field: str = "radius") -
         raise InputError(f"radius must be a whole number >= 1, got {radius}", field=field)
     full = position_bound(asm)
     bound = full if radius is None else tuple(min(b, radius) for b in full)
-    offsets = sorted(product(*(range(-b, b + 1) for b in bound)), key=lambda o: (o != (0, 0, 0), o))
+    offsets = sorted(product(*(range(-b, b + 1) for b in bound)), key=lambda o: (o != NO_OFFSET, o))
     return Positions(tuple(bound), tuple(offsets), 2 * max(bound), radius is None)  # type: ignore[arg-type]  # a bound per axis of a Vec
 
 

@@ -17,6 +17,7 @@ from .assembly_grounding import AssemblyGrounding
 from .engine import World
 from .grounded import lock_action, rotation_fix, separable_groups
 from .moves import Offer
+from .partial_offers import Universe
 
 
 def slot_actions(world: World, state: State, i: int) -> list[Action]:
@@ -58,19 +59,29 @@ def separable_group_actions(ag: AssemblyGrounding, state: State) -> list[Action]
 
 def leaving_group_actions(ag: AssemblyGrounding, state: State) -> list[Action]:
     """Where partial moves are in play (§9): separate for the groups of two or more present parts that can
-    leave now (clear rays from where they are), and the joins that undo a separation of the level
-    search's main chain (`_chain_joins`). Other joins are judged by the engine when a plan names one,
-    not listed (every subset of the absent parts at every offset would be)."""
-    from ..geometry.displacement import FREE
-    from ..geometry.partial import movable_groups
+    leave now (the kernel's departures, `partial_offers.OfferTable.moves`), and the joins that undo a
+    separation of the level search's main chain (`_chain_joins`). Other joins are judged by the engine
+    when a plan names one, not listed (every subset of the absent parts at every offset would be)."""
+    out = [a for a in _kernel_actions(ag, state, departures=True) if isinstance(a, Separate)]
+    return sorted(out, key=lambda a: (len(a.part_ids), a.part_ids, DIRECTIONS.index(a.direction))) + _chain_joins(ag.world, state)
 
-    world = ag.world
-    here = tuple(j for j in range(len(world.ids)) if state.mask >> j & 1)
+
+def _kernel_actions(ag: AssemblyGrounding, state: State, departures: bool) -> list[Action]:
+    """The kernel's moves of every present slot in the engine's universe (every slide inside the position
+    bound, a clear ray ahead too; departures when asked), as actions naming the parts there."""
+    from .partial_universe import to_action
+
+    config = tuple(s.offset if s.present else None for s in state.slots)
+    names = {world_id: s.occupant for world_id, s in zip(ag.world.ids, state.slots) if s.present}
     out: list[Action] = []
-    for g, d, room in movable_groups(world.assembly, here, tuple(state.slots[j].offset for j in here)):
-        if room >= FREE and bin(g).count("1") >= 2:
-            out.append(Separate(tuple(state.slots[here[a]].occupant for a in range(len(here)) if g >> a & 1), d))
-    return sorted(out, key=lambda a: (len(a.part_ids), a.part_ids, DIRECTIONS.index(a.direction))) + _chain_joins(world, state)
+    for move, _ in ag.offers.moves(config, state.mask, Universe.ENGINE, departures=departures):
+        if move[0] == "out" and move[1] & (move[1] - 1) == 0:
+            continue   # a single part's departure is `remove`, a single-part action
+        a = to_action(ag.world, config, move)
+        assert isinstance(a, (Slide, Separate)), a   # the kernel's slides and departures of two or more
+        named = tuple(names[p] for p in a.part_ids)
+        out.append(Slide(named, a.direction, a.distance) if isinstance(a, Slide) else Separate(named, a.direction))
+    return out
 
 
 def _chain_joins(world: World, state: State) -> list[Action]:
@@ -94,43 +105,26 @@ def _chain_joins(world: World, state: State) -> list[Action]:
 def displacement_actions(ag: AssemblyGrounding, state: State) -> list[Action]:
     """Slides and insertions at an offset (SEMANTICS §9), offered where partial moves are in play.
 
-    Every group of present parts that can move along a direction (`geometry.partial.movable_groups`),
-    by every distance it has room for up to twice the position bound along the direction's axis (the
-    universe's `slide_steps`; the engine keeps every member within the bound), and all present parts
-    together (a translation of the whole, which only changes the offsets); every absent target part at
-    every non-zero offset within the assembly's extent from which it has a clear ray; and the
-    universe's arrivals into this configuration (`landing_arrivals`: inserts and joins at the offsets a
-    departure from it left, within LANDING_DEPTH moves of the target), so that every plan of the
-    universe within that depth, every proven reference among them, is on offer step by step.
+    Every slide of the kernel's engine universe (`partial_offers.OfferTable.moves`: every group of
+    present parts that can move along a direction, by every distance that keeps its members inside the
+    position bound, a clear ray ahead too; the whole assembly's translations among them), by group size,
+    group, direction and distance; every absent target part at every non-zero offset of the domain from
+    which it has a clear ray (`landings_of`); and the universe's arrivals into this configuration
+    (`landing_arrivals`: inserts and joins at the offsets a departure from it left, within LANDING_DEPTH
+    moves of the target), so that every plan of the universe within that depth, every proven reference
+    among them, is on offer step by step.
     """
-    from ..geometry.displacement import arrival_offsets, position_bound, shapes
-    from ..geometry.partial import movable_groups
     from .partial_universe import landing_arrivals
 
-    world = ag.world
-    reach, bound = extent(world), position_bound(world.assembly)
-    here = tuple(j for j in range(len(world.ids)) if state.mask >> j & 1)
-    out: list[Action] = []
-    moves = movable_groups(world.assembly, here, tuple(state.slots[j].offset for j in here))
-    for g, d, room in sorted(moves, key=lambda m: (bin(m[0]).count("1"), m[0], DIRECTIONS.index(m[1]))):
-        names = tuple(state.slots[here[a]].occupant for a in range(len(here)) if g >> a & 1)
-        out += [Slide(names, d, k) for k in range(1, min(room, 2 * bound["xyz".index(d[1])]) + 1)]
-    if here:
-        everything = tuple(state.slots[j].occupant for j in here)
-        out += [Slide(everything, d, k) for d in DIRECTIONS for k in range(1, reach + 1)]
-    sh, offsets = shapes(world.assembly), [state.slots[j].offset for j in here]
+    world, config = ag.world, tuple(s.offset if s.present else None for s in state.slots)
+    slides = _kernel_actions(ag, state, departures=False)
+    key = {world.ids[i]: i for i in range(len(world.ids))} | {p: world.spare_slot[p] for p in world.spare_slot}
+    out: list[Action] = sorted(slides, key=lambda a: (len(a.part_ids), sum(1 << key[p] for p in a.part_ids),
+                                                       DIRECTIONS.index(a.direction), a.distance))
     for i in range(len(world.ids)):
-        if not state.mask >> i & 1:
-            at = arrival_offsets(sh, i, here, offsets, world.parts[i].removal_dirs, reach)
-            out += [Insert(world.ids[i], o) for o in at if o != NO_OFFSET]
-    return out + landing_arrivals(ag, tuple(s.offset if s.present else None for s in state.slots))
-
-
-def extent(world: World) -> int:
-    """The assembly's largest extent in voxels: how far slides and offsets are offered (beyond it a
-    displaced part is clear of the others)."""
-    voxels = [v for p in world.parts for v in p.voxels]
-    return max(max(v[a] for v in voxels) - min(v[a] for v in voxels) + 1 for a in range(3))
+        if config[i] is None:
+            out += [Insert(world.ids[i], o) for o in ag.offers.landings_of(config, i) if o != NO_OFFSET]
+    return out + landing_arrivals(ag, config)
 
 
 # what the move model may offer beyond single-part actions -> the grounded actions of that offer in a state

@@ -1,19 +1,38 @@
-"""The slides and departures a configuration offers (SEMANTICS.md §9 "Grounded moves"), compiled per world.
+"""The partial-move kernel (SEMANTICS.md §9): the one generator of the moves a configuration offers.
 
-The moved-set search asks the same questions again and again: every moved set of a task, every task of a
+A configuration is the tuple of the slots' offsets in catalog order, `None` for an absent slot; a move is a
+plain tuple (`("slide", G, d, k)`, `("out", G, d)`, `("in", G, d, offsets)`, G a bitmask of slots) with the
+configuration it leads to (a `Step`). `OfferTable.moves` generates the slides and departures of a set of
+movable slots, and `OfferTable.arrivals` / `landings_of` the insertions and joins, in one of three
+universes (`Universe`):
+
+* `GROUNDED`, §9's grounded moves: a group with a clear ray ahead leaves (if it is separable there), it
+  never slides; what the moved-set search, the landing index and the offer of a configuration take;
+* `ENGINE`, every engine move inside the position bound: a group with a clear ray ahead may also slide;
+  what the search over every engine move (`planners.moved_set.engine_search`), the reachability proof
+  (`planners.moved_set.reach`) and the decoding masks (`semantics.legal`) take;
+* `LEAVING`, the engine's moves where a group that can leave leaves rather than slides along that
+  direction (what follows such a slide can follow the departure): what the mirror argument takes.
+
+Every search asks the same questions again and again: every moved set of a task, every task of a
 benchmark's batch on one assembly, meets the same configurations. So per configuration the pairwise gaps
 of its present slots are looked up once (`_Pairs`: the gap rows and, per direction, which slots each one
-touches ahead), and per (configuration, movable slots) the offered steps are kept: each move with the
-configuration it leads to, so a search never rebuilds a configuration it has seen offered. Both tables
-are bounded; dropping them changes no answer, only the time. A world's table is kept by its assembly
-grounding (`semantics.assembly_grounding.AssemblyGrounding.offers`).
+touches ahead), and per (configuration, movable slots) the grounded steps are kept. Both tables are
+bounded; dropping them changes no answer, only the time. A world's table is kept by its assembly
+grounding (`semantics.assembly_grounding.AssemblyGrounding.offers`). The geometric primitives (gaps,
+closures, unions of closures, arrival offsets) are `geometry.displacement`'s, shared with the level
+search of `geometry.partial` and the engine's slide rule.
 """
 
 from __future__ import annotations
 
-from typing import Iterator, NamedTuple, Optional, Sequence
+from enum import Enum
+from itertools import product
+from typing import Callable, Iterator, NamedTuple, Optional, Sequence
 
-from ..geometry.displacement import FREE, Vec, position_bound, shapes  # noqa: F401 (position_bound: part of this API)
+from ..geometry.displacement import (FREE, Vec, arrival_offsets, bits, closure, position_bound,  # noqa: F401 (bits, closure: part of this API)
+                                     shapes, unions)
+from ..geometry.partial import separation_tree
 from ..model.assembly import DIRECTION_VECTORS, DIRECTIONS
 from .engine import World
 
@@ -25,14 +44,16 @@ OFFERS_MAX = 4_000               # (configuration, movable) offers kept, per wor
 _VEC = tuple(DIRECTION_VECTORS[d] for d in DIRECTIONS)
 
 
-def bits(mask: int) -> list[int]:
-    """The members of a bitmask, ascending (tabled for the small masks every search asks about)."""
-    if mask < len(_BITS):
-        return _BITS[mask]
-    return [i for i in range(mask.bit_length()) if mask >> i & 1]
+class Universe(Enum):
+    """Which moves `OfferTable.moves` generates (module docstring)."""
+
+    GROUNDED = "grounded"
+    ENGINE = "engine"
+    LEAVING = "leaving"
 
 
-_BITS = [[i for i in range(m.bit_length()) if m >> i & 1] for m in range(1 << 12)]
+class SeparabilityCapped(Exception):
+    """A separability verdict asked for strictly was negative only because the level search hit its cap."""
 
 
 class _Pairs(NamedTuple):
@@ -44,12 +65,18 @@ class _Pairs(NamedTuple):
     touch: list
 
 
-def separable_at(world: World, group: int, offsets: Sequence[Vec]) -> bool:
+def separable_at(world: World, group: int, offsets: Sequence[Vec], strict: bool = False) -> bool:
     """Is `group` at `offsets` separable (§9)? Only relative offsets matter in free space, so the question
-    is asked relative to the first member and each arrangement is searched once."""
+    is asked relative to the first member and each arrangement is searched once. `strict`: a negative
+    verdict that the level search's cap cut raises SeparabilityCapped (it is the engine's answer, not a
+    proof that the group does not come apart)."""
     base = offsets[0]
     rel = tuple((o[0] - base[0], o[1] - base[1], o[2] - base[2]) for o in offsets)
-    return world.separable(group, rel)
+    if world.separable(group, rel):
+        return True
+    if strict and separation_tree(world.assembly, [world.ids[i] for i in bits(group)], rel).capped_anywhere():
+        raise SeparabilityCapped(f"the separability of {[world.ids[i] for i in bits(group)]} was cut by its state cap")
+    return False
 
 
 class OfferTable:
@@ -99,17 +126,63 @@ class OfferTable:
         return _Pairs(sum(1 << i for i in present), rows, touch)
 
     def _compute(self, config: Config, movable: int) -> Iterator[Step]:
-        """In the order the searches rely on: per direction, per group (ascending mask), its departure or
-        its slides by distance. A group with a clear ray leaves instead of sliding (§9 "Grounded moves")."""
+        return self.moves(config, movable)
+
+    def moves(self, config: Config, movable: int, universe: Universe = Universe.GROUNDED, departures: bool = True,
+              admit: Callable[[int, Config], bool] | None = None, strict: bool = False) -> Iterator[Step]:
+        """The slides and departures of `movable` slots in `config`, in the order the searches rely on: per
+        direction, per group (ascending mask), its departure, then its slides by distance (in the universe's
+        measure, module docstring). Without `departures`, slides only. `admit(group, after)`: whether a
+        departure of two or more slots is worth its separability question (a search of its own); `strict`
+        as in `separable_at`."""
         pairs = self.pairs_of(config)
         for d, name in enumerate(DIRECTIONS):
             for group in groups(pairs, movable, d):
                 r = room(pairs, group, d)
                 if r >= FREE:
-                    if group & (group - 1) == 0 or separable_at(self.world, group, [config[i] for i in bits(group)]):  # type: ignore[misc]  # offsets of a group's members (present slots) are not None
-                        yield ("out", group, name), tuple(None if group >> i & 1 else o for i, o in enumerate(config))
-                    continue
+                    leaves = None
+                    if departures or universe is Universe.LEAVING:
+                        after = tuple(None if group >> i & 1 else o for i, o in enumerate(config))
+                        leaves = group & (group - 1) == 0 or (admit is None or admit(group, after)) and separable_at(
+                            self.world, group, [config[i] for i in bits(group)], strict)  # type: ignore[misc]  # members are present
+                        if departures and leaves:
+                            yield ("out", group, name), after
+                    if universe is Universe.GROUNDED or universe is Universe.LEAVING and leaves:
+                        continue
                 yield from self.slides(config, group, d, r)
+
+    def landings_of(self, config: Config, i: int) -> list[Vec]:
+        """The offsets inside the position domain where absent slot `i` can arrive: a clear ray from there."""
+        present = [j for j, o in enumerate(config) if o is not None]
+        return [o for o in arrival_offsets(self.shapes, i, present, [config[j] for j in present],  # type: ignore[misc]  # present slots have offsets
+                                           DIRECTIONS, max(self.bound)) if in_domain(self.bound, o)]
+
+    def arrivals(self, config: Config, absent: int) -> Iterator[Step]:
+        """Insertions of one `absent` slot at every offset of the domain with a clear ray, and joins of a
+        separable set of `absent` slots translated rigidly from its target arrangement (§9), each with the
+        direction it arrives along (the first with a clear ray)."""
+        for i in bits(absent):
+            for o in self.landings_of(config, i):
+                yield _arrived(config, ("in", 1 << i, self.clear_direction(config, 1 << i, (o,)), (o,)))
+        domain: list[Vec] = list(product(*(range(-b, b + 1) for b in self.bound)))  # type: ignore[arg-type]  # one coordinate per axis
+        for group in _subsets(absent):
+            if group & (group - 1) == 0 or not self.world.separable(group):
+                continue
+            n = len(bits(group))
+            for at in domain:
+                d = self.clear_direction(config, group, (at,) * n)
+                if d is not None:
+                    yield _arrived(config, ("in", group, d, (at,) * n))
+
+    def clear_direction(self, config: Config, group: int, offsets: Sequence[Vec]) -> str | None:
+        """The first direction along which every member, at `offsets`, has a clear ray against `config`."""
+        placed, gaps = dict(zip(bits(group), offsets)), self.shapes.gaps
+        others = [(j, oj) for j, oj in enumerate(config) if oj is not None and j not in placed]
+        for d, name in enumerate(DIRECTIONS):
+            if all(gaps(i, j, (oj[0] - o[0], oj[1] - o[1], oj[2] - o[2]))[d] >= FREE
+                   for i, o in placed.items() for j, oj in others):
+                return name
+        return None
 
     def slides(self, config: Config, group: int, d: int, r: int) -> Iterator[Step]:
         """slide(group, d, k) for every k <= r whose destination keeps every member inside the domain."""
@@ -131,28 +204,14 @@ class OfferTable:
             yield ("slide", group, name, k), tuple(nxt)
 
 
-def closure(touch: list[int], seed: int) -> int:
-    """The smallest set holding `seed` and, with each member, the slots its row of `touch` names."""
-    group = frontier = 1 << seed
-    while frontier:
-        new = 0
-        for a in bits(frontier):
-            new |= touch[a]
-        frontier = new & ~group
-        group |= frontier
-    return group
-
-
 def groups(pairs: _Pairs, movable: int, d: int) -> list[int]:
     """Every set of present movable slots that can take a step along `d` (or leave) without moving a slot
     outside it: the unions of the closures that stay inside `movable`, ascending."""
     touch = pairs.touch[d]
     closures = {c for s in bits(movable & pairs.present) if (c := closure(touch, s)) & ~movable == 0}
-    unions = {0}
-    for c in sorted(closures):
-        unions |= {u | c for u in unions}
-    unions.discard(0)
-    return sorted(unions)
+    found = unions(sorted(closures)) or set()   # no cap: every union
+    found.discard(0)
+    return sorted(found)
 
 
 def room(pairs: _Pairs, group: int, d: int) -> int:
@@ -166,3 +225,19 @@ def room(pairs: _Pairs, group: int, d: int) -> int:
                 best = g
     return best
 
+
+def in_domain(bound: Vec, o: Vec) -> bool:
+    return abs(o[0]) <= bound[0] and abs(o[1]) <= bound[1] and abs(o[2]) <= bound[2]
+
+
+def _arrived(config: Config, move: Move) -> Step:
+    placed = dict(zip(bits(move[1]), move[3]))
+    return move, tuple(placed.get(i, o) for i, o in enumerate(config))
+
+
+def _subsets(mask: int) -> list[int]:
+    out, sub = [], mask
+    while sub:
+        out.append(sub)
+        sub = (sub - 1) & mask
+    return sorted(out)

@@ -30,15 +30,16 @@ from __future__ import annotations
 import time
 from collections import deque
 from itertools import product
-from typing import Iterator, Sequence
+from typing import Iterator
 
-from ..geometry.displacement import FREE, Shapes, Vec, shapes
+from ..geometry.displacement import Shapes, Vec, max_slide
 from ..model.actions import Action, Insert, Join, Remove, Separate, Slide
 from ..model.assembly import DIRECTION_VECTORS, DIRECTIONS, Assembly
+from ..model.state import NO_OFFSET
 from .assembly_grounding import AssemblyGrounding
 from .engine import World
-from .partial_offers import Config, Move, Step, bits, position_bound, separable_at  # noqa: F401 (part of this API)
-ZERO: Vec = (0, 0, 0)
+from .partial_offers import (Config, Move, Step, bits, in_domain, position_bound,  # noqa: F401 (part of this API)
+                             separable_at)
 _VEC = tuple(DIRECTION_VECTORS[d] for d in DIRECTIONS)
 
 
@@ -46,10 +47,6 @@ def position_domain(asm: Assembly) -> tuple[Vec, ...]:
     """Every offset a slot may take (the same for every slot), sorted, (0, 0, 0) among them."""
     bx, by, bz = position_bound(asm)
     return tuple(product(range(-bx, bx + 1), range(-by, by + 1), range(-bz, bz + 1)))
-
-
-def in_domain(bound: Vec, o: Vec) -> bool:
-    return abs(o[0]) <= bound[0] and abs(o[1]) <= bound[1] and abs(o[2]) <= bound[2]
 
 
 def slide_universe(asm: Assembly) -> tuple[Slide, ...]:
@@ -93,7 +90,7 @@ def landing_arrivals(ag: AssemblyGrounding, config: Config) -> list[Action]:
     will move (the searches index the arrivals of each moved set to the depth of the plan they seek)."""
     n = len(ag.world.ids)
     try:
-        index = landing_index(ag, (1 << n) - 1, (ZERO,) * n, LANDING_CAP, LANDING_DEPTH)
+        index = landing_index(ag, (1 << n) - 1, (NO_OFFSET,) * n, LANDING_CAP, LANDING_DEPTH)
     except OverflowError as err:
         index = err.partial  # type: ignore[attr-defined]  # landing_index attaches the index built before the cap
     return [to_action(ag.world, config, move) for move, _ in index.get(config, ())]
@@ -103,19 +100,10 @@ LANDING_DEPTH = 7       # slides and departures from the target whose reverses a
 LANDING_CAP = 50_000    # and the configurations it indexes at most
 
 
-def _gap(sh: Shapes, i: int, oi: Vec, j: int, oj: Vec, d: int) -> int:
-    return sh.gaps(i, j, (oj[0] - oi[0], oj[1] - oi[1], oj[2] - oi[2]))[d]
-
-
 def room(sh: Shapes, config: Config, group: int, d: int) -> int:
     """How many steps `group` can slide along direction index `d` (FREE: a clear ray; -1: a collision)."""
-    best = FREE
-    for i in bits(group):
-        oi = config[i]
-        for j, oj in enumerate(config):
-            if oj is not None and not group >> j & 1:
-                best = min(best, _gap(sh, i, oi, j, oj, d))  # type: ignore[arg-type]  # members of a group are present: offset not None
-    return best
+    others = [j for j, o in enumerate(config) if o is not None and not group >> j & 1]
+    return max_slide(sh, config, bits(group), others, DIRECTIONS[d])  # type: ignore[arg-type]  # present slots have offsets
 
 
 def _shift(o: Vec, v: Vec, k: int) -> Vec:
@@ -137,8 +125,7 @@ def offered_steps(ag: AssemblyGrounding, config: Config, movable: int, landings:
     """`offered_moves` with the configuration each move leads to: what the searches expand."""
     yield from ag.offers.steps(config, movable)
     if landings is None:
-        for m in _arrivals(ag.world, config, movable & ~sum(1 << i for i, o in enumerate(config) if o is not None)):
-            yield m, apply_move(config, m)
+        yield from ag.offers.arrivals(config, movable & ~sum(1 << i for i, o in enumerate(config) if o is not None))
     else:
         yield from landings.get(config, ())
 
@@ -216,48 +203,6 @@ def _offsets_of(config: Config, group: int) -> tuple[Vec, ...]:
     return tuple(config[i] for i in bits(group))  # type: ignore[misc]  # members of a group are present: offset not None
 
 
-def _arrivals(world: World, config: Config, absent: int) -> Iterator[Move]:
-    """Insertions of one absent movable slot at every offset of the domain with a clear ray, and joins of
-    a separable set of absent movable slots translated rigidly from its target arrangement (§9)."""
-    from ..geometry.displacement import arrival_offsets
-
-    sh, bound = shapes(world.assembly), position_bound(world.assembly)
-    present = [i for i, o in enumerate(config) if o is not None]
-    offsets = [config[i] for i in present]
-    reach = max(bound)
-    for i in bits(absent):
-        for o in arrival_offsets(sh, i, present, offsets, DIRECTIONS, reach):  # type: ignore[arg-type]  # offsets of present slots are not None
-            if in_domain(bound, o):
-                d = _clear_direction(sh, config, 1 << i, (o,))
-                yield ("in", 1 << i, d, (o,))
-    for group in _subsets(absent):
-        if group & (group - 1) == 0 or not world.separable(group):
-            continue
-        n = len(bits(group))
-        for o in position_domain(world.assembly):
-            d = _clear_direction(sh, config, group, (o,) * n)
-            if d is not None:
-                yield ("in", group, d, (o,) * n)
-
-
-def _subsets(mask: int) -> list[int]:
-    out, sub = [], mask
-    while sub:
-        out.append(sub)
-        sub = (sub - 1) & mask
-    return sorted(out)
-
-
-def _clear_direction(sh: Shapes, config: Config, group: int, offsets: Sequence[Vec]) -> str | None:
-    """The first direction along which every member, at `offsets`, has a clear ray against `config`."""
-    placed = dict(zip(bits(group), offsets))
-    for d, name in enumerate(DIRECTIONS):
-        if all(_gap(sh, i, o, j, oj, d) >= FREE for i, o in placed.items()
-               for j, oj in enumerate(config) if oj is not None and j not in placed):
-            return name
-    return None
-
-
 def to_action(world: World, config: Config, move: Move) -> Action:
     """The engine's action for a move made in `config` (occupants are the target parts)."""
     kind, group = move[0], move[1]
@@ -268,4 +213,4 @@ def to_action(world: World, config: Config, move: Move) -> Action:
         return Remove(names[0]) if len(names) == 1 else Separate(names, move[2])
     if len(names) == 1:
         return Insert(names[0], move[3][0])
-    return Join(names, move[2], move[3] if any(o != ZERO for o in move[3]) else None)
+    return Join(names, move[2], move[3] if any(o != NO_OFFSET for o in move[3]) else None)

@@ -14,7 +14,8 @@ from __future__ import annotations
 from itertools import product
 from pathlib import Path
 
-from forgeplan.geometry.displacement import FREE, ZERO, shapes
+from forgeplan.geometry.displacement import FREE, shapes
+from forgeplan.model.state import NO_OFFSET
 from forgeplan.model.assembly import DIRECTION_VECTORS, DIRECTIONS
 from forgeplan.model.errors import InputError
 from forgeplan.semantics.grounded import Positions, ground, slide_groups, task_positions
@@ -89,6 +90,6 @@ def _sep2_facts(task: Task, dom: Positions) -> list[str]:
             g = 1 << i | 1 << j
             out.append(f"pair({g},{i},{j}).")
             for rel in product(*spans):
-                if rel != ZERO and sh.gaps(i, j, rel)[0] != -1 and world.separable(g, (ZERO, rel)):
+                if rel != NO_OFFSET and sh.gaps(i, j, rel)[0] != -1 and world.separable(g, (NO_OFFSET, rel)):
                     out.append(f"sep2({i},{j},{_term(rel)}).")
     return out

@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 from ...io.quoting import asp_comment, asp_string
 from ...model.actions import Action, GroupMove, OnePart, Replace, Turn
-from ...model.state import State
+from ...model.state import NO_ROTATION, State
 from ...semantics.assembly_grounding import AssemblyGrounding
-from ...semantics.engine import ZERO3, World
+from ...semantics.engine import World
 from ...semantics.grounded import (GroundedTask, Rotation, SlotRotations, as_grounded, canonical_key,
                                    check_canonical_target, part_ranks, slot_rotations)
 from ...semantics.task import Task
@@ -123,7 +123,7 @@ def _init_by_slot(world: World, actual: State) -> list[list[str]]:
     for i, pid in enumerate(world.ids):
         s = actual.slots[i]
         if not s.present:
-            out.append([f"init(rot({q(pid)},{q(rotation_name(ZERO3))}))"])
+            out.append([f"init(rot({q(pid)},{q(rotation_name(NO_ROTATION))}))"])
             continue
         atoms = [f"init(in({q(s.occupant)}))", f"init(rot({q(pid)},{q(rotation_name(s.rotation))}))"]  # type: ignore[arg-type]  # a present slot has an occupant
         if world.pose_off(i, s):
@@ -203,7 +203,7 @@ def _rotation_lines(ag: AssemblyGrounding, actual: State) -> list[str]:
 def _slot_rotation_lines(world: World, i: int, vals: SlotRotations, unlocked) -> list[str]:
     q, pid = asp_string, world.ids[i]
     lines = [" ".join(f"rot_value({q(pid)},{q(rotation_name(r))})." for r in vals.values),
-             f"target_rot({q(pid)},{q(rotation_name(ZERO3))})."]
+             f"target_rot({q(pid)},{q(rotation_name(NO_ROTATION))})."]
     for r in vals.values:
         if world.rotation_error(i, r) > world.tol.rot_tol:
             lines.append(f"rot_off({q(pid)},{q(rotation_name(r))}).  % {world.rotation_error(i, r):.1f} deg off")
@@ -221,7 +221,7 @@ def _slot_rotation_facts(world: World, i: int, vals: SlotRotations, unlocked) ->
     """`_slot_rotation_lines` as single facts without comments (their union over tasks is a set)."""
     q, pid = asp_string, world.ids[i]
     out = [f"rot_value({q(pid)},{q(rotation_name(r))})." for r in vals.values]
-    out.append(f"target_rot({q(pid)},{q(rotation_name(ZERO3))}).")
+    out.append(f"target_rot({q(pid)},{q(rotation_name(NO_ROTATION))}).")
     out += [f"rot_off({q(pid)},{q(rotation_name(r))})." for r in vals.values
             if world.rotation_error(i, r) > world.tol.rot_tol]
     out += [f"rot_fix({q(pid)},{q(rotation_name(r))},{q(ax)},{q(repr(float(ang)))},{q(rotation_name(after))})."

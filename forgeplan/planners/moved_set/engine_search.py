@@ -17,16 +17,15 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ...geometry.displacement import FREE, arrival_offsets
+from ...geometry.displacement import FREE
 from ...model.assembly import DIRECTIONS
+from ...model.state import NO_OFFSET
 from ...semantics.assembly_grounding import AssemblyGrounding
-from ...semantics.partial_offers import Config, bits, groups, room, separable_at
-from ...semantics.partial_universe import in_domain
+from ...semantics.partial_offers import Config, Universe, bits, room
 from .bounds import LowerBound
 from .reach import Undecided, within
 
 Node = tuple[Config, int]     # offsets (None when absent) and the mask of present slots still faulty
-HOME = (0, 0, 0)
 
 
 def shorter_plan_exists(ag: AssemblyGrounding, start: Node, movable: int, c: int, bound: LowerBound, cap: int,
@@ -43,7 +42,7 @@ def shorter_plan_exists(ag: AssemblyGrounding, start: Node, movable: int, c: int
         return False, 1
     if limit == 1:
         return _one_move_home(ag, start, movable), 1
-    goal = (tuple(HOME for _ in start[0]), 0)
+    goal = (tuple(NO_OFFSET for _ in start[0]), 0)
     seen, layer = {start}, [start]
     for depth in range(1, limit):
         near = depth == limit - 1
@@ -73,7 +72,7 @@ def shorter_plan_exists(ag: AssemblyGrounding, start: Node, movable: int, c: int
 
 def _goal(node: Node) -> bool:
     config, bad = node
-    return bad == 0 and all(o == HOME for o in config)
+    return bad == 0 and all(o == NO_OFFSET for o in config)
 
 
 def _engine_moves(ag: AssemblyGrounding, node: Node, movable: int, fits=lambda nxt: True) -> Iterator[Node]:
@@ -86,26 +85,15 @@ def _engine_moves(ag: AssemblyGrounding, node: Node, movable: int, fits=lambda n
     for i in bits(bad & movable & pairs.present):
         if table.clear(config, i):
             yield config, bad & ~(1 << i)
-    for d in range(len(DIRECTIONS)):
-        for group in groups(pairs, movable, d):
-            r = room(pairs, group, d)
-            if r >= FREE:
-                gone = (tuple(None if group >> i & 1 else o for i, o in enumerate(config)), bad & ~group)
-                if group & (group - 1) == 0 or fits(gone) and separable_at(
-                        ag.world, group, [config[i] for i in bits(group)]):  # type: ignore[misc]  # members are present
-                    yield gone
-            for _, nxt in table.slides(config, group, d, r):
-                yield nxt, bad
+    for move, nxt in table.moves(config, movable, Universe.ENGINE, admit=lambda g, after: fits((after, bad & ~g))):
+        yield nxt, bad & ~move[1] if move[0] == "out" else bad
     absent = bits(movable & ~pairs.present)
     if len(absent) > 1:
         raise Undecided("two slots of the moved set are absent: a join may arrive in any arrangement")
     if absent:
-        i, limit = absent[0], table.bound
-        present = bits(pairs.present)
-        for o in arrival_offsets(table.shapes, i, present, [config[j] for j in present],  # type: ignore[misc]  # present slots have offsets
-                                 DIRECTIONS, max(limit)):
-            if in_domain(limit, o):
-                yield tuple(o if j == i else x for j, x in enumerate(config)), bad
+        i = absent[0]
+        for o in table.landings_of(config, i):
+            yield tuple(o if j == i else x for j, x in enumerate(config)), bad
 
 
 def _one_move_home(ag: AssemblyGrounding, node: Node, movable: int) -> bool:
@@ -114,7 +102,7 @@ def _one_move_home(ag: AssemblyGrounding, node: Node, movable: int) -> bool:
     insertion or a join at the target of the absent ones can."""
     config, bad = node
     table = ag.offers
-    away = sum(1 << i for i, o in enumerate(config) if o != HOME)
+    away = sum(1 << i for i, o in enumerate(config) if o != NO_OFFSET)
     if bad:
         return bad & (bad - 1) == 0 and not away and bool(bad & movable) and table.clear(config, bad.bit_length() - 1)
     if away & ~movable or not away:
@@ -123,7 +111,7 @@ def _one_move_home(ag: AssemblyGrounding, node: Node, movable: int) -> bool:
     if absent:
         if absent != away:
             return False
-        home = tuple(HOME for _ in config)
+        home = tuple(NO_OFFSET for _ in config)
         pairs = table.pairs_of(home)
         if absent & (absent - 1) and not ag.world.separable(absent):
             return False

@@ -24,11 +24,12 @@ from typing import Optional
 
 from ...geometry.separation import OPPOSITE
 from ...model.actions import Action
+from ...model.state import NO_OFFSET
 from ...semantics.assembly_grounding import AssemblyGrounding
 from ...semantics.grounded import canonical_key, part_ranks
-from ...semantics.partial_offers import Config, bits
+from ...semantics.partial_offers import Config, SeparabilityCapped, Universe, bits
 from ...semantics.partial_universe import Move, to_action
-from .reach import engine_slides, leaving_group, within
+from .reach import Undecided, leaving_group, within
 
 CAP = 200_000     # configurations before the search gives up
 
@@ -39,7 +40,7 @@ def mirror_optimum(ag: AssemblyGrounding, p: int, movable: int, cap: int = CAP,
     plan length, the configurations searched, and the breadth-first layers of the way out (the last
     one: the configurations where `p` is clear, or where it can leave when none has it clear). None
     when `p` can never be mended or leave; Undecided past `cap` or `deadline`."""
-    home = tuple((0, 0, 0) for _ in ag.world.ids)
+    home = tuple(NO_OFFSET for _ in ag.world.ids)
     table = ag.offers
     layers, seen = [[home]], {home}
     while layers[-1]:
@@ -103,11 +104,12 @@ def _leaves(ag: AssemblyGrounding, config: Config, p: int, movable: int) -> bool
 def _moves(ag: AssemblyGrounding, config: Config, movable: int):
     """The slides and departures of `movable` slots, no arrival. A group that could leave along a
     direction leaves rather than slides along it: what follows a slide away can follow its departure
-    (the group only blocks), so the distances to the end of the way out are the same."""
-    yield from engine_slides(ag, config, movable, leaving=False)
-    for move, nxt in ag.offers.steps(config, movable):
-        if move[0] == "out":
-            yield move, nxt
+    (the group only blocks), so the distances to the end of the way out are the same. The kernel's moves
+    of that universe (`partial_offers.Universe.LEAVING`)."""
+    try:
+        yield from ag.offers.moves(config, movable, Universe.LEAVING, strict=True)
+    except SeparabilityCapped:
+        raise Undecided("a separability search was cut by its state cap") from None
 
 
 def _undo(before: Config, move: Move) -> Move:

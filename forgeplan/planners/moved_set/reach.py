@@ -27,10 +27,10 @@ from collections import deque
 from typing import Iterator, Optional
 
 from ...geometry.displacement import FREE
-from ...geometry.partial import separation_tree
 from ...model.assembly import DIRECTIONS
+from ...model.state import NO_OFFSET
 from ...semantics.assembly_grounding import AssemblyGrounding
-from ...semantics.partial_offers import Config, Move, bits, closure, groups, room
+from ...semantics.partial_offers import Config, Move, SeparabilityCapped, Universe, bits, closure, separable_at
 
 Node = tuple[Config, int]     # a reduced configuration and the mask of present slots still faulty
 CAP = 200_000                 # reduced configurations per search before it gives up (Undecided)
@@ -64,7 +64,7 @@ ESCAPES = "escape sets"   # the memo of `AssemblyGrounding` that keeps them: (mo
 
 
 def _escape_set(ag: AssemblyGrounding, movable: int, cap: int, deadline: float | None) -> tuple[int, int]:
-    home = tuple((0, 0, 0) for _ in ag.world.ids)
+    home = tuple(NO_OFFSET for _ in ag.world.ids)
     escaped, seen = 0, set()
     start, gone = _reduce(ag, home, movable, movable)
     escaped |= gone
@@ -112,7 +112,7 @@ def has_plan(ag: AssemblyGrounding, start: Node, movable: int, cap: int = CAP,
 def _restored(node: Node) -> bool:
     """The target minus some slots that can leave it: every present slot home, nothing faulty."""
     config, bad = node
-    return bad == 0 and all(o == (0, 0, 0) for o in config if o is not None)
+    return bad == 0 and all(o == NO_OFFSET for o in config if o is not None)
 
 
 def _settle(ag: AssemblyGrounding, node: Node, movable: int, may_leave: int) -> Node:
@@ -162,25 +162,19 @@ def leaving_group(ag: AssemblyGrounding, config: Config, pairs, candidates: int,
 def _separable(ag: AssemblyGrounding, config: Config, group: int) -> bool:
     """§9's separability of `group` where it is; a negative verdict cut by the level search's cap is not
     a proof, so it stops the decision."""
-    members = bits(group)
-    base = config[members[0]]
-    rel = tuple((o[0] - base[0], o[1] - base[1], o[2] - base[2]) for o in (config[i] for i in members))  # type: ignore[index]  # members of a group are present: offset not None
-    if ag.world.separable(group, rel):
-        return True
-    if separation_tree(ag.world.assembly, [ag.world.ids[i] for i in members], rel).capped_anywhere():
-        raise Undecided("a separability search was cut by its state cap")
-    return False
+    try:
+        return separable_at(ag.world, group, [config[i] for i in bits(group)], strict=True)  # type: ignore[misc]  # members are present
+    except SeparabilityCapped:
+        raise Undecided("a separability search was cut by its state cap") from None
 
 
 def engine_slides(ag: AssemblyGrounding, config: Config, movable: int, leaving: bool = True) -> Iterator[tuple[Move, Config]]:
     """Every engine slide of a group of present `movable` slots inside the position bound, with the
     configuration it leads to (a group with a clear ray ahead slides too, up to the bound); without
-    `leaving`, not the slides of a group that could leave along that direction instead."""
-    table = ag.offers
-    pairs = table.pairs_of(config)
-    for d in range(len(DIRECTIONS)):
-        for group in groups(pairs, movable, d):
-            r = room(pairs, group, d)
-            if r >= FREE and not leaving and (group & (group - 1) == 0 or _separable(ag, config, group)):
-                continue
-            yield from table.slides(config, group, d, r)
+    `leaving`, not the slides of a group that could leave along that direction instead. The kernel's
+    moves (`partial_offers.OfferTable.moves`) of the engine's universe."""
+    universe = Universe.ENGINE if leaving else Universe.LEAVING
+    try:
+        yield from ag.offers.moves(config, movable, universe, departures=False, strict=True)
+    except SeparabilityCapped:
+        raise Undecided("a separability search was cut by its state cap") from None

@@ -132,7 +132,7 @@ def escapes(ag: AssemblyGrounding, config: Config, movable: int, f: int) -> bool
     that for a slot that is missing or faulty (it comes in, is mended or leaves through a clear ray, and
     ends at its target), and the other movable slots can only be in the way, so a `False` is a proof that
     `movable` is too small."""
-    alone = tuple((0, 0, 0) if i == f else (o if not movable >> i & 1 else None) for i, o in enumerate(config))
+    alone = tuple(NO_OFFSET if i == f else (o if not movable >> i & 1 else None) for i, o in enumerate(config))
     seen, todo, table = {alone}, [alone], ag.offers
     while todo:
         c = todo.pop()

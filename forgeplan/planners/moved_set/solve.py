@@ -1,28 +1,31 @@
 """The proving planner of tasks with partial moves (SEMANTICS.md §9), registered as `moved-set-search`
 (`planners.registry`); `solve_result` gives its outcome as the `SolveResult` every proving planner returns.
 
-The moved-set search (`slide_search.minimal_rework`) proves the lexicographic optimum (`J_move`, then
-`c`) over the grounded universe of §9 and picks the tie-break plan. OPTIMAL claims more: no plan the
-engine accepts is better (§9 "One universe"), so it is reported only where both levels are proved over
-every engine plan; a grounded optimum proved over the engine in `J_move` only is FEASIBLE, with
-`proved: [moved-parts]` and `grounded_optimal`. When the search cannot finish (time limit, or a moved set
-with more configurations than its cap) the better (J_move, then c) of the best plan it found and the
-repair search's plan is reported as FEASIBLE. Nothing is claimed that the search did not exhaust.
+The moved-set search (`search.minimal_rework`) proves the lexicographic optimum (`J_move`, then `c`)
+over the grounded universe of §9 and picks the tie-break plan; for the objective `actions` (FORGE's c*)
+`actions.minimal_actions` proves the fewest actions. OPTIMAL claims more: no plan the engine accepts is
+better (§9 "One universe"), so it is reported only where every level of the objective is proved over
+every engine plan; a grounded optimum that is not is FEASIBLE, with the levels that are in `proved` and
+`grounded_optimal`. When the search cannot finish (time limit, or more configurations than its caps) the
+better, in the objective, of the best plan it found and the repair search's plan is reported as
+FEASIBLE. Nothing is claimed that the search did not exhaust.
 """
 
 from __future__ import annotations
 
 import time
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 from ...model.actions import Action, moved_parts
+from ...model.choices import OBJECTIVES
 from ...model.errors import InputError
 from ...semantics.closure import dependency_closure
 from ...semantics.diagnosis import faulty_slots
-from ...semantics.grounded import GroundedTask
+from ...semantics.grounded import GroundedTask, objective_value
 from ..partial_repair import partial_repair_plan
 from ..result import Options, SolveResult, Status
-from .search import LEVELS, minimal_rework
+from .actions import minimal_actions
+from .search import SlideResult, minimal_rework
 
 PROOF = "moved-set-search"
 
@@ -49,22 +52,23 @@ class PartialOutcome(NamedTuple):
 
 def solve_partial(g: GroundedTask, objective: str = "moved-parts,actions", time_limit: float | None = None,
                   all_optimal: bool = False) -> PartialOutcome:
-    """The minimal rework of a partial-move task, with an honest proof status."""
-    if objective != "moved-parts,actions":
-        raise InputError(f"objective {objective!r}: tasks with partial moves (SEMANTICS §9) are solved for the "
-                         "default moved-parts,actions only", field="--objective")
+    """The minimal rework of a partial-move task, with an honest proof status: lexicographic (J_move, then
+    c) by the moved-set search, or, for `actions` (FORGE's c*), the fewest actions (`actions`)."""
+    if objective not in OBJECTIVES_SOLVED:
+        raise InputError(f"objective {objective!r}: tasks with partial moves (SEMANTICS §9) are solved for "
+                         f"{' and '.join(OBJECTIVES_SOLVED)} only", field="--objective")
     if all_optimal:
         raise InputError("--all-optimal is not available for tasks with partial moves (SEMANTICS §9)",
                          field="--all-optimal")
     t0 = time.perf_counter()
     world, task = g.world, g.task
     closure = [world.ids[i] for i in dependency_closure(world, task.actual, faulty_slots(world, task.actual, task.target))]
-    found = _minimal_rework(g, time_limit)
+    found = _minimal_rework(g, objective, time_limit)
     plan, proof = found.plan, PROOF
-    status = "optimal" if found.optimal and found.proved == LEVELS else "feasible"
+    status = "optimal" if found.optimal and found.proved == OBJECTIVES[objective] else "feasible"
     if plan is None or not found.optimal:
         fallback = partial_repair_plan(world, task.actual, task.target)
-        if fallback is not None and (plan is None or _cost(fallback) < _cost(plan)):
+        if fallback is not None and (plan is None or _cost(objective, fallback) < _cost(objective, plan)):
             plan, status, proof = fallback, "feasible", "repair-search"
     if plan is None:
         status, proof, plan = "timeout", "", []
@@ -73,24 +77,30 @@ def solve_partial(g: GroundedTask, objective: str = "moved-parts,actions", time_
                           found.proved if grounded else (), grounded)
 
 
-def _cost(plan) -> tuple[int, int]:
-    """(J_move, c): an unproved search's plan is kept only when the repair search's is not better."""
-    return len(moved_parts(plan)), len(plan)
+def _cost(objective: str, plan) -> tuple[int, ...]:
+    """The objective's value of a plan: an unproved search's plan is kept only when the repair search's
+    is not better."""
+    return objective_value(objective, len(moved_parts(plan)), len(plan))
 
 
-def _minimal_rework(g: GroundedTask, time_limit: float | None):
-    """`minimal_rework`, memoised per actual state when no clock limit makes its outcome depend on the
-    machine."""
-    actual = g.task.actual
+def _minimal_rework(g: GroundedTask, objective: str, time_limit: float | None):
+    """The objective's search (`minimal_rework` or `minimal_actions`), memoised per objective and actual
+    state when no clock limit makes its outcome depend on the machine."""
+    search, actual = SEARCHES[objective], g.task.actual
     if time_limit is not None:
-        return minimal_rework(g.shared, actual, time_limit)
+        return search(g.shared, actual, time_limit)
     kept = g.shared.memo(FOUND)
-    found = kept.get(actual)
+    found = kept.get((objective, actual))
     if found is None:
         if len(kept) >= FOUND_MAX:
             kept.clear()
-        found = kept[actual] = minimal_rework(g.shared, actual, None)
+        found = kept[objective, actual] = search(g.shared, actual, None)
     return found
+
+
+# objective -> the search that proves it over the grounded universe
+SEARCHES: dict[str, Callable[..., SlideResult]] = {"moved-parts,actions": minimal_rework, "actions": minimal_actions}
+OBJECTIVES_SOLVED = tuple(SEARCHES)
 
 
 def solve_result(g: GroundedTask, options: Options = Options()) -> SolveResult:

@@ -1,7 +1,8 @@
 """Run an installed PDDL planner (Fast Downward, pyperplan) on a task's export and read its plan back.
 
-The planner sees exactly the files `forgeplan export-pddl --profile P` writes; its plan file goes through
-`files.read_plan`, so a planner's answer is judged like any imported plan. The default profile and
+The planner sees exactly the files `forgeplan export-pddl --profile P` writes; its plan file is replayed in
+that PDDL task and mapped back (`replay.Replay.read`), as `import-plan` reads a plan: a plan the task
+refuses is an error, never a repair. The default profile and
 configuration of each planner are ones it handles (domains/README.md has the table):
 
 | planner | default profile | default configuration | optimal for |
@@ -25,7 +26,7 @@ from ...model.choices import PLANNERS
 from ...model.errors import InputError
 from ...semantics.grounded import plan_value
 from ...semantics.task import Task
-from .files import read_plan, write_pddl
+from .files import write_pddl
 from .profiles import build_export
 
 
@@ -109,6 +110,17 @@ def plan_external(task: Task, planner: str = "fd", *, profile: str | None = None
         t0 = time.perf_counter()
         code, text = solve_files(planner, domain, problem, config, time_limit)
         seconds = time.perf_counter() - t0
-    plan = None if text is None else read_plan(export, text, f"{planner} plan")
+    plan = None if text is None else _replayed(export, text, f"{planner} plan")
     cost = None if plan is None else plan_value(export.objective, plan, export.enc.weight)
     return ExternalResult(planner, profile, config, code, plan, cost, seconds)
+
+
+def _replayed(export, text: str, file: str) -> tuple[Action, ...]:
+    """The planner's plan, valid in the task it was given, as forgeplan actions (a refused plan is a bug of
+    the planner or of the export: an internal error, never a repair)."""
+    from .replay import Replay
+
+    verdict, plan = Replay(export).read(text, file)
+    if plan is None:
+        raise RuntimeError(f"internal: {file} is {verdict.reason()}")
+    return plan

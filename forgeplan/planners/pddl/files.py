@@ -6,6 +6,8 @@ and a `decode` of that problem's action instances.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ...model.actions import Action
 from ...model.errors import InputError
 from .problem import build_problem
@@ -35,7 +37,8 @@ def domain_text() -> str:
 
 
 def write_pddl(enc, out) -> tuple:
-    """Write domain.pddl and problem.pddl into folder `out`, and groups.json for a group-move export.
+    """Write domain.pddl and problem.pddl into folder `out`, costs.json for the `strips-table` profile and
+    groups.json for a group-move export.
 
     groups.json records the candidate groups per move and direction (their counts first); returns
     the paths written.
@@ -44,11 +47,28 @@ def write_pddl(enc, out) -> tuple:
 
     writer = pddl_writer(enc)
     with staged(out) as folder:   # the files replace an earlier export together
-        paths = (folder.write_text("domain.pddl", writer.get_domain()),
-                 folder.write_text("problem.pddl", writer.get_problem()))
-        if enc.groups is None:
-            return paths
-        return (*paths, folder.write_json("groups.json", enc.groups.to_json()))
+        paths = [folder.write_text("domain.pddl", writer.get_domain()),
+                 folder.write_text("problem.pddl", writer.get_problem())]
+        if getattr(enc, "costs", None) is not None:
+            paths.append(folder.write_json("costs.json", cost_table(enc, writer)))
+        if enc.groups is not None:
+            paths.append(folder.write_json("groups.json", enc.groups.to_json()))
+        return tuple(paths)
+
+
+def cost_table(export, writer) -> dict:
+    """The `strips-table` profile's costs.json: what a plan's cost is, and each action's cost by its PDDL name."""
+    return {"objective": export.objective, "weight": export.enc.weight,
+            "plan_cost": "the sum of the costs of the plan's actions",
+            "costs": {writer.get_pddl_name(a): cost for a, cost in sorted(export.costs.items(), key=lambda x: x[0].name)}}
+
+
+def requirements(domain: str) -> list[str]:
+    """The `:requirements` a domain's text declares, in its order."""
+    import re
+
+    found = re.search(r"\(:requirements([^()]*)\)", domain)
+    return found.group(1).split() if found else []
 
 
 def plan_lines(text: str, file: str = "plan") -> list[tuple[int, str, tuple[str, ...]]]:
@@ -68,28 +88,35 @@ def plan_lines(text: str, file: str = "plan") -> list[tuple[int, str, tuple[str,
     return out
 
 
-def read_plan(enc, text: str, file: str = "plan") -> tuple[Action, ...]:
-    """An external planner's plan for the export of `enc` -> forgeplan actions.
+def plan_instances(writer, text: str, file: str = "plan") -> list[tuple[str, Any]]:
+    """(the step as written, its UP ActionInstance) for each line of a plan of `writer`'s export.
 
-    Reads the common format (one `(action arg ...)` per line, `;` comments, as Fast Downward's sas_plan);
-    names go back through the PDDLWriter's renaming, so sanitised part ids come back as they were.
+    Names go back through the PDDLWriter's renaming, so sanitised part ids come back as they were; a name
+    that is not in the export, or an action with the wrong number of arguments, is bad input.
     """
     from unified_planning.model import Action as UPAction
     from unified_planning.plans import ActionInstance
 
-    writer = pddl_writer(enc)
-    instances = []
+    out = []
     for lineno, name, args in plan_lines(text, file):
         line = f"({' '.join((name, *args))})"
-        words = [name, *args]
         try:
-            items = [writer.get_item_named(w) for w in words]
+            items = [writer.get_item_named(w) for w in (name, *args)]
         except Exception:  # noqa: BLE001 - UP raises its own UPException for unknown names
             raise InputError(f"{line!r} names something that is not in this export "
                              "(check --grounded and --objective)", file=file, field=f"line {lineno}") from None
         act = items[0]
         if not isinstance(act, UPAction) or len(items) - 1 != len(act.parameters):
-            raise InputError(f"{words[0]!r} is not an action of this export with {len(items) - 1} arguments",
+            raise InputError(f"{name!r} is not an action of this export with {len(items) - 1} arguments",
                              file=file, field=f"line {lineno}")
-        instances.append(ActionInstance(act, items[1:]))
-    return enc.decode(instances)
+        out.append((line, ActionInstance(act, items[1:])))
+    return out
+
+
+def read_plan(enc, text: str, file: str = "plan") -> tuple[Action, ...]:
+    """An external planner's plan for the export of `enc` -> forgeplan actions, mapped without replaying
+    it in the PDDL task (`replay.Replay.read` replays it first, as `import-plan` does).
+
+    Reads the common format (one `(action arg ...)` per line, `;` comments, as Fast Downward's sas_plan).
+    """
+    return enc.decode([ai for _, ai in plan_instances(pddl_writer(enc), text, file)])

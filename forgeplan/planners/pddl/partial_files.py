@@ -15,8 +15,9 @@ from ...model.actions import Action
 from ...model.errors import InputError
 from ...semantics.task import Task
 from .positions import position_tables
+from .replay import PddlVerdict, read_partial
 from .slide_groups import build_group_problem
-from .slides import decode, pddl_text
+from .slides import pddl_text
 
 
 def _problem(task: Task, objective: str, grounded: bool, profile: str, radius: int | None):
@@ -44,15 +45,7 @@ def export_partial(task: Task, out: Path, objective: str, grounded: bool, profil
 
 
 def read_partial_plan(task: Task, text: str, file: str, objective: str, grounded: bool, profile: str = "full",
-                      radius: int | None = None) -> tuple[Action, ...]:
-    """A planner's plan for `export_partial`'s problem -> forgeplan actions (a join's steps become one action)."""
-    from .files import plan_lines
-
-    sp = _problem(task, objective, grounded, profile, radius)
-    names = []
-    for lineno, name, args in plan_lines(text, file):
-        if name not in sp.by_name or args:
-            raise InputError(f"{name!r} is not an action of this export (check --grounded and --objective)",
-                             file=file, field=f"line {lineno}")
-        names.append(name)
-    return decode(sp, names)
+                      radius: int | None = None) -> tuple[PddlVerdict, tuple[Action, ...] | None]:
+    """A planner's plan for `export_partial`'s problem, replayed in it (`replay.read_partial`), and its
+    forgeplan actions when it is valid there (a join's steps become one action)."""
+    return read_partial(_problem(task, objective, grounded, profile, radius), text, file)

@@ -5,6 +5,10 @@
 * `strips-costs`: the grounded export with negative conditions compiled away by unified-planning's
   `NegativeConditionsRemover` (`not_f` twins); requirements `:strips :typing :action-costs`.
 * `strips`: the same without costs: objective `actions`, requirements `:strips :typing` (pyperplan).
+* `strips-table`: the `strips-costs` problem without cost syntax (no `:functions`, no `increase`), so that
+  parsers without numeric fluents (pyperplan's) read it, and its action costs as a table beside it
+  (`costs.json`: PDDL action name -> cost). A plan's cost is the sum of its actions' entries; the
+  optimum under the table is the `strips-costs` optimum.
 
 The compiled problem keeps every action's name, so a plan of it decodes through the original encoding.
 """
@@ -29,6 +33,7 @@ class Export:
     enc: Encoding
     problem: Any      # unified_planning.model.Problem: enc.problem, or its STRIPS compilation
     profile: str
+    costs: dict | None = None   # strips-table: the written problem's action -> its cost (the table)
 
     @property
     def groups(self):
@@ -45,6 +50,10 @@ class Export:
     def decode(self, instances):
         """Action instances of the written problem -> forgeplan actions (names are shared with `enc`)."""
         return self.enc.decode(instances)
+
+    def encode(self, actions):
+        """A forgeplan plan as instances of `enc`'s problem (the written problem's actions have the same names)."""
+        return self.enc.encode(actions)
 
 
 def profile_objective(profile: str, objective: str | None) -> str:
@@ -67,7 +76,12 @@ def build_export(task: Task, profile: str = "full", objective: str | None = None
         enc = build_problem(task, objective, grounded=grounded, weight=weight)
         return Export(enc, enc.problem, profile)
     enc = build_problem(task, objective, grounded=True, weight=weight)
-    return Export(enc, strips_problem(enc.problem, with_costs=profile == "strips-costs"), profile)
+    compiled = strips_problem(enc.problem, with_costs=profile == "strips-costs")
+    if profile != "strips-table":
+        return Export(enc, compiled, profile)
+    metric = enc.problem.quality_metrics[0]
+    table = {a: metric.get_action_cost(enc.problem.action(a.name)).constant_value() for a in compiled.actions}
+    return Export(enc, compiled, profile, table)
 
 
 def strips_problem(problem, with_costs: bool):

@@ -21,12 +21,12 @@ from ...io.quoting import pddl_names
 from ...model.actions import Action, Insert, Join, Remove, Replace, Separate, Slide
 from ...model.assembly import DIRECTIONS
 from ...model.errors import InputError
+from ...model.state import NO_OFFSET
 from ...semantics.grounded import touch_costs
 from ...semantics.task import Task
 from .abstraction import Abstraction, slot_abstraction
 from .positions import PositionTables
 
-ZERO = (0, 0, 0)
 MAX_STEPS = 200_000   # move steps (pick, settle, shift, out, place) beyond which the problem is not built
 RESET = ("wrong", "pose_off", "rot_off", "unlock_turned", "locked")
 Atom = str
@@ -125,7 +125,7 @@ def _initial(sp: SlideProblem, ab: Abstraction) -> None:
         if s.present:
             sp.init.add(_at(sp, world.ids[i], s.offset))
     sp.goal = [(_flu(sp, f, pid), v) for f, pid, v in ab.goal]
-    sp.goal += [(_at(sp, pid, ZERO), True) for pid in world.ids] + [("(idle)", True)]
+    sp.goal += [(_at(sp, pid, NO_OFFSET), True) for pid in world.ids] + [("(idle)", True)]
 
 
 def _lits(sp: SlideProblem, lits) -> list[Lit]:
@@ -154,8 +154,8 @@ def _single_steps(sp: SlideProblem, ab: Abstraction) -> None:
         tpre = _touched(sp, a.touched)
         for o in sp.tables.positions[i]:
             extra_eff = []
-            if isinstance(a, Replace) and o != ZERO:   # the target part goes in at its target position
-                extra_eff = [(_at(sp, pid, o), False), (_at(sp, pid, ZERO), True)]
+            if isinstance(a, Replace) and o != NO_OFFSET:   # the target part goes in at its target position
+                extra_eff = [(_at(sp, pid, o), False), (_at(sp, pid, NO_OFFSET), True)]
             rays = dict.fromkeys(tuple(_clear_from(sp, i, o, d)) for d in world.parts[i].removal_dirs)
             for ray in rays:
                 pre = [("(idle)", True), *_lits(sp, step.pre), (_at(sp, pid, o), True), *ray, *tpre]
@@ -244,7 +244,7 @@ def _transaction_action(world, begun, members) -> Action:
     offsets = [m[1] for m in members]
     if len(ids) == 1:
         return Insert(ids[0], offsets[0])
-    return Join(ids, d, offsets if any(o != ZERO for o in offsets) else None)
+    return Join(ids, d, offsets if any(o != NO_OFFSET for o in offsets) else None)
 
 
 def derive(sp: SlideProblem, state: set[Atom]) -> frozenset[Atom]:
@@ -288,6 +288,18 @@ def run_steps(sp: SlideProblem, names: Sequence[str]) -> tuple[bool, int]:
         state = apply(sp, state, st)
         cost += st.cost
     return holds(sp, state, sp.goal), cost
+
+
+def replay(sp: SlideProblem, names: Sequence[str]) -> tuple[int | None, list[Lit]]:
+    """Where a run of step names fails: (index of the first step whose precondition fails, its false
+    literals), or (None, the goal literals that are false at the end: none when the plan is valid)."""
+    state = set(sp.init)
+    for k, name in enumerate(names):
+        st = sp.by_name[name]
+        if not holds(sp, state, st.pre):
+            return k, [lit for lit in st.pre if not holds(sp, state, [lit])]
+        state = apply(sp, state, st)
+    return None, [lit for lit in sp.goal if not holds(sp, state, [lit])]
 
 
 
@@ -339,7 +351,7 @@ def _transaction(run: _Runner, a: Action) -> bool:
         return False
     world = run.sp.task.world
     ids = list(a.part_ids) if hasattr(a, "part_ids") else [a.part_id]  # type: ignore[attr-defined]  # guarded by hasattr: a group move has part_ids, the others part_id
-    offsets = [tuple(o) for o in (getattr(a, "offsets", None) or [getattr(a, "offset", ZERO)] * len(ids))]
+    offsets = [tuple(o) for o in (getattr(a, "offsets", None) or [getattr(a, "offset", NO_OFFSET)] * len(ids))]
     rank = {i: r for r, i in enumerate(member_order(world))}
     members = sorted(zip(ids, offsets), key=lambda m: rank[world.slot_index(m[0])])
     slots = [world.ids[world.slot_index(x)] for x, _ in members]

@@ -1,7 +1,8 @@
 """The main job: benchmark -> Fast Downward cross-check -> baselines -> evaluation -> report.
 
 Every stage reuses the library functions behind the individual commands, so the demo is exactly
-what a user would get by running them one by one.
+what a user would get by running them one by one. Each file is written whole (io.output); summary.md,
+written last, marks a complete demo.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from .bench.store import build_bench
 from .evaluation.baselines import BASELINES
 from .evaluation.evaluate import score_split, summarise
 from .evaluation.report import COLUMNS, fmt as _fmt, write_report
+from .io.output import write_text
 from .io.task_files import load_task, read_json
 from .planners.crosscheck import compare_task, summary as crosscheck_summary
 
@@ -62,8 +64,8 @@ def run_demo(out: Path, *, tasks: int = REDUCED_TASKS, seed: int = 42, jobs: int
     cross = crosscheck_summary(comparisons)
     checked, timings = split_timings({"summary": cross, "tasks": [c.to_json() for c in comparisons]})
     timings["tasks"] = [{"task_id": c.task_id, **t} for c, t in zip(comparisons, timings.get("tasks", []))]
-    (out / "crosscheck.json").write_text(json.dumps(checked, indent=1) + "\n")
-    (out / "timings.json").write_text(json.dumps({"crosscheck": timings}, indent=1) + "\n")
+    write_text(out / "crosscheck.json", json.dumps(checked, indent=1) + "\n")
+    write_text(out / "timings.json", json.dumps({"crosscheck": timings}, indent=1) + "\n")
     stage.done(f"{cross['agree']} agree, {cross['disagree']} disagree, {cross['unknown']} unknown; "
                f"median checker/prover time ratio {cross['median_ratio_checker_over_prover']}")
 
@@ -76,8 +78,7 @@ def run_demo(out: Path, *, tasks: int = REDUCED_TASKS, seed: int = 42, jobs: int
             preds[sid] = fn(load_task(folder), read_json(folder / "reference.json"))
             stage.advance(1)
         pred_file = out / "predictions" / f"{name}.jsonl"
-        pred_file.parent.mkdir(parents=True, exist_ok=True)
-        pred_file.write_text("".join(json.dumps({"sample_id": k, "raw_output": v}) + "\n" for k, v in preds.items()))
+        write_text(pred_file, "".join(json.dumps({"sample_id": k, "raw_output": v}) + "\n" for k, v in preds.items()))
         s = summarise(score_split(bench, preds, "test"), "test")
         write_report(s, out / "reports" / name, name)
         results[name] = s["metrics"]
@@ -117,4 +118,4 @@ def _summary_md(out: Path, manifest: dict, cross: dict, results: dict) -> None:
         lines.append(f"| {name} | " + " | ".join(_fmt(m[c]) for c in cols) + " |")
     lines += ["", "Per-baseline reports (tables per assembly, fault type, difficulty; failure categories; plots): "
               + ", ".join(f"`reports/{n}/report.md`" for n in results), ""]
-    (out / "summary.md").write_text("\n".join(lines), encoding="utf-8")
+    write_text(out / "summary.md", "\n".join(lines))   # last: it marks the demo complete

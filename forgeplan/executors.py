@@ -12,11 +12,13 @@ import ctypes
 import multiprocessing
 import os
 import signal
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
-from .model.errors import ForgeplanError, InputError
+from .model.errors import ForgeplanError, InputError, Interrupted
 
 EXECUTORS = ("local", "ray")
 
@@ -29,6 +31,7 @@ def run_batches(fn, batches: list[tuple], jobs: int = 1, executor: str = "local"
         raise InputError(f"must be one of {list(EXECUTORS)}, got {executor!r}", field="--executor")
     elif jobs <= 1 or len(batches) <= 1:
         for batch in batches:
+            _check_interrupt()
             yield fn(*batch)
     else:
         yield from _processes(fn, batches, jobs)
@@ -63,11 +66,15 @@ def _numbered(fn, k: int, batch: tuple):
 def _processes(fn, batches: list[tuple], jobs: int):
     # an executor (not multiprocessing.Pool) so that a worker that dies raises instead of hanging
     pool = ProcessPoolExecutor(min(jobs, len(batches)), mp_context=multiprocessing.get_context("fork"),
-                               initializer=_worker_signals)
+                               initializer=worker_signals, initargs=(os.getpid(),))
     finished = False
     try:
-        for future in as_completed([pool.submit(fn, *batch) for batch in batches]):
-            yield future.result()
+        pending = {pool.submit(fn, *batch) for batch in batches}
+        while pending:
+            done, pending = wait(pending, timeout=CHECK_SECONDS, return_when=FIRST_COMPLETED)
+            _check_interrupt()
+            for future in done:
+                yield future.result()
         finished = True
     except BrokenProcessPool:
         raise ForgeplanError("a worker process died (killed from outside or out of memory)") from None
@@ -77,16 +84,72 @@ def _processes(fn, batches: list[tuple], jobs: int):
         pool.shutdown(wait=finished, cancel_futures=True)
 
 
-def _worker_signals() -> None:
-    """A worker ends at SIGTERM and SIGHUP (the parent's handlers would turn them into an exception the
-    pool hands back), leaves Ctrl-C to its parent, which ends it, and ends with its parent (Linux)."""
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, signal.SIG_DFL)
+class InterruptNote:
+    """The stop signal the command line's handler noted (0: none), kept in case the KeyboardInterrupt it
+    raised was swallowed where it landed (Python ignores an exception raised in a fork's callback)."""
+
+    def __init__(self) -> None:
+        self.signum = 0
+
+    def set(self, signum: int) -> None:
+        self.signum = signum
+
+    def clear(self) -> None:
+        self.signum = 0
+
+
+INTERRUPT = InterruptNote()
+CHECK_SECONDS = 0.5   # how often a wait for workers looks at it
+
+
+def _check_interrupt() -> None:
+    """Raise the interrupt that a signal noted."""
+    if INTERRUPT.signum:
+        raise Interrupted(INTERRUPT.signum)
+
+
+def worker_signals(parent: int) -> None:
+    """Set up a forked worker of process `parent`: it leaves Ctrl-C to its parent (which ends it); at
+    SIGTERM or SIGHUP it ends every process it started and exits 128 + the signal; and it ends with its
+    parent even when that is killed outright (Linux: the parent-death signal, SIGTERM; a parent that died
+    before that was set is noticed here)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _end_at_stop_signals()
     try:
         ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     except (AttributeError, OSError, TypeError):   # not Linux
         pass
+    if os.getppid() != parent:
+        _end_worker(signal.SIGTERM)
+
+
+def _end_at_stop_signals() -> None:
+    """SIGTERM and SIGHUP end this worker at once, even while its main thread is inside a C library
+    (clingo's grounding), where no Python signal handler runs: the signal's byte, written to a wake-up
+    pipe, wakes a thread that ends the worker."""
+    import psutil  # noqa: F401 - imported now, not inside a signal's handler
+
+    read, write = os.pipe()
+    os.set_blocking(write, False)
+    signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda signum, frame: _end_worker(signum))
+
+    def watch() -> None:
+        while True:
+            for signum in os.read(read, 64):
+                if signum in (signal.SIGTERM, signal.SIGHUP):
+                    _end_worker(signum)
+
+    threading.Thread(target=watch, name="forgeplan-stop-signals", daemon=True).start()
+
+
+def _end_worker(signum: int) -> None:
+    """End every process this worker started (Fast Downward in its own session), then the worker."""
+    try:
+        end_children(grace=1.0)
+    finally:
+        os._exit(128 + signum)
 
 
 PR_SET_PDEATHSIG = 1
@@ -120,11 +183,11 @@ def end_processes(pids: list[int], grace: float = GRACE_SECONDS) -> None:
     psutil.wait_procs(alive, timeout=grace)
 
 
-def end_children() -> None:
+def end_children(grace: float = GRACE_SECONDS) -> None:
     """End every process this one started, and theirs (`end_processes`)."""
     import psutil
 
-    end_processes([p.pid for p in psutil.Process().children()])
+    end_processes([p.pid for p in psutil.Process().children()], grace)
 
 
 def ray_module():
@@ -165,3 +228,62 @@ def _ray(fn, batches: list[tuple], jobs: int, address: str | None):
     finally:
         if started:
             ray.shutdown()
+
+
+# ----------------------------------------------------------------------------- one call under a budget
+
+POLL_SECONDS = 0.05
+
+
+def run_bounded(fn, args: tuple, seconds: float | None, max_mb: int):
+    """`fn(*args)` in a child process (forked), stopped at `seconds` of wall time or at `max_mb` megabytes
+    resident, whichever comes first, with everything it started: ("done", value), ("time", None) or
+    ("memory", None). A C library that cannot be interrupted (clingo's grounding) is bounded this way.
+    The child's InputError is raised here as it was; any other exception is a RuntimeError naming it."""
+    import psutil
+
+    ctx = multiprocessing.get_context("fork")
+    receive, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_bounded_child, args=(send, fn, args, os.getpid()))
+    proc.start()
+    send.close()
+    deadline = None if seconds is None else time.monotonic() + seconds
+    try:
+        watched = psutil.Process(proc.pid)
+        while not receive.poll(POLL_SECONDS):
+            if not proc.is_alive() and not receive.poll():
+                raise ForgeplanError(f"the process computing {getattr(fn, '__name__', 'a result')} died "
+                                     f"(exit {proc.exitcode}: killed from outside or out of memory)")
+            if deadline is not None and time.monotonic() > deadline:
+                return "time", None
+            try:
+                if watched.memory_info().rss > max_mb * 2 ** 20:
+                    return "memory", None
+            except psutil.Error:
+                continue
+        return _answer(receive.recv())
+    finally:
+        if proc.is_alive() and proc.pid is not None:
+            end_processes([proc.pid], grace=1.0)
+        proc.join()
+        receive.close()
+
+
+def _bounded_child(send, fn, args: tuple, parent: int) -> None:
+    worker_signals(parent)
+    try:
+        send.send(("done", fn(*args)))
+    except InputError as exc:
+        send.send(("input", (exc.reason, exc.file, exc.field)))
+    except BaseException as exc:  # noqa: BLE001 - handed to the parent, which raises it
+        send.send(("error", f"{type(exc).__name__}: {exc}"))
+
+
+def _answer(message: tuple):
+    kind, value = message
+    if kind == "input":
+        reason, file, field = value
+        raise InputError(reason, file=file, field=field)
+    if kind == "error":
+        raise RuntimeError(value)
+    return kind, value

@@ -277,7 +277,7 @@ def test_an_interrupted_run_resumes_without_sending_anything_twice(bench, server
     server.on_request = stop
     handler = signal.getsignal(signal.SIGTERM)
     out = tmp_path / "p.jsonl"
-    assert main(infer(server, bench, out, "--concurrency", "2")) == 130
+    assert main(infer(server, bench, out, "--concurrency", "2")) == 128 + interrupt
     err = capsys.readouterr().err
     assert "forgeplan: interrupted:" in err and "the same command resumes" in err and not out.exists()
     assert signal.getsignal(signal.SIGTERM) == handler   # the run's own handler is gone
@@ -319,7 +319,7 @@ def test_a_process_killed_with_sigterm_resumes_without_sending_anything_twice(be
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     server.on_request = lambda n: proc.send_signal(signal.SIGTERM) if n == 2 else None
     _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130 and "forgeplan: interrupted:" in err
+    assert proc.returncode == 143 and "forgeplan: interrupted:" in err   # 128 + SIGTERM
     assert 2 <= len(server.received) < N_TEST
     server.on_request = None
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)

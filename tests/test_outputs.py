@@ -241,6 +241,7 @@ def _on_full_disk(disk: Disk, argv_of, previous: dict[str, bytes] | None = None,
     and the disk holds what it held before (the previous output, or nothing), no temporary file."""
     place = disk.root / "out"
     shutil.rmtree(place, ignore_errors=True)
+    place.mkdir()
     for name, data in (previous or {}).items():
         (place / name).parent.mkdir(parents=True, exist_ok=True)
         (place / name).write_bytes(data)
@@ -287,3 +288,48 @@ def test_full_disk_reports(disk, small_bench, tmp_path):
     _on_full_disk(disk, lambda d: ["intervene", "--bench", small_bench, "--predictions", preds, "--out", d / "i.jsonl",
                                    "--mode", "plan-from-diagnosis", "--report", d / "r"], previous={"i.jsonl": b"old\n"},
                   free=512)
+
+
+def test_full_disk_plan_picture_and_planner_output(disk, task, tmp_path):
+    _on_full_disk(disk, lambda d: ["show", task, "--out", d / "t.png"])
+    assert run_cli(["solve", task, "--json"]).code == 0
+    (tmp_path / "plan.json").write_text(run_cli(["solve", task, "--json"]).out)
+    _on_full_disk(disk, lambda d: ["show", task, tmp_path / "plan.json", "--steps", "--out", d / "s.gif", "--gif"])
+    if not disk.mounted:   # a file-size limit would apply to the planner's scratch files too
+        return
+    pddl = disk.root / "out"
+    assert run_cli(["export-pddl", task, "--out", pddl, "--grounded"]).code == 0
+    before = _files(pddl)
+    with disk.full(0):
+        err = _full_disk_error(run_cli(["plan-external", pddl]))
+    assert "sas_plan" in err and _files(pddl) == before
+    _no_temporary_files(disk.root)
+
+
+def test_full_disk_benchmark_build_leaves_nothing_that_looks_complete(disk):
+    out = disk.root / "bench"
+    with disk.full(64 * 1024 if disk.mounted else 2048):
+        err = _full_disk_error(run_cli(["bench", "build", "--out", out, "--tasks", "20", "--quiet",
+                                        "--assemblies", "luban_lock_3", "bayonet_structure"]))
+    assert "bench" in err and not (out / "manifest.json").exists() and not (out / ".partial").exists()
+    _no_temporary_files(disk.root)
+    done = list((out / "tasks").iterdir()) if (out / "tasks").is_dir() else []
+    assert all(len(list(p.iterdir())) == len(list(done[0].iterdir())) for p in done)   # every task folder whole
+
+
+def test_full_disk_benchmark_merge_and_exports(disk, small_bench, tmp_path):
+    halves = [tmp_path / "h1", tmp_path / "h2"]
+    for k, h in enumerate(halves, 1):
+        assert run_cli(["bench", "build", "--out", h, "--tasks", "20", "--shard", f"{k}/2", "--quiet",
+                        "--assemblies", "luban_lock_3", "bayonet_structure"]).code == 0
+    _on_full_disk(disk, lambda d: ["bench", "merge", *halves, "--out", d / "joined"], free=16 * 1024)
+    _on_full_disk(disk, lambda d: ["bench", "export", small_bench, "--out", d],
+                  previous={"train.jsonl": b"old\n", "test.jsonl": b"old\n"}, free=16 * 1024)
+
+
+def test_full_disk_run_views(disk, tmp_path):
+    from runs import make_run
+
+    run = make_run(tmp_path)
+    _on_full_disk(disk, lambda d: ["view", run, "--out", d / "v.html"], free=16 * 1024)
+    _on_full_disk(disk, lambda d: ["compare", run, run, "--names", "a", "b", "--out", d])

@@ -140,15 +140,17 @@ def test_a_kept_landing_index_equals_a_fresh_one():
 
 def test_an_unproved_search_gives_way_to_a_better_repair_plan(monkeypatch):
     """Cut by its state budget, and with the exact arguments held to one configuration, the search meets
-    only the whole-set separate and join (J = 6); the repair search moves five parts, which wins the
-    lexicographic order. Not held, the exact arguments prove a shorter plan of five parts."""
+    only the whole-set separate and join (J = 6); the repair search moves five parts in 14 actions, which
+    wins the lexicographic order. Not held, the exact arguments prove a shorter plan of five parts (10).
+    The solver takes its search from `SEARCHES` by objective, so the held search is put there."""
     task = make_task(build("burr_6_level5"), [FaultSpec("wrong_orientation", "Burr6Level5_Part02_Stick"),
                                               FaultSpec("misplacement", "Burr6Level5_Part03_Stick")], seed=1)
     found = slide_search.minimal_rework(AssemblyGrounding(task.world), task.actual, proof_cap=1)
     repair = partial_repair_plan(task.world, task.actual, task.target)
     assert not found.optimal and found.plan is not None and repair is not None
     held = slide_search.minimal_rework
-    monkeypatch.setattr(partial_solve, "minimal_rework", lambda w, a, limit=None: held(w, a, limit, proof_cap=1))
+    monkeypatch.setitem(partial_solve.SEARCHES, "moved-parts,actions",
+                        lambda w, a, limit=None: held(w, a, limit, proof_cap=1))
     result = solve_task(task)   # grounded alone: no search kept from elsewhere
     best = min((len(moved_parts(p)), len(p)) for p in (found.plan, repair))
     assert (result.moved_parts, result.actions) == best == (5, 14)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..io.quoting import markdown_cell
 from ..io.schema import BENCH_FILE_MODELS, parse_model
+from ..io.output import write_text
 from ..io.tables import jsonl_text
 from ..io.task_files import read_json
 from ..model.errors import InputError
@@ -92,8 +93,8 @@ def write_card(bench: Path, manifest: dict) -> list[Path]:
     """tasks.jsonl and README.md of a benchmark folder whose task folders are complete."""
     bench = Path(bench)
     rows = [task_row(bench, r["sample_id"]) for r in manifest["records"]]
-    (bench / TASKS).write_text(jsonl_text(rows), encoding="utf-8")
-    (bench / CARD).write_text(card_text(bench, manifest, rows), encoding="utf-8")
+    write_text(bench / TASKS, jsonl_text(rows))
+    write_text(bench / CARD, card_text(bench, manifest, rows))
     return [bench / TASKS, bench / CARD]
 
 

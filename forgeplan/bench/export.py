@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..io.output import staged
 from ..model.choices import DEFAULT_PROMPT, DEFAULT_TARGETS
 from ..model.errors import InputError
 from ..model.names import sample_id_problem
@@ -38,14 +39,14 @@ def export_jsonl(bench: Path, out: Path, splits=None, progress=None, *, fmt: str
         if sample_id_problem(split) is not None:   # it names the file OUT/<split>.jsonl
             raise InputError(f"split name {repr(split)[:80]} is not a file name (letters, digits, '_', '-', '.')",
                              file=str(Path(bench) / "manifest.json"), field="splits")
-    out.mkdir(parents=True, exist_ok=True)
     counts = {}
-    for split in splits:
-        rows = prompt_completion_rows(bench, split, prompt, with_ids=True, targets=targets)
-        with (out / f"{split}.jsonl").open("w", encoding="utf-8") as fh:
-            for row in rows:
-                fh.write(json.dumps(row if fmt == "prompt-completion" else _messages_row(row), ensure_ascii=False) + "\n")
-                if progress:
-                    progress(1)
-        counts[split] = len(rows)
+    with staged(out) as folder:   # the splits' files replace an earlier export together
+        for split in splits:
+            rows = prompt_completion_rows(bench, split, prompt, with_ids=True, targets=targets)
+            with folder.open(f"{split}.jsonl") as fh:
+                for row in rows:
+                    fh.write(json.dumps(row if fmt == "prompt-completion" else _messages_row(row), ensure_ascii=False) + "\n")
+                    if progress:
+                        progress(1)
+            counts[split] = len(rows)
     return counts

@@ -19,7 +19,7 @@ import random
 from pathlib import Path
 
 from ..executors import run_ordered
-from ..io.output import output_folder
+from ..io.output import json_text, new_folder, output_folder
 from ..io.task_files import write_json
 from ..library import BUILTIN
 from ..model.errors import InputError
@@ -29,6 +29,7 @@ from .card import write_card
 from .composition import PROTOCOL, Slot, apportion
 from .decisions import EPISODES, DecisionSlot, generate_decision
 from .generate import generate
+from .shards import drop_partial, write_task_folder
 from .sources import load_sources
 from .store import MANIFEST, _versions
 
@@ -123,25 +124,30 @@ def build_magar_bench(out: Path, tasks: int = DEFAULT_TASKS, seed: int = 42, job
     decides = frozenset(a for a, s in sources.items() if Capability.SLIDES not in assembly_capabilities(s.assembly))
     slots = plan_magar(families, tasks, seed, decides)
     asms = [sources[s.assembly_id].assembly for s in slots]
-    output_folder(out / "tasks")
     pairs = list(zip(slots, asms))
     batches = [(pairs[k:k + BATCH], seed, tolerances) for k in range(0, len(pairs), BATCH)]
+    with new_folder(out) as folder:   # built beside `out` and renamed: a benchmark appears whole or not at all
+        records = _write_tasks(folder, run_ordered(_batch, batches, jobs), progress)
+        manifest = _manifest(records, families, sources, tasks, seed, tolerances)
+        write_card(folder, manifest)
+        write_json(folder / MANIFEST, manifest)
+    return manifest
+
+
+def _write_tasks(out: Path, results, progress) -> list[dict]:
+    """The task folders of the generated batches under OUT/tasks; their manifest records."""
     records = []
-    for _, generated in run_ordered(_batch, batches, jobs):
+    (out / "tasks").mkdir()
+    for _, generated in results:
         for g in generated:
-            folder = out / "tasks" / g.sample_id
-            folder.mkdir()
-            for name, data in g.files.items():
-                write_json(folder / name, data)
+            write_task_folder(out, g.sample_id, {name: json_text(data) for name, data in g.files.items()})
             meta = g.files["meta.json"]
             records.append({k: meta[k] for k in ("sample_id", "assembly_id", "family", "split", "task_family",
                                                  "condition", "fault_types", "difficulty")} | {"hidden": bool(meta.get("hidden"))})
             if progress:
                 progress(1)
-    manifest = _manifest(records, families, sources, tasks, seed, tolerances)
-    write_card(out, manifest)
-    write_json(out / MANIFEST, manifest)
-    return manifest
+    drop_partial(out)
+    return records
 
 
 def _manifest(records, families, sources, tasks, seed, tolerances) -> dict:

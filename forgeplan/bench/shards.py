@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path
 
 from ..io.guarded import read_bytes
-from ..io.output import output_folder
+from ..io.output import environment_fault, new_folder, output_folder
 from ..io.schema import ManifestRecord, parse_model
 from ..io.task_files import read_json, write_json
 from ..model.errors import InputError
@@ -58,14 +58,18 @@ def heaviest_first(work: list[tuple], weight) -> list[tuple]:
 
 
 def write_task_folder(out: Path, sample_id: str, texts: dict[str, str]) -> None:
-    """Write the task's files (name -> text) under OUT/.partial, then rename the folder into OUT/tasks."""
+    """Write the task's files (name -> text) under OUT/.partial, then rename the folder into OUT/tasks (the
+    builder syncs the disk once before the manifest, which marks the benchmark complete)."""
     tmp = out / PARTIAL / sample_id
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    for name, text in texts.items():
-        (tmp / name).write_text(text, encoding="utf-8")
-    os.replace(tmp, out / "tasks" / sample_id)
+    try:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        tmp.mkdir(parents=True)
+        for name, text in texts.items():
+            (tmp / name).write_text(text, encoding="utf-8")
+        os.replace(tmp, out / "tasks" / sample_id)
+    except OSError as exc:
+        raise environment_fault(exc, out / "tasks" / sample_id) or exc from None
 
 
 def drop_partial(out: Path) -> None:
@@ -121,13 +125,14 @@ def merge(out: Path, shard_dirs: list[Path]) -> dict:
         raise InputError("the shards name a sample id twice", field="SHARD_DIR")
     if output_folder(out, create=False).exists() and any(out.iterdir()):
         raise InputError("output folder is not empty", file=str(out), field="--out")
-    output_folder(out / "tasks")
-    for d, s in zip(shard_dirs, shards):
-        for _, r in s["records"]:
-            copy_task_folder(Path(d), r["sample_id"], out)
-    manifest = manifest_of(head, [positions[p] for p in range(head["tasks"])])
-    write_card(out, manifest)
-    write_json(out / "manifest.json", manifest)
+    with new_folder(out) as folder:   # built beside `out` and renamed: the benchmark appears whole or not at all
+        (folder / "tasks").mkdir()
+        for d, s in zip(shard_dirs, shards):
+            for _, r in s["records"]:
+                copy_task_folder(Path(d), r["sample_id"], folder)
+        manifest = manifest_of(head, [positions[p] for p in range(head["tasks"])])
+        write_card(folder, manifest)
+        write_json(folder / "manifest.json", manifest)
     return manifest
 
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
 import time
 from collections import Counter
 from pathlib import Path
 
 from .. import __version__
-from ..io.output import output_folder
+from ..io.output import output_folder, together
 from ..io.schema import BENCH_FILE_MODELS, ManifestFile, parse_model
 from ..io.task_files import load_task, read_json, write_json
 from ..model.choices import OBJECTIVES
@@ -92,24 +93,36 @@ def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, pro
     work = heaviest_first(work, lambda w: cost_rank(w[1], w[1].assembly_id in kinds.groups))
     if phases is not None:
         phases["parallel_start"] = time.process_time()
-    for generated in run_batches(generate_batch, work, jobs, executor, address):
-        for g in generated:
-            write_task_folder(out, g.sample_id, g.texts)
-            records[position[g.slot.index]] = g.record
-        if progress:
-            progress(len(generated))
+    _write_tasks(out, run_batches(generate_batch, work, jobs, executor, address), records, position, progress)
     if phases is not None:
         phases["parallel_end"] = time.process_time()
     ordered = [records[k] for k in sorted(records)]
-    if shard is not None:
-        write_json(out / SHARD_FILE, {"head": head, "shard": list(shard), "records": [[k, records[k]] for k in sorted(records)]})
-    manifest = manifest_of(head, ordered)
-    if shard is None:
-        write_card(out, manifest)
-        write_json(out / MANIFEST, manifest)
+    os.sync()   # every task folder on disk before the file that marks the build complete
+    with together():
+        if shard is not None:
+            write_json(out / SHARD_FILE, {"head": head, "shard": list(shard), "records": [[k, records[k]] for k in sorted(records)]})
+        manifest = manifest_of(head, ordered)
+        if shard is None:
+            write_card(out, manifest)
+            write_json(out / MANIFEST, manifest)
     drop_partial(out)
     (out / BUILD_FILE).unlink()
     return manifest
+
+
+def _write_tasks(out: Path, results, records: dict, position: dict, progress) -> None:
+    """Each generated task's folder (whole: `write_task_folder`) and its manifest record; a failure (a full
+    disk, an interrupt) removes the half-written folder and leaves build.json for --resume."""
+    try:
+        for generated in results:
+            for g in generated:
+                write_task_folder(out, g.sample_id, g.texts)
+                records[position[g.slot.index]] = g.record
+            if progress:
+                progress(len(generated))
+    except BaseException:
+        drop_partial(out)
+        raise
 
 
 def cost_rank(asm, group_moves: bool) -> int:

@@ -4,9 +4,10 @@ Each module in this package registers its subcommands with `register(subparsers)
 automatically, so a feature adds a command by adding a module. Exit codes: 0 success, 1 negative
 verdict (invalid plan, disagreement), 2 bad input or usage, or a fault of the environment (a full disk,
 a closed output), 3 internal error (a bug: any exception that is not a deliberate forgeplan error, so that a
-crash never reads as a verdict; the traceback is printed only under `--debug`), 130 interrupted (Ctrl-C,
-SIGTERM or SIGHUP: every worker process is ended and no partial output is left). Every message echoed from
-input is escaped onto one line, and text the output's encoding cannot hold is written as escapes.
+crash never reads as a verdict; the traceback is printed only under `--debug`), 128 + the signal when one
+stopped it (Ctrl-C 130, SIGHUP 129, SIGTERM 143: every worker process is ended and no partial output is
+left). Every message echoed from input is escaped onto one line, and text the output's encoding cannot
+hold is written as escapes.
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ from pathlib import Path
 
 from ..io.output import FULL, Inputs, OutPath, check_output, protect
 from ..io.quoting import json_text, one_line
-from ..model.errors import ForgeplanError
+from ..model.errors import ForgeplanError, Interrupted, interrupt_exit_code
 
-EXIT_OK, EXIT_NEGATIVE, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_OK, EXIT_NEGATIVE, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 STARTED = time.monotonic()   # a command's --time-limit counts from here (start-up included)
 
 
@@ -79,6 +80,17 @@ def seconds(text: str) -> float:
     return value
 
 
+def degrees(text: str) -> float:
+    """An argparse type for a camera angle: a finite number of degrees within ±1,000,000 (the angle limit)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not abs(value) <= 1_000_000:
+        raise argparse.ArgumentTypeError(f"expected a finite number of degrees (at most 1,000,000 either way), got {text!r}")
+    return value
+
+
 def plural(n: int, word: str) -> str:
     """'1 action', '2 actions'."""
     return f"{n} {word}" if n == 1 else f"{n} {word}s"
@@ -117,14 +129,20 @@ def check_outputs(args) -> None:
 
 @contextmanager
 def interrupts():
-    """SIGTERM and SIGHUP end a command as Ctrl-C does (a KeyboardInterrupt: workers ended, partial outputs
-    removed, exit 130); a signal that was ignored when the command started (nohup) stays ignored."""
+    """SIGTERM and SIGHUP end a command as Ctrl-C does (a KeyboardInterrupt, `Interrupted`: workers ended,
+    partial outputs removed; exit 128 + the signal); a signal that was ignored when the command started
+    (nohup) stays ignored. The interrupt is also noted (`executors.INTERRUPT`), so that one Python swallows
+    where it was raised (in a fork's callback) still stops the work at its next check."""
+    from ..executors import INTERRUPT
+
+    INTERRUPT.clear()
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def stop(signum, frame):
-        raise KeyboardInterrupt
+        INTERRUPT.set(signum)
+        raise Interrupted(signum)
 
     old = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
     for s, h in old.items():
@@ -137,12 +155,42 @@ def interrupts():
             signal.signal(s, h)
 
 
-def _escaping_streams() -> None:
+def _standard_streams() -> None:
     """Text an output's encoding cannot hold (PYTHONIOENCODING=ascii and a non-ASCII id) is written as
-    backslash escapes instead of ending the command."""
+    backslash escapes instead of ending the command; standard output's write errors name it."""
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
+    if sys.stdout is not None:
+        sys.stdout = NamedStdout(sys.stdout)
+
+
+class NamedStdout:
+    """Standard output whose write errors name it (a full device, `> /dev/full`, is then one line that says
+    so; a closed pipe stays a BrokenPipeError)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._named(self._stream.write, text)
+
+    def flush(self) -> None:
+        self._named(self._stream.flush)
+
+    def _named(self, call, *args):
+        try:
+            return call(*args)
+        except OSError as exc:
+            if exc.filename is None and not isinstance(exc, BrokenPipeError):
+                exc.filename = STDOUT
+            raise
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+STDOUT = "standard output"
 
 
 def _stdout_gone() -> None:
@@ -165,7 +213,7 @@ def _error(message: str) -> int:
     return EXIT_BAD_INPUT
 
 
-def _interrupted() -> int:
+def _interrupted(exc: KeyboardInterrupt) -> int:
     from ..executors import end_children
 
     main_thread = threading.current_thread() is threading.main_thread()
@@ -177,7 +225,7 @@ def _interrupted() -> int:
         for s, h in old.items():
             signal.signal(s, h)
     print("forgeplan: interrupted", file=sys.stderr)
-    return EXIT_INTERRUPTED
+    return interrupt_exit_code(exc)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -191,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else EXIT_BAD_INPUT
     args.argv = list(sys.argv[1:] if argv is None else argv)  # the command as typed (`perf --store` records it)
     if argv is None:
-        _escaping_streams()
+        _standard_streams()
     try:
         with interrupts(), protect(command_inputs(args)):
             check_outputs(args)
@@ -200,16 +248,24 @@ def main(argv: list[str] | None = None) -> int:
             return code
     except ForgeplanError as exc:
         return _error(str(exc))
-    except KeyboardInterrupt:
-        return _interrupted()
+    except KeyboardInterrupt as exc:
+        code = _interrupted(exc)
+        if argv is None:   # no exit handlers: joining a pool's threads after its workers were ended can hang
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except (AttributeError, OSError, ValueError):
+                    pass
+            os._exit(code)
+        return code
     except BrokenPipeError:
         _stdout_gone()
         return _error("output closed (broken pipe): the reader of standard output stopped reading")
     except Exception as exc:  # noqa: BLE001 - a bug, never a verdict
         if isinstance(exc, OSError) and exc.errno in FULL:   # a full disk or standard output
-            if exc.filename is None:
+            if exc.filename == STDOUT:
                 _stdout_gone()
-            return _error(f"{FULL[exc.errno]} while writing {exc.filename or 'standard output'}")
+            return _error(f"{FULL[exc.errno]} while writing {exc.filename or 'a temporary file'}")
         if args.debug:
             traceback.print_exc()
         print(f"forgeplan: internal error (a bug, please report it; --debug shows the traceback): "

@@ -169,7 +169,7 @@ def run_export(args) -> int:
     total = sum(len(v) for v in load_manifest(args.bench)["splits"].values())
     if args.format == "pddl":
         return _export_pddl(args, total)
-    out = output_folder(args.out or args.bench / "export")
+    out = output_folder(args.out or args.bench / "export", create=False)
     with tqdm(total=total, desc="export", unit="task", file=sys.stderr, delay=1e-6) as bar:
         counts = export_jsonl(args.bench, out, progress=bar.update, fmt=args.format, prompt=args.prompt,
                               targets=args.targets)

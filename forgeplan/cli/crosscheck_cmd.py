@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import EXIT_NEGATIVE, emit_json
+from ..model.limits import CHECK_MEMORY_MB
+from . import EXIT_NEGATIVE, emit_json, seconds
 
 MAX_EXTRA_STEPS = 50   # the grounding grows with the horizon: a bound on what one flag can ask of clingo
+DEFAULT_TIME_LIMIT = 600.0   # seconds per planner per task: every run ends (docs/limits.md)
 
 
 def register(sub) -> None:
@@ -25,7 +27,9 @@ def register(sub) -> None:
                     "every task agrees (or is unknown after a time limit), 1 on a disagreement, 2 on bad input.")
     p.add_argument("path", type=Path, metavar="PATH", help="a task folder, or a folder with task folders at any depth")
     p.add_argument("--limit", type=int, metavar="N", help="check only the first N tasks (path order)")
-    p.add_argument("--time-limit", type=float, metavar="S", help="seconds per planner per task (then: unknown)")
+    p.add_argument("--time-limit", type=seconds, default=DEFAULT_TIME_LIMIT, metavar="S",
+                   help="seconds per planner per task, grounding included, then: unknown ('inf': none; the "
+                        f"partial-move checker also stops at {CHECK_MEMORY_MB:,} MB)")
     p.add_argument("--objective", choices=objectives, default=objectives[0], metavar="OBJECTIVE",
                    help="what both planners minimise, one of: " + " | ".join(objectives) + f" (default: {objectives[0]})")
     p.add_argument("--extra-steps", type=int, default=0, metavar="K",
@@ -49,14 +53,13 @@ def run(args) -> int:
 
     if args.limit is not None and args.limit < 1:
         raise InputError("must be a positive number of tasks", field="--limit")
-    if args.time_limit is not None and not args.time_limit > 0:
-        raise InputError("must be a positive number of seconds", field="--time-limit")
     if args.jobs < 1:
         raise InputError(f"must be at least 1, got {args.jobs}", field="--jobs")
     if not 0 <= args.extra_steps <= MAX_EXTRA_STEPS:
         raise InputError(f"must be 0 to {MAX_EXTRA_STEPS} steps, got {args.extra_steps}", field="--extra-steps")
     done = []
-    for c in crosscheck(args.path, limit=args.limit, time_limit=args.time_limit, objective=args.objective,
+    time_limit = None if args.time_limit == float("inf") else args.time_limit
+    for c in crosscheck(args.path, limit=args.limit, time_limit=time_limit, objective=args.objective,
                         jobs=args.jobs, executor=args.executor, address=args.address, extra_steps=args.extra_steps):
         done.append(c)
         if not args.json:

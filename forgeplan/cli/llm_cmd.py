@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ..io.output import output_path
 from ..model.choices import DEFAULT_PROMPT, PROMPTS, SERVING_ENGINES
+from ..model.errors import interrupt_exit_code
 from . import EXIT_NEGATIVE, emit_json
 
 
@@ -409,10 +410,10 @@ def _infer_endpoint(args) -> int:
     with _sigterm_interrupts():
         try:
             answers = client.run([endpoint_request(line, args.api) for line in lines])
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             _note(f"interrupted: {client.sent + client.from_cache} of {len(lines)} answers are kept in {cache}; the "
                   "same command resumes without sending them again")
-            return 130
+            return interrupt_exit_code(exc)
     rows = [prediction_row(a, mode(line["body"])) for a, line in zip(answers, lines) if a.error is None]
     write_jsonl(rows, args.out)
     failed = [a for a in answers if a.error is not None]
@@ -441,11 +442,13 @@ def _note(line: str) -> None:
 
 
 def _sigterm_interrupts():
-    """A context in which SIGTERM interrupts as Ctrl-C does (KeyboardInterrupt), so that a terminated run
-    keeps the answers of its requests in flight; outside the main thread it changes nothing."""
+    """A context in which SIGTERM interrupts as Ctrl-C does (a KeyboardInterrupt, `Interrupted`), so that a
+    terminated run keeps the answers of its requests in flight; outside the main thread it changes nothing."""
     import contextlib
     import signal
     import threading
+
+    from ..model.errors import Interrupted
 
     @contextlib.contextmanager
     def scope():
@@ -454,7 +457,7 @@ def _sigterm_interrupts():
             return
 
         def interrupt(signum, frame):
-            raise KeyboardInterrupt
+            raise Interrupted(signum)
 
         old = signal.signal(signal.SIGTERM, interrupt)
         try:

@@ -158,7 +158,7 @@ def _read_imported(task, text: str, args):
 
 def run_external(args) -> int:
     """Run the chosen planner on the export's two files and keep its plan as DIR/sas_plan."""
-    from ..io.output import write_text
+    from ..io.output import check_output, write_text
     from ..model.errors import InputError
     from ..planners.pddl.external import PLANNERS, solve_files
     from ..planners.pddl.fd import FD_MAX_TIMEOUT
@@ -171,8 +171,10 @@ def run_external(args) -> int:
         if not f.is_file():
             raise InputError("not found; expected the folder written by `forgeplan export-pddl`", file=str(f))
     config = args.config or PLANNERS[args.planner][1]
-    plan = args.pddl_dir / "sas_plan"
-    plan.unlink(missing_ok=True)
+    plan = check_output(args.pddl_dir / "sas_plan")
+    if plan.is_dir():
+        raise InputError("is a folder; expected the place of the plan file to write", file=str(plan))
+    plan.unlink(missing_ok=True)   # no earlier plan may pass for this run's
     code, text = solve_files(args.planner, domain, problem, config, timeout)
     name = PLANNER_NAMES[args.planner]
     if code is None:

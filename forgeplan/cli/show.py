@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..io.output import output_path
+from . import degrees
 
 PICTURES = (".png",)
 ANIMATIONS = (".gif", ".webp")
@@ -32,8 +33,8 @@ def register(sub) -> None:
                       help="always slide the parts apart (default: only when parts hide each other, or a fault is hidden)")
     view.add_argument("--assembled", dest="exploded", action="store_const", const=False,
                       help="never slide the parts apart")
-    p.add_argument("--elev", type=float, help="camera elevation in degrees (default: the view showing the most parts)")
-    p.add_argument("--azim", type=float, help="camera azimuth in degrees (default: the view showing the most parts)")
+    p.add_argument("--elev", type=degrees, help="camera elevation in degrees (default: the view showing the most parts)")
+    p.add_argument("--azim", type=degrees, help="camera azimuth in degrees (default: the view showing the most parts)")
     p.set_defaults(func=run)
 
 

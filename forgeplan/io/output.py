@@ -255,11 +255,13 @@ class Commit:
     def __init__(self) -> None:
         self.moves: list[tuple[str, Path]] = []
         self.created: list[Path] = []
+        self.leftovers: list[Path] = []   # temporary folders emptied by the moves
 
     def absorb(self, other: "Commit") -> None:
         self.moves += other.moves
         self.created = other.created + self.created
-        other.moves, other.created = [], []
+        self.leftovers += other.leftovers
+        other.moves, other.created, other.leftovers = [], [], []
 
     def run(self) -> None:
         """Rename every file into place (renames do not take space, so a full disk cannot stop them half-way)."""
@@ -274,6 +276,12 @@ class Commit:
                 raise _fault(exc, target) or OutputError(f"cannot write: {exc.strerror or exc}", file=str(target)) from None
         for folder in folders:
             _sync_folder(folder)
+        self._drop_leftovers()
+
+    def _drop_leftovers(self) -> None:
+        for folder in self.leftovers:
+            shutil.rmtree(folder, ignore_errors=True)
+        self.leftovers = []
 
     def undo(self) -> None:
         for tmp, _ in self.moves:
@@ -285,6 +293,7 @@ class Commit:
             except OSError:
                 pass
         self.moves = []
+        self._drop_leftovers()
         _remove_empty(self.created)
 
 
@@ -454,16 +463,31 @@ def staging(fn: Callable) -> Callable:
 
 
 @contextmanager
-def new_folder(path, flag: str = "--out") -> Iterator[Path]:
-    """A temporary folder beside `path` for a writer that takes a folder name (save_pretrained); renamed to
-    `path` when the block ends without error. `path` must not exist or be an empty folder."""
+def new_folder(path, flag: str = "--out", merge: bool = False) -> Iterator[Path]:
+    """A temporary folder beside `path` for a writer that takes a folder name (save_pretrained), renamed to
+    `path` when the block ends without error; `path` must not exist or be an empty folder. `merge`: `path`
+    may hold other files (a training run's checkpoints); the new files replace their namesakes there, together."""
     path = check_output(Path(path), flag)
-    if path.exists() and (not path.is_dir() or any(path.iterdir())):
+    if path.exists() and (not path.is_dir() or (any(path.iterdir()) and not merge)):
         raise OutputError("exists and is not an empty folder", file=str(path), field=flag)
     with _committing(_created_folders(path.absolute().parent)) as commit:
         output_folder(path.parent, flag, holder=True)
-        tmp = tempfile.mkdtemp(prefix=f".{path.name[:80]}.", suffix=TEMP_SUFFIX, dir=path.parent)
-        commit.moves.append((tmp, path))
+        tmp = Path(tempfile.mkdtemp(prefix=f".{path.name[:80]}.", suffix=TEMP_SUFFIX, dir=path.parent))
+        commit.moves.append((str(tmp), path))
         os.chmod(tmp, 0o777 & ~_umask())
-        yield Path(tmp)
-        os.sync()   # every file of the folder on disk before the rename publishes it
+        yield tmp
+        os.sync()   # every file of the folder on disk before a rename publishes it
+        if path.is_dir() and any(path.iterdir()):
+            _merge_moves(commit, tmp, path, flag)
+
+
+def _merge_moves(commit: Commit, tmp: Path, path: Path, flag: str) -> None:
+    """Instead of renaming `tmp` to `path`: each of its files renamed onto its namesake in `path` (folders
+    made as needed), `tmp` removed afterwards."""
+    commit.moves = [m for m in commit.moves if m[0] != str(tmp)]
+    commit.leftovers.append(tmp)
+    for file in sorted(p for p in tmp.rglob("*") if not p.is_dir()):
+        target = check_target(path / file.relative_to(tmp), flag)
+        commit.created[:0] = _created_folders(target.parent)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        commit.moves.append((str(file), target))

@@ -18,6 +18,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+from ..io.output import write_text
 from .reference import MAX_NEW_TOKENS, SPLITS, baseline_figures, cell, common_report, prepare, run_seed, spread
 
 # Table 3's rows: name -> (label, run.targets, run.grounding)
@@ -61,7 +62,7 @@ def ablation(out: Path, *, tasks: int = 1000, seed: int = 42, jobs: int = 2, con
                            for n in variants},
               "model": {n: spread(r) for n, r in runs.items()}, "baselines": baselines,
               "above_rule_baselines": above_rules(runs, baselines), "paper_table3": PAPER, "runs": runs}
-    (out / "ablation.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    write_text(out / "ablation.json", json.dumps(report, indent=1) + "\n")
     return report
 
 

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from ..io.guarded import MAX_DEPTH, read_text
+from ..io.output import write_text
 from ..io.resources import models_dir
 from ..model.choices import PROMPTS, TARGETS
 from ..model.errors import InputError
@@ -182,8 +183,7 @@ _CONSUMER = {"run": "forgeplan's [run] settings", "lora": "peft.LoraConfig", "tr
 
 
 def save_config(config: TrainConfig, folder: Path, extra: dict | None = None) -> None:
-    (Path(folder) / SAVED_NAME).write_text(json.dumps({**config.to_json(), **(extra or {})}, indent=1) + "\n",
-                                           encoding="utf-8")
+    write_text(Path(folder) / SAVED_NAME, json.dumps({**config.to_json(), **(extra or {})}, indent=1) + "\n")
 
 
 def saved_grounding(adapter: Path | None) -> bool:

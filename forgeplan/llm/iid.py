@@ -26,6 +26,7 @@ import shutil
 from pathlib import Path
 
 from ..bench.store import MANIFEST, load_manifest, sample_folder
+from ..io.output import new_folder, write_text
 from ..io.task_files import read_json
 from ..model.errors import InputError
 
@@ -56,19 +57,19 @@ def iid_split(source: Path, out: Path, test_fraction: float = 0.2, seed: int = 0
     records = [{**r, "split": "train" if which[r["sample_id"]] == "train" else "test"}
                for r in manifest["records"] if r["sample_id"] in which]
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    for sid in which:   # each folder whole (built beside and renamed), the manifest last
+        if not (out / "tasks" / sid).is_dir():
+            with new_folder(out / "tasks" / sid) as folder:
+                # a symlinked sample folder is refused, a symlink inside one stays a symlink (never followed)
+                shutil.copytree(sample_folder(Path(source), sid), folder, symlinks=True, copy_function=_link_or_copy,
+                                dirs_exist_ok=True)
     derived = {**manifest, "splits": splits, "records": records,
                "split_mode": {"kind": "iid", "source": str(Path(source).resolve()), "test_fraction": test_fraction,
                               "seed": seed, "heldout_limit": heldout_limit, "grouping": "assembly+actual_state, answer",
                               "leak_groups": len(groups)}}
     text = json.dumps(derived, indent=1, sort_keys=True) + "\n"
     if not (out / MANIFEST).is_file() or (out / MANIFEST).read_text(encoding="utf-8") != text:  # a rerun's is unchanged
-        (out / MANIFEST).write_text(text, encoding="utf-8")
-    for sid in which:
-        if not (out / "tasks" / sid).is_dir():
-            # a symlinked sample folder is refused, a symlink inside one stays a symlink (never followed)
-            shutil.copytree(sample_folder(Path(source), sid), out / "tasks" / sid, symlinks=True,
-                            copy_function=_link_or_copy)
+        write_text(out / MANIFEST, text)
     return {name: len(members) for name, members in splits.items()}
 
 

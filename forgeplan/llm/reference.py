@@ -23,6 +23,7 @@ from pathlib import Path
 from ..bench.store import MANIFEST, build_bench
 from ..evaluation.baselines import diagnosis_lookup, greedy_legal, local_repair, no_op
 from ..evaluation.evaluate import score_split, summarise
+from ..io.output import write_text
 from ..library import BUILTIN, build
 from ..semantics.grounded import Capability, assembly_capabilities
 from ..verify import verify
@@ -70,7 +71,7 @@ def baseline_figures(bench: Path, saved: Path) -> dict:
     if saved.is_file():
         return json.loads(saved.read_text(encoding="utf-8"))
     figures = {label: split_baselines(bench, split) for split, label in SPLITS.items()}
-    saved.write_text(json.dumps(figures, indent=1) + "\n", encoding="utf-8")
+    write_text(saved, json.dumps(figures, indent=1) + "\n")
     return figures
 
 
@@ -80,12 +81,9 @@ def model_predictions(model, tokenizer, bench: Path, split: str, out: Path, prom
     twice the token budget, for the state renderings the decoder writes."""
     from .infer import run_infer  # noqa: PLC0415
 
-    if not out.is_file():   # written beside, then renamed: a killed run leaves no partial file to reuse
-        part = out.with_suffix(".part")
-        part.unlink(missing_ok=True)
-        run_infer(model, tokenizer, bench, split, part, mode=mode, device="cpu", prompt=prompt,
+    if not out.is_file():   # written whole (io.output): a killed run leaves no partial file to reuse
+        run_infer(model, tokenizer, bench, split, out, mode=mode, device="cpu", prompt=prompt,
                   max_new_tokens=max_new_tokens * (2 if grounding else 1), progress=False, grounding=grounding)
-        part.rename(out)
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     return {r["sample_id"]: r["raw_output"] for r in rows}
 
@@ -132,7 +130,7 @@ def run_seed(folder: Path, bench: Path, cfg, seed: int, modes: tuple[str, ...], 
             figures.setdefault(label, {})[MODES[mode]] = score(bench, split, preds)
     run = {"seed": seed, "training": summary, "figures": figures,
            "decode_and_score_seconds": round(time.perf_counter() - start, 1)}
-    done.write_text(json.dumps(run, indent=1) + "\n", encoding="utf-8")
+    write_text(done, json.dumps(run, indent=1) + "\n")
     return run
 
 
@@ -193,7 +191,7 @@ def reference_model(out: Path, *, tasks: int = 1000, seed: int = 42, jobs: int =
     report = {**common_report(cfg, bench, splits, seeds), "model": spread(runs),
               "baselines": baseline_figures(bench, out / "baselines.json"), "runs": runs,
               "loss_curves": [str(out / f"seed-{s}" / "adapter" / "loss_curve.png") for s in seeds]}
-    (out / "reference.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    write_text(out / "reference.json", json.dumps(report, indent=1) + "\n")
     return report
 
 

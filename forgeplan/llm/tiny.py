@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
+from ..io.output import new_folder
 from ..model.choices import DEFAULT_PROMPT
 from ..model.errors import InputError
 
@@ -170,12 +171,12 @@ def make_tiny(out: Path, *, bench: Path | None = None, vocab_size: int = 2048, k
     tok = train_tokenizer(texts, vocab_size, kind)
     model = build_model(tok, arch=arch, hidden=hidden, layers=layers, seed=seed)
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    tok.save_pretrained(out)
     model.generation_config.eos_token_id = tok.eos_token_id
     model.generation_config.pad_token_id = tok.pad_token_id
-    model.save_pretrained(out)
-    check_reload(tok, out, texts)
+    with new_folder(out, merge=True) as folder:   # the model's files replace earlier ones together, or none do
+        tok.save_pretrained(folder)
+        model.save_pretrained(folder)
+        check_reload(tok, folder, texts)
     return {"out": str(out), "tokenizer": kind, "tokenizer_size": len(tok), "model_vocab": model.config.vocab_size,
             "arch": arch, "prompt": prompt, "parameters": sum(p.numel() for p in model.parameters())}
 

@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+from ..io.output import new_folder
 from ..model.choices import DEFAULT_PROMPT
 from ..model.errors import InputError
 from .families import prompt_completion_rows
@@ -249,8 +250,6 @@ def train(model_path: Path, bench: Path, out: Path, config: TrainConfig, *, limi
         result = trainer.train(resume_from_checkpoint=resume or None)
         seconds = time.perf_counter() - start
         metrics = trainer.evaluate() if eval_rows else {}
-    trainer.save_model(str(out))
-    tokenizer.save_pretrained(out)
     history = trainer.state.log_history
     summary = {"train_examples": len(train_rows), "eval_examples": len(eval_rows), "skipped_over_max_length": skipped,
                "steps": trainer.state.global_step, "resumed_at_step": clock.start_step,
@@ -264,9 +263,12 @@ def train(model_path: Path, bench: Path, out: Path, config: TrainConfig, *, limi
                "prompt": config.run.prompt, "targets": config.run.targets, "grounding": config.run.grounding,
                "base_model": str(model_path),
                "trainable_parameters": sum(p.numel() for p in trainer.model.parameters() if p.requires_grad)}
-    save_config(config, out, {"summary": summary})
-    (out / "log_history.json").write_text(json.dumps(history, indent=1) + "\n", encoding="utf-8")
-    plot_losses(history, out / "loss_curve.png")
+    with new_folder(out, merge=True) as saved:   # beside the checkpoints: the adapter and its record, together
+        trainer.save_model(str(saved))
+        tokenizer.save_pretrained(saved)
+        save_config(config, saved, {"summary": summary})
+        (saved / "log_history.json").write_text(json.dumps(history, indent=1) + "\n", encoding="utf-8")
+        plot_losses(history, saved / "loss_curve.png")
     return summary
 
 
@@ -337,9 +339,9 @@ def merge_adapter(model_path: Path, adapter: Path, out: Path, dtype_name: str = 
     """Base + LoRA adapter merged into plain weights (safetensors) with the tokenizer, loadable anywhere."""
     model, tokenizer, _ = load_for_inference(model_path, adapter, "cpu", dtype_name)
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(out)
-    tokenizer.save_pretrained(out)
+    with new_folder(out, merge=True) as folder:   # the merged model's files appear together, or none do
+        model.save_pretrained(folder)
+        tokenizer.save_pretrained(folder)
     return {"out": str(out), "base_model": str(model_path), "adapter": str(adapter),
             "parameters": sum(p.numel() for p in model.parameters()), "dtype": dtype_name}
 

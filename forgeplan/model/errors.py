@@ -1,4 +1,4 @@
-"""The library's exceptions; `cli.py` maps them to exit codes (2 = bad input)."""
+"""The library's exceptions; `cli` maps them to exit codes (2 = bad input, 128 + the signal when one stopped it)."""
 
 
 class ForgeplanError(Exception):
@@ -20,3 +20,19 @@ class AssemblyError(InputError):
 
 class UnknownAssembly(InputError):
     """An assembly id that is neither built in nor a readable file."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """A stop signal (SIGTERM, SIGHUP) raised as Ctrl-C's KeyboardInterrupt, so that every clean-up that
+    Ctrl-C runs runs for it too; it keeps the signal, since a command ends with 128 + its number."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def interrupt_exit_code(exc: KeyboardInterrupt) -> int:
+    """The shell's code for a command a signal stopped: 128 + the signal (Ctrl-C 130, SIGHUP 129, SIGTERM 143)."""
+    import signal
+
+    return 128 + getattr(exc, "signum", signal.SIGINT)

@@ -1,4 +1,5 @@
-"""Size limits of the assembly model: how large an assembly or an imported puzzle may be, and its numbers.
+"""Size limits of the assembly model (how large an assembly or an imported puzzle may be, and its numbers) and
+the memory budget of the partial-move cross-check.
 
 Untrusted files are refused beyond them (forgeplan.io.guarded reads the files; the schemas and the
 importers check these bounds); docs/limits.md lists the same numbers.
@@ -9,3 +10,4 @@ MAX_GRID_CELLS = 1_000_000       # cells of one BurrTools shape grid
 MAX_PARTS = 200                  # parts of one assembly / pieces of one puzzle problem
 MAX_COORD = 1_000_000            # |position|, |voxel coordinate|, |seated| in scene units
 MAX_ANGLE = 1_000_000            # |angle| in degrees
+CHECK_MEMORY_MB = 1_000          # resident megabytes of the partial-move cross-check's clingo (grounding and search)

@@ -14,6 +14,7 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..io.output import write_file
 from ..semantics.task import Task
 from ..trace import Trace
 from ..verify import Verdict
@@ -192,10 +193,7 @@ def _animation(task: Task, trace: Trace, verdict: Verdict, look: Look, out: Path
         plt.close(fig)
     durations = [LAST_FRAME_MS if p.failing else FRAME_MS for p in chosen]
     durations[-1] = LAST_FRAME_MS
-    try:
-        frames[0].save(out, save_all=True, append_images=frames[1:], duration=durations, loop=0)
-    except OSError as exc:
-        from ..model.errors import InputError
-
-        raise InputError(f"cannot write the animation: {exc}", file=str(out)) from None
+    with write_file(out, "wb") as fh:
+        frames[0].save(fh, format=Path(out).suffix.lstrip(".").upper(), save_all=True, append_images=frames[1:],
+                       duration=durations, loop=0)
     return len(frames)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..io.output import write_file
 from ..model.errors import InputError
 from ..semantics.diagnosis import diagnose
 from ..semantics.task import Task
@@ -38,13 +39,12 @@ def fault_notes(task: Task) -> dict[str, str]:
 
 
 def save(fig, out: Path, **kwargs) -> None:
-    """Write the figure; an unwritable place is bad input, named."""
+    """Write the figure whole (io.output), in the format `out`'s suffix names."""
     import matplotlib.pyplot as plt
 
     try:
-        fig.savefig(out, **kwargs)
-    except OSError as exc:
-        raise InputError(f"cannot write the picture: {exc.strerror}", file=str(out)) from None
+        with write_file(out, "wb") as fh:
+            fig.savefig(fh, format=Path(out).suffix.lstrip(".").lower() or "png", **kwargs)
     finally:
         plt.close(fig)
 

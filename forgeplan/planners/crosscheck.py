@@ -151,7 +151,8 @@ def clingo_partial_side(task: Task, objective: str, time_limit: float | None, bo
     except InputError as exc:  # e.g. a lock, or a slot needing two repairs
         return _unsupported("clingo-partial", exc.reason)
     plan = r.plan
-    status = ("optimal" if plan is not None else "no-plan") if r.exhausted else "timeout"
+    status = ("optimal" if plan is not None else "no-plan") if r.exhausted else \
+        ("timeout" if r.stopped in (None, "time limit") else f"stopped at its {r.stopped}")
     side = _replayed(task, Side("clingo-partial", status, r.exhausted and plan is not None, False, plan,
                                 None if plan is None else len(moved_parts(plan)), None if plan is None else len(plan),
                                 r.seconds, box=r.box, horizon=horizon, exhausted=r.exhausted))

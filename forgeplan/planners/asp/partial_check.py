@@ -26,6 +26,7 @@ from ...io.resources import encodings_dir
 from ...model.actions import Action, Insert, Join, Remove, Replace, ResetPose, Rotate, Separate, Slide
 from ...model.assembly import DIRECTIONS
 from ...model.errors import InputError
+from ...model.limits import CHECK_MEMORY_MB
 from ...semantics.grounded import rotation_fix, slide_groups, task_positions
 from ...semantics.task import Task
 
@@ -45,6 +46,7 @@ class CheckResult:
     ground_seconds: float = 0.0
     atoms: int = 0
     cost: list = field(default_factory=list)
+    stopped: str | None = None      # the budget that stopped it before the end ("time limit", "memory budget")
 
 
 def optimise(ctl, deadline: float | None) -> tuple[Optional[tuple], bool]:
@@ -162,9 +164,28 @@ def _pair_facts(task: Task, r: tuple[int, int, int]) -> list[str]:
     return out
 
 
+GRACE_SECONDS = 1.0    # past the time limit, for the search to hand back the best plan it has
+
+
 def check_partial(task: Task, radius, horizon: int, time_limit: float | None = None,
                   objective: str = "moved-parts,actions") -> CheckResult:
-    """The optimum of `objective` over every plan of at most `horizon` steps in the box of `radius`."""
+    """The optimum of `objective` over every plan of at most `horizon` steps in the box of `radius`, within
+    `time_limit` seconds (grounding included) and CHECK_MEMORY_MB; past either the search is not exhausted and
+    `stopped` says which budget ended it."""
+    from ...executors import run_bounded
+
+    t0 = time.perf_counter()
+    r = box(task, radius)
+    seconds = None if time_limit is None or time_limit > 1e6 else time_limit + GRACE_SECONDS
+    how, result = run_bounded(_check, (task, r, horizon, time_limit, objective), seconds, CHECK_MEMORY_MB)
+    if how == "done":
+        return result
+    return CheckResult(None, False, horizon, r, seconds=time.perf_counter() - t0,
+                       stopped="time limit" if how == "time" else f"memory budget ({CHECK_MEMORY_MB:,} MB)")
+
+
+def _check(task: Task, radius, horizon: int, time_limit: float | None, objective: str) -> CheckResult:
+    """`check_partial` in this process, without a bound on grounding."""
     import clingo
 
     t0 = time.perf_counter()

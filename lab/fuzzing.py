@@ -3,7 +3,7 @@
 Each case mutates one valid input (a model output, a task file, a benchmark file, predictions, an
 assembly, a .xmpuzzle, a PDDL plan), runs the command line in this process and judges the outcome:
 exit 0/1 is a verdict, exit 2 must be one line "forgeplan: error: ...", anything else (exit 3, a
-traceback, a second stderr line, control characters or invalid --json on stdout, a file written
+traceback, a second stderr line, control characters, stdout that is not JSON where it must be, a file written
 outside the output folder) is a crash. `python -m lab fuzz` and the tests (tests/test_fuzz_*.py) use
 the same cases and the same judge.
 """
@@ -59,8 +59,16 @@ def run_cli(argv: list) -> Outcome:
     return Outcome(code, out.getvalue(), err.getvalue())
 
 
-def judge(o: Outcome, json_out: bool = False) -> str | None:
-    """None when the outcome is a verdict (exit 0/1) or a clean one-line error (exit 2); else why not."""
+# what stdout must hold on a verdict (exit 0/1): JSON (a command given --json), or the output contract
+# printed only for a plan that is valid where it came from (import-plan: JSON on exit 0; on exit 1 JSON
+# when the engine refused the mapped plan, nothing when the PDDL replay refused it before mapping)
+JSON_VERDICT, CONTRACT_IF_MAPPED = "json", "contract if mapped"
+
+
+def judge(o: Outcome, stdout: bool | str | None = None) -> str | None:
+    """None when the outcome is a verdict (exit 0/1) or a clean one-line error (exit 2); else why not.
+    `stdout`, what it must hold on a verdict: anything (None, False), JSON (True, JSON_VERDICT) or
+    CONTRACT_IF_MAPPED."""
     if o.code not in (0, 1, 2):
         return f"exit {o.code}: {o.err.strip()[-300:]}"
     if "Traceback" in o.err or "Traceback" in o.out:
@@ -70,11 +78,14 @@ def judge(o: Outcome, json_out: bool = False) -> str | None:
         return f"exit 2 without exactly one error line: {o.err[:300]!r}"
     if _CONTROL.search(o.out) or _CONTROL.search(o.err):
         return "control characters echoed"
-    if json_out and o.code in (0, 1):
+    if stdout == CONTRACT_IF_MAPPED and o.code in (0, 1) and not o.out:
+        return None if o.code == 1 and "not a valid plan of that PDDL task" in o.err else \
+            f"exit {o.code} without the output contract on stdout: {o.err[:300]!r}"
+    if stdout and o.code in (0, 1):
         try:
             json.loads(o.out)
         except ValueError:
-            return "--json output is not JSON"
+            return "stdout is not JSON"
     return None
 
 
@@ -242,11 +253,30 @@ def swapped(path: Path, data: bytes):
             path.write_bytes(old)
 
 
+@contextlib.contextmanager
+def sealed(bench: Path):
+    """The benchmark's digests recording its files as they are for the duration, so that a mutated file
+    passes its digest check and reaches the parser and the checks behind it; the build's digests after."""
+    from forgeplan.bench.digests import DIGESTS, seal_folder
+
+    saved = {n: (bench / n).read_bytes() for n in ("manifest.json", DIGESTS)}
+    seal_folder(bench, json.loads(saved["manifest.json"]))
+    try:
+        yield bench
+    finally:
+        for name, data in saved.items():
+            (bench / name).write_bytes(data)
+
+
 # ----------------------------------------------------------------------------- entry points
 
+def _json_if_asked(argv: list) -> str | None:
+    return JSON_VERDICT if "--json" in argv else None
+
+
 def case_output(sb: Sandbox, rng: random.Random):
-    json_out = rng.random() < 0.5
-    return sb.root / "case.json", mutated(sb.output, rng), ["verify", sb.task, sb.root / "case.json"] + (["--json"] if json_out else []), json_out
+    argv = ["verify", sb.task, sb.root / "case.json"] + (["--json"] if rng.random() < 0.5 else [])
+    return sb.root / "case.json", mutated(sb.output, rng), argv, _json_if_asked(argv)
 
 
 def case_task_file(sb: Sandbox, rng: random.Random):
@@ -256,7 +286,7 @@ def case_task_file(sb: Sandbox, rng: random.Random):
     cmd = rng.choice([["verify", sb.task, sb.root / "output.json", "--json"], ["closure", sb.task, "--json"],
                       ["solve", sb.task, "--time-limit", "5"], ["export-pddl", sb.task, "--out", sb.out / "pddl"]])
     (sb.root / "output.json").write_text(json.dumps(sb.output))
-    return path, mutated(json.loads(path.read_text()), rng), cmd, "--json" in cmd
+    return path, mutated(json.loads(path.read_text()), rng), cmd, _json_if_asked(cmd)
 
 
 def case_bench_file(sb: Sandbox, rng: random.Random):
@@ -266,7 +296,7 @@ def case_bench_file(sb: Sandbox, rng: random.Random):
     preds = sb.root / "preds.jsonl"
     preds.write_text("".join(json.dumps(p) + "\n" for p in sb.predictions))
     cmd = ["evaluate", "--bench", sb.bench, "--predictions", preds, "--out", sb.out / "report", "--json"]
-    return path, mutated(json.loads(path.read_text()), rng), cmd, True
+    return path, mutated(json.loads(path.read_text()), rng), cmd, JSON_VERDICT
 
 
 def case_predictions(sb: Sandbox, rng: random.Random):
@@ -278,25 +308,25 @@ def case_predictions(sb: Sandbox, rng: random.Random):
     else:
         rows[k] = mutated(sb.predictions[k], rng).replace(b"\n", b" ")
     cmd = ["evaluate", "--bench", sb.bench, "--predictions", sb.root / "case.jsonl", "--json"]
-    return sb.root / "case.jsonl", b"\n".join(rows) + b"\n", cmd, True
+    return sb.root / "case.jsonl", b"\n".join(rows) + b"\n", cmd, JSON_VERDICT
 
 
 def case_assembly(sb: Sandbox, rng: random.Random):
     cmd = rng.choice([["assemblies", "--check", sb.root / "case_asm.json", "--json"],
                       ["assemblies", "--check", sb.root / "case_asm.json"],
                       ["task", "make", sb.root / "case_asm.json", "--out", sb.out / "made"]])
-    return sb.root / "case_asm.json", mutated(json.loads((sb.root / "assembly.json").read_text()), rng), cmd, "--json" in cmd
+    return sb.root / "case_asm.json", mutated(json.loads((sb.root / "assembly.json").read_text()), rng), cmd, _json_if_asked(cmd)
 
 
 def case_puzzle(sb: Sandbox, rng: random.Random):
     path = sb.root / "case.xmpuzzle"
-    return path, mutate_xml(SEED_XMPUZZLE, rng), ["import", path, "--out", sb.out / "imported.json", "--json"], True
+    return path, mutate_xml(SEED_XMPUZZLE, rng), ["import", path, "--out", sb.out / "imported.json", "--json"], JSON_VERDICT
 
 
 def case_plan(sb: Sandbox, rng: random.Random):
     data = mutate_bytes(sb.plan.encode(), rng) if rng.random() < 0.6 else \
         sb.plan.replace("remove_first", rng.choice(["x" * 100_000, "insert_first\n(", "(((", "remove_first\x1b[2J"])).encode()
-    return sb.root / "case.plan", data, ["import-plan", sb.task, sb.root / "case.plan"], True
+    return sb.root / "case.plan", data, ["import-plan", sb.task, sb.root / "case.plan"], CONTRACT_IF_MAPPED
 
 
 ENTRY_POINTS = {"output": case_output, "task file": case_task_file, "bench file": case_bench_file,
@@ -305,8 +335,9 @@ ENTRY_POINTS = {"output": case_output, "task file": case_task_file, "bench file"
 
 def fuzz_case(sb: Sandbox, entry: str, rng: random.Random) -> tuple[Outcome, str | None]:
     """Run one mutated case of `entry`; (outcome, None) or (outcome, why it is a crash)."""
-    path, data, argv, json_out = ENTRY_POINTS[entry](sb, rng)
-    with swapped(path, data):
+    path, data, argv, stdout = ENTRY_POINTS[entry](sb, rng)
+    forged = entry == "bench file" and path.name != "manifest.json"   # the manifest is parsed before any digest
+    with swapped(path, data), (sealed(sb.bench) if forged else contextlib.nullcontext()):
         before = sb.snapshot()
         o = run_cli(argv)
         after = sb.snapshot()
@@ -314,7 +345,7 @@ def fuzz_case(sb: Sandbox, entry: str, rng: random.Random) -> tuple[Outcome, str
     if after != before:
         changed = sorted(set(after.items()) ^ set(before.items()))[:3]
         return o, f"wrote outside the output folder: {changed}"
-    return o, judge(o, json_out)
+    return o, judge(o, stdout)
 
 
 # ----------------------------------------------------------------------------- `python -m lab fuzz`

@@ -121,7 +121,7 @@ def plan_cases() -> tuple[PlanCase, ...]:
 
 
 def lane(cases, every: int = 8) -> list:
-    """pytest params over (name, task) cases: every `every`-th runs in the fast lane (`-m "not slow"`), the
+    """pytest params over (name, task) cases: every `every`-th runs in the fast lane (plain `pytest`), the
     others carry the slow mark, so the inner loop samples every assembly family and CI still runs them all."""
     import pytest
 

@@ -1,7 +1,8 @@
 """Shared fixtures and the two lanes of the suite.
 
-`python -m pytest -q` (CI) runs every test. `python -m pytest -q -m "not slow"` is the inner loop: it
-leaves out the tests marked `slow`, which are
+`python -m pytest` runs the fast lane on two worker processes (pyproject.toml's addopts: `-n 2 --dist
+loadscope`); `python -m pytest --run-slow` (README's test line, CI) runs every test, and `--run-slow -m
+slow` the slow lane alone. The fast lane leaves out the tests marked `slow`, which are
 - long runs of one behaviour: model training, the deepest ASP groundings, the Ray cluster, builds in
   fresh processes, hypothesis' deep fuzzing;
 - most cases of a parameter sweep, of which the fast lane keeps a sample: `cases.lane` (every n-th case,
@@ -13,7 +14,11 @@ implementation, the verifier, bench build, metrics and MAGAR scoring, grammars a
 real-model decoding run), and the CLI's exit codes and one-line errors. A new test that runs longer than
 a second or so is marked slow, with a cheaper sample of it left in the fast lane. No test asserts timing.
 
-Expensive inputs are built once per session (`small_bench`, `tiny_dir`) and only read by the tests.
+Test modules import torch, transformers, xgrammar and llguidance inside the fixtures and tests that use
+them, never at module level: every xdist worker collects every module, and collection stays light.
+
+Expensive inputs are built once per run (`small_bench`, `bench_400`, `magar_bench`, `tiny_dir`; the xdist
+workers share one copy, `shared`) and only read by the tests.
 
 Every run draws the same cases: property tests run under hypothesis' `ci` profile (derandomised, no example
 database), and the fuzz tests draw fixed seeds. `python -m pytest --hypothesis-profile explore` draws new
@@ -56,12 +61,22 @@ def pytest_sessionfinish(session):
 SLOW_INPUTS = ("bt_PelikanBurr", "bt_DraculasDentalDesaster")
 
 
+def pytest_addoption(parser):
+    parser.addoption("--run-slow", action="store_true",
+                     help="also run the tests marked slow (the full suite, as CI runs it); without it only the fast lane runs")
+
+
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by mark
 def pytest_collection_modifyitems(config, items):
     for item in items:
         spec = getattr(item, "callspec", None)
         if spec is not None and any(name in spec.id for name in SLOW_INPUTS):
             item.add_marker(pytest.mark.slow)
+    if not config.getoption("--run-slow"):
+        slow = [item for item in items if item.get_closest_marker("slow")]
+        if slow:
+            config.hook.pytest_deselected(items=slow)
+            items[:] = [item for item in items if not item.get_closest_marker("slow")]
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -78,6 +93,27 @@ def private_cache(tmp_path_factory):
         os.environ["FORGEPLAN_CACHE"] = old
 
 
+def shared(tmp_path_factory, name: str, build) -> Path:
+    """The folder `name`, filled by `build(folder)` once per run: the xdist workers of one run share it (the
+    first to ask builds it under a lock, the others wait and read), so no input is built once per worker."""
+    import fcntl
+    import os
+    import shutil
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent   # the run's folder, above each worker's own
+    out, done = root / name, root / f"{name}.done"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(out, ignore_errors=True)
+            out.mkdir()
+            build(out)
+            done.touch()
+    return out
+
+
 SMALL_BENCH_TASKS = 40
 # small, fast-to-solve assemblies of four families (the composition itself is tested on the full library)
 SMALL_BENCH_ASSEMBLIES = ["bayonet_structure", "shaft_stack", "luban_lock_3", "burr_6_key", "mortise_frame", "dovetail_drawer_box"]
@@ -88,9 +124,8 @@ def small_bench(tmp_path_factory) -> Path:
     """A reduced benchmark (same proportions as the default), built once per test session."""
     from forgeplan.bench.store import build_bench
 
-    out = tmp_path_factory.mktemp("bench") / "b"
-    build_bench(out, tasks=SMALL_BENCH_TASKS, seed=42, jobs=2, assemblies=SMALL_BENCH_ASSEMBLIES)
-    return out
+    return shared(tmp_path_factory, "small_bench", lambda out: build_bench(
+        out / "b", tasks=SMALL_BENCH_TASKS, seed=42, jobs=2, assemblies=SMALL_BENCH_ASSEMBLIES)) / "b"
 
 
 @pytest.fixture(scope="session")
@@ -99,13 +134,17 @@ def tiny_bench(small_bench, tmp_path_factory) -> Path:
     import json
     import shutil
 
+    from forgeplan.bench.digests import seal_folder
+
     out = tmp_path_factory.mktemp("tiny") / "b"
     manifest = json.loads((small_bench / "manifest.json").read_text(encoding="utf-8"))
     manifest["splits"] = {s: manifest["splits"][s][:n] for s, n in (("train", 3), ("test", 2))}
+    kept = manifest["splits"]["train"] + manifest["splits"]["test"]
+    manifest["records"] = [r for r in manifest["records"] if r["sample_id"] in kept]
     (out / "tasks").mkdir(parents=True)
-    for sid in manifest["splits"]["train"] + manifest["splits"]["test"]:
+    for sid in kept:
         shutil.copytree(small_bench / "tasks" / sid, out / "tasks" / sid)
-    (out / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    seal_folder(out, manifest)   # a benchmark of its own: its digests and manifest
     return out
 
 
@@ -125,9 +164,7 @@ def bench_400(tmp_path_factory) -> Path:
     per test session for the slow tests that check every reference."""
     from forgeplan.bench.store import build_bench
 
-    out = tmp_path_factory.mktemp("bench400") / "b"
-    build_bench(out, tasks=400, seed=11, jobs=2)
-    return out
+    return shared(tmp_path_factory, "bench400", lambda out: build_bench(out / "b", tasks=400, seed=11, jobs=2)) / "b"
 
 
 @pytest.fixture(scope="session")
@@ -136,9 +173,7 @@ def tiny_dir(tmp_path_factory) -> Path:
     tests load it read-only."""
     from forgeplan.llm.tiny import make_tiny
 
-    out = tmp_path_factory.mktemp("tiny")
-    make_tiny(out)
-    return out
+    return shared(tmp_path_factory, "tiny_model", make_tiny)
 
 
 MAGAR_BENCH_TASKS = 24
@@ -149,6 +184,5 @@ def magar_bench(tmp_path_factory) -> Path:
     """A reduced `--profile magar` benchmark (both families in both splits), built once per test session."""
     from forgeplan.bench.magar import build_magar_bench
 
-    out = tmp_path_factory.mktemp("magar") / "b"
-    build_magar_bench(out, tasks=MAGAR_BENCH_TASKS, seed=7)
-    return out
+    return shared(tmp_path_factory, "magar_bench", lambda out: build_magar_bench(
+        out / "b", tasks=MAGAR_BENCH_TASKS, seed=7)) / "b"

@@ -22,7 +22,9 @@ from forgeplan.model.errors import InputError
 from forgeplan.model.state import Tolerances
 from forgeplan.planners.asp import solve as asp
 from forgeplan.planners.asp.facts import task_facts
-from forgeplan.planners.asp.solve import ENCODINGS, Status, check_plan, reference_output, solve_task
+from forgeplan.planners.asp.solve import ENCODINGS, check_plan, solve_task
+from forgeplan.planners.reference import reference_output
+from forgeplan.planners.result import Status
 from forgeplan.semantics.closure import dependency_closure
 from forgeplan.semantics.diagnosis import faulty_slots
 from forgeplan.semantics.faults import FaultSpec, make_task

@@ -1,7 +1,9 @@
 """Benchmark composition, split, determinism, closed loop and counterfactual pairs."""
 
 import filecmp
+import gc
 import json
+import weakref
 
 import pytest
 
@@ -144,14 +146,23 @@ def test_a_batch_is_solved_on_a_grounding_that_is_not_kept_after_it(monkeypatch)
     from forgeplan.bench import generate as gen
     from forgeplan.bench.shards import batches
     from forgeplan.model.state import Tolerances
-    from forgeplan.planners.asp.grounding import GROUNDINGS
+    from forgeplan.planners.asp.grounding import groundings
 
     asm = load_assembly("mortise_frame")
     slots = plan_composition({"mortise_frame": asm.family, "luban_lock_3": "luban"}, 40, 42)
     batch = next(b for b in batches(slots) if b[0].assembly_id == "mortise_frame")[:6]
-    held = []
+    held, kept = [], set()
     take = gen.generate
-    monkeypatch.setattr(gen, "generate", lambda *a: held.append(len(GROUNDINGS.cache)) or take(*a))
-    GROUNDINGS.clear()
-    assert len(gen.generate_batch(batch, asm, 42, Tolerances())) == len(batch)
-    assert held == [1] * len(batch) and len(GROUNDINGS.cache) == 0
+
+    def generate(*a):   # a[5]: the batch's assembly grounding
+        kept.update(weakref.ref(g) for g in groundings(a[5]).cache.values())
+        held.append(len(groundings(a[5]).cache))
+        return take(*a)
+
+    monkeypatch.setattr(gen, "generate", generate)
+    gc.disable()
+    try:
+        assert len(gen.generate_batch(batch, asm, 42, Tolerances())) == len(batch)
+        assert held == [1] * len(batch) and kept and all(ref() is None for ref in kept)   # freed at once
+    finally:
+        gc.enable()

@@ -21,7 +21,8 @@ from forgeplan.bench.synthetic import chain_assembly
 from forgeplan.io.catalog import load_assembly
 from forgeplan.model.actions import ACTION_NAMES
 from forgeplan.model.state import Tolerances
-from forgeplan.planners.asp.solve import Status, solve_task
+from forgeplan.planners.asp.solve import solve_task
+from forgeplan.planners.result import Status
 from forgeplan.semantics.closure import dependency_closure
 from forgeplan.semantics.diagnosis import MISTAKE_TYPES, diagnose, faulty_slots
 from forgeplan.semantics.faults import FaultSpec, candidates, make_task

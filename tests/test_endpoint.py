@@ -1,8 +1,6 @@
-"""`forgeplan infer --endpoint` against a stand-in for a hosted OpenAI-compatible server (the standard
-library's HTTP server in a thread): it requires an API key (401 without it, echoing the key it was
-given, as hosted APIs do), answers each sample with its reference, fails the requests a test scripts
-(429 / 500 with Retry-After, 400), and records every request it receives, so the tests can count what
-was sent: the key from the environment and nowhere in the outputs, retries of what is retryable only,
+"""`forgeplan infer --endpoint` against the stand-in for a hosted OpenAI-compatible server (tests/standin.py:
+it requires an API key, fails the requests a test scripts and records every request it receives) answering
+each sample with its reference, so the tests can count what was sent: the key from the environment and nowhere in the outputs, retries of what is retryable only,
 requests really in flight together, interrupted runs that resume without sending anything twice,
 token usage, response_format, chat and completions bodies."""
 
@@ -16,18 +14,18 @@ import subprocess
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from cases import write_case_tasks
 from forgeplan.cli import main
+from forgeplan.bench.digests import seal_folder
 from forgeplan.io.task_files import write_json
 from forgeplan.llm.endpoint import EndpointClient, Request, retry_after
 from forgeplan.llm.prompt import render_plain, target_text
+from standin import KEY, serving
 
-KEY = "sk-test-0123456789abcdef"
 ENV = "FORGEPLAN_TEST_KEY"
 N_TEST = 6
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def bench(tmp_path_factory):
     root = tmp_path_factory.mktemp("bench")
     ids = write_case_tasks(root, 2 + N_TEST)
-    write_json(root / "manifest.json", {"schema_version": "1.0", "splits": {"train": ids[:2], "test": ids[2:]},
+    seal_folder(root, {"schema_version": "1.0", "splits": {"train": ids[:2], "test": ids[2:]},
                                         "records": []})
     return root
 
@@ -46,93 +44,15 @@ def split_test(bench) -> list[str]:
     return json.loads((bench / "manifest.json").read_text())["splits"]["test"]
 
 
-class StandIn(ThreadingHTTPServer):
-    """The stand-in server. `script[sample_id]`: statuses to answer before answering properly; `barrier`:
-    the first `barrier.parties` requests wait for each other before being answered; `on_request(n)`: called
-    as the n-th request arrives (1-based), before it is answered."""
-
-    daemon_threads = True
-
-    def __init__(self, bench: Path, key: str = KEY):
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.key, self.lock = key, threading.Lock()
-        self.answers = {sid: target_text(json.loads((bench / "tasks" / sid / "reference.json").read_text()))
-                        for sid in split_test(bench)}
-        self.received: list[dict] = []   # path, body, authorized, sample
-        self.script: dict[str, list[int]] = {}
-        self.barrier: threading.Barrier | None = None
-        self.on_request = None
-        self.in_flight = self.max_in_flight = 0
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/v1"
-
-    def bodies(self, sample: str | None = None) -> list[str]:
-        return [json.dumps(r["body"], sort_keys=True) for r in self.received if sample in (None, r["sample"])]
-
-    def answered(self) -> list[str]:
-        return [r["sample"] for r in self.received if r["status"] == 200]
-
-
-class _Handler(BaseHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-    def _send(self, code: int, payload: dict, headers: dict | None = None) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(code)
-        for name, value in {"Content-Type": "application/json", "Content-Length": str(len(data)),
-                            **(headers or {})}.items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_POST(self):  # noqa: N802 - http.server's name
-        srv: StandIn = self.server  # type: ignore[assignment]
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        text = json.dumps(body.get("messages") or body.get("prompt"))
-        sample = (re.findall(r'\\"sample_id\\":\\"([^"\\]+)', text) or [None])[0]
-        given = self.headers.get("Authorization", "")
-        record = {"path": self.path, "body": body, "authorized": given == f"Bearer {srv.key}", "sample": sample}
-        with srv.lock:
-            srv.received.append(record)
-            n = len(srv.received)
-            srv.in_flight += 1
-            srv.max_in_flight = max(srv.max_in_flight, srv.in_flight)
-            scripted = srv.script.get(sample, [])
-            status = scripted.pop(0) if scripted and record["authorized"] else 200
-        if srv.on_request is not None:
-            srv.on_request(n)
-        if srv.barrier is not None and n <= srv.barrier.parties:
-            srv.barrier.wait(timeout=10)
-        with srv.lock:
-            srv.in_flight -= 1
-        record["status"] = 401 if not record["authorized"] else status
-        if not record["authorized"]:
-            self._send(401, {"error": {"message": f"Incorrect API key provided: {given.removeprefix('Bearer ')}"}})
-        elif status != 200:
-            self._send(status, {"error": {"message": f"scripted {status}"}},
-                       {"Retry-After": "0"} if status in (429, 500) else None)
-        else:
-            self._send(200, _completion(body, self.path, srv.answers[sample]))
-
-
-def _completion(body: dict, path: str, content: str) -> dict:
-    usage = {"prompt_tokens": len(json.dumps(body)) // 4, "completion_tokens": len(content) // 4}
-    choice = ({"index": 0, "message": {"role": "assistant", "content": content}} if path == "/v1/chat/completions"
-              else {"index": 0, "text": content})
-    return {"id": "x", "object": "completion", "choices": [{**choice, "finish_reason": "stop"}], "usage": usage}
+def reference_answers(bench) -> dict[str, str]:
+    return {sid: target_text(json.loads((bench / "tasks" / sid / "reference.json").read_text()))
+            for sid in split_test(bench)}
 
 
 @pytest.fixture
 def server(bench):
-    srv = StandIn(bench)
-    thread = threading.Thread(target=srv.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
+    with serving(reference_answers(bench)) as srv:
+        yield srv
 
 
 @pytest.fixture

@@ -9,22 +9,17 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import replace
+from functools import lru_cache
 
 import pytest
 
-llguidance = pytest.importorskip("llguidance")
-xgr = pytest.importorskip("xgrammar")
-pytest.importorskip("transformers")
-
-import llguidance.hf  # noqa: E402
-
-from cases import all_cases  # noqa: E402
-from forgeplan.cli import main  # noqa: E402
-from forgeplan.io.task_files import write_task  # noqa: E402
-from forgeplan.llm.exports import json_schema, lark_to_gbnf, portable_lark  # noqa: E402
-from forgeplan.llm.grammar import specialise  # noqa: E402
-from forgeplan.llm.prompt import target_text  # noqa: E402
-from forgeplan.planners.reference import simple_reference  # noqa: E402
+from cases import all_cases
+from forgeplan.cli import main
+from forgeplan.io.task_files import write_task
+from forgeplan.llm.exports import json_schema, lark_to_gbnf, portable_lark
+from forgeplan.llm.grammar import specialise
+from forgeplan.llm.prompt import target_text
+from forgeplan.planners.reference import simple_reference
 
 FORMATS = ("lark", "lark-portable", "gbnf", "json-schema")
 # the fast lane runs the per-format tests on the two formats the engines read directly; vLLM's conversion
@@ -32,7 +27,9 @@ FORMATS = ("lark", "lark-portable", "gbnf", "json-schema")
 FORMAT_LANES = [f if f in ("lark", "json-schema") else pytest.param(f, marks=pytest.mark.slow) for f in FORMATS]
 
 
-def _tasks():
+@lru_cache(maxsize=None)   # built by the first test that needs it, not when the suite is collected
+def tasks() -> list:
+    """One task with a proven plan per assembly family, and the plan's text."""
     out, seen = [], set()
     for name, task in all_cases():
         fam = task.assembly.family
@@ -42,18 +39,21 @@ def _tasks():
         if ref is not None and ref["rework_plan"]["actions"]:
             seen.add(fam)
             out.append((task, target_text(ref)))
+    assert len(out) >= 5  # one task with a plan per assembly family
     return out
-
-
-TASKS = _tasks()
-assert len(TASKS) >= 5  # one task with a plan per assembly family
 
 
 @pytest.fixture(scope="module")
 def engines():
+    """llguidance, xgrammar and transformers are imported by the tests that run, not when the suite is collected."""
+    pytest.importorskip("llguidance")
+    pytest.importorskip("transformers")
+    xgr = pytest.importorskip("xgrammar")
+    import llguidance.hf
+
     from forgeplan.llm.tiny import train_tokenizer
 
-    tok = train_tokenizer([t for _, t in TASKS], 500)
+    tok = train_tokenizer([t for _, t in tasks()], 500)
     info = xgr.TokenizerInfo.from_huggingface(tok, vocab_size=len(tok))
     return tok, llguidance.hf.from_tokenizer(tok), xgr.GrammarCompiler(info)
 
@@ -95,6 +95,8 @@ def _export(task, fmt: str) -> str:
 
 
 def _llguidance_accepts(engines, fmt: str, grammar: str, text: str) -> bool:
+    import llguidance
+
     tok, lltok, _ = engines
     if fmt == "json-schema":
         grm = llguidance.LLMatcher.grammar_from_json_schema(grammar)
@@ -109,6 +111,8 @@ def _llguidance_accepts(engines, fmt: str, grammar: str, text: str) -> bool:
 
 
 def _xgrammar_accepts(engines, fmt: str, grammar: str, text: str) -> bool:
+    import xgrammar as xgr
+
     _, _, compiler = engines
     if fmt == "json-schema":
         compiled = compiler.compile_json_schema(grammar)
@@ -137,7 +141,7 @@ def _perturbed(task, text: str, fmt: str) -> dict[str, str]:
 
 @pytest.mark.parametrize("fmt", FORMAT_LANES)
 def test_exports_accept_the_reference_and_reject_perturbations(engines, fmt):
-    for task, text in TASKS:
+    for task, text in tasks():
         grammar = _export(task, fmt)
         for engine in (_llguidance_accepts, _xgrammar_accepts):
             assert engine(engines, fmt, grammar, text), (engine.__name__, fmt, task.sample_id)
@@ -147,7 +151,7 @@ def test_exports_accept_the_reference_and_reject_perturbations(engines, fmt):
 
 
 def test_gbnf_classes_escape_punctuation_as_hex():
-    task, _ = TASKS[0]
+    task, _ = tasks()[0]
     gbnf = lark_to_gbnf(specialise(task))
     classes = re.findall(r"\[[^\]]*\]", re.sub(r'"(?:[^"\\]|\\.)*"', '""', gbnf))
     assert classes and all(re.fullmatch(r"\[\^?(?:[A-Za-z0-9]|\\x[0-9a-f]{2}|-)+\]", c) for c in classes), classes
@@ -155,7 +159,7 @@ def test_gbnf_classes_escape_punctuation_as_hex():
 
 
 def test_portable_lark_survives_vllms_conversion_and_the_generic_grammar_has_none(capsys):
-    task, _ = TASKS[0]
+    task, _ = tasks()[0]
     text = portable_lark(specialise(task))
     assert "/" not in re.sub(r'"[^"]*"', "", text) and "[" not in re.sub(r'"[^"]*"', "", text)
     assert vllm_lark_to_ebnf(text).startswith("root ::= start")
@@ -167,8 +171,9 @@ def test_portable_lark_survives_vllms_conversion_and_the_generic_grammar_has_non
 
 def test_portable_lark_loads_in_xgrammars_lark_reader_plain_lark_and_llguidance(engines):
     import lark
+    import xgrammar as xgr
 
-    task, text = TASKS[0]
+    task, text = tasks()[0]
     portable = portable_lark(specialise(task))
     assert "\\x" not in portable  # xgrammar's Lark reader refuses \xNN escapes in literals
     compiled = engines[2].compile_grammar(xgr.Grammar.from_lark(portable))
@@ -190,7 +195,7 @@ def test_portable_lark_loads_in_xgrammars_lark_reader_plain_lark_and_llguidance(
 
 @pytest.mark.parametrize("fmt", FORMAT_LANES)
 def test_cli_prints_each_format(tmp_path, capsys, fmt):
-    task, _ = TASKS[1]
+    task, _ = tasks()[1]
     task = replace(task, sample_id="cli_sample")
     write_task(task, tmp_path / "t")
     assert main(["grammar", str(tmp_path / "t"), "--format", fmt]) == 0

@@ -5,10 +5,8 @@ rework sample the rework ones; the tiny model (in process) and a stand-in OpenAI
 
 from __future__ import annotations
 
+import functools
 import json
-import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import jsonschema
 import pytest
@@ -27,6 +25,7 @@ from forgeplan.llm.exports import lark_to_gbnf, portable_lark
 from forgeplan.llm.families import DECISION, REWORK, grammar_for, read_sample
 from forgeplan.llm.grammar import compact, lark_parser, specialise
 from forgeplan.llm.prompt import SYSTEM, SYSTEM_COMPACT, target_text
+from standin import serving
 
 
 @pytest.fixture(scope="module")
@@ -175,73 +174,39 @@ def test_a_decision_sample_is_decoded_under_its_own_grammar(magar, samples, tiny
 KEY = "sk-stand-in"
 
 
-class _StandIn(ThreadingHTTPServer):
-    """An OpenAI-compatible chat endpoint that wants a key and answers each sample with its reference (the
-    oracle), in a ``` fence when `fence` says so, after checking that the request carries the sample's own
-    family's prompt and, when it carries one, a grammar (vLLM's field) or a JSON Schema (OpenAI's
-    response_format) that accepts the answer."""
-
-    daemon_threads = True
-
-    def __init__(self, bench, samples):
-        super().__init__(("127.0.0.1", 0), _Answer)
-        self.samples, self.fence, self.seen = samples, set(), []
-        self.answers = {sid: magar_answer("oracle", bench, sid) for sid in samples}
-
-    def complete(self, body: dict) -> str:
-        system, user = (m["content"] for m in body["messages"])
-        sid = re.search(r'"sample_id":"([^"]+)"', user).group(1)
-        s, answer = self.samples[sid], self.answers[sid]
-        assert system == (DECISION_SYSTEM if s.family == DECISION else SYSTEM), sid
-        grammar = body.get("structured_outputs", {}).get("grammar")
-        if grammar is not None:
-            assert grammar == grammar_for(s).portable_lark()
-            lark_parser(grammar_for(s).lark).parse(compact(json.loads(answer)))
-            answer = compact(json.loads(answer))   # the grammar's one spelling
-        schema = body.get("response_format", {}).get("json_schema")
-        if schema is not None:
-            assert schema["name"] == f"forgeplan_{s.family}"
-            jsonschema.validate(json.loads(answer), schema["schema"])
-        self.seen.append((sid, s.family, grammar is not None, schema is not None))
-        return f"Here it is:\n```json\n{answer}\n```" if sid in self.fence else answer
-
-
-class _Answer(BaseHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-    def do_POST(self):  # noqa: N802 - http.server's name
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        if self.headers.get("Authorization") != f"Bearer {KEY}":
-            code, payload = 401, {"error": {"message": "invalid api key"}}
-        else:
-            content = self.server.complete(body)
-            code, payload = 200, {"id": "c", "object": "chat.completion", "model": body["model"],
-                                  "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                                               "finish_reason": "stop"}],
-                                  "usage": {"prompt_tokens": 1, "completion_tokens": 1}}
-        data = json.dumps(payload).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+def _oracle_checking_the_request(srv, sid: str, body: dict) -> str:
+    """The sample's reference (the oracle), after checking that the request carries the sample's own family's
+    prompt and, when it carries one, a grammar (vLLM's field) or a JSON Schema (OpenAI's response_format)
+    that accepts the answer."""
+    s, answer = srv.samples[sid], srv.answers[sid]
+    system = body["messages"][0]["content"]
+    assert system == (DECISION_SYSTEM if s.family == DECISION else SYSTEM), sid
+    grammar = body.get("structured_outputs", {}).get("grammar")
+    if grammar is not None:
+        assert grammar == grammar_for(s).portable_lark()
+        lark_parser(grammar_for(s).lark).parse(compact(json.loads(answer)))
+        answer = compact(json.loads(answer))   # the grammar's one spelling
+    schema = body.get("response_format", {}).get("json_schema")
+    if schema is not None:
+        assert schema["name"] == f"forgeplan_{s.family}"
+        jsonschema.validate(json.loads(answer), schema["schema"])
+    srv.seen.append((sid, s.family, grammar is not None, schema is not None))
+    return answer
 
 
 @pytest.fixture
 def stand_in(magar, samples):
-    srv = _StandIn(magar, samples)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
+    """The keyed stand-in server (tests/standin.py) answering each sample with its reference."""
+    with serving({sid: magar_answer("oracle", magar, sid) for sid in samples}, KEY) as srv:
+        srv.samples, srv.seen = samples, []
+        srv.respond = functools.partial(_oracle_checking_the_request, srv)
+        yield srv
 
 
 @pytest.mark.slow   # the fast lane's sample: test_requests_send_each_sample_its_familys_prompt_and_grammar
 def test_a_served_model_answers_both_families_and_evaluate_scores_them(magar, stand_in, tmp_path, capsys,
                                                                      monkeypatch):
-    url = f"http://127.0.0.1:{stand_in.server_address[1]}/v1"
+    url = stand_in.url
     test = split_ids(magar, "test")
     families = {stand_in.samples[sid].family for sid in test}
     assert families == {DECISION, REWORK}

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lab.fuzzing import (ENTRY_POINTS, HOSTILE_JSON, Sandbox, fuzz_case, judge, large_inputs, peak_rss, run_cli,
-                                  swapped)
+from lab.fuzzing import (CONTRACT_IF_MAPPED, ENTRY_POINTS, HOSTILE_JSON, JSON_VERDICT, Outcome, Sandbox, fuzz_case, judge,
+                         large_inputs, peak_rss, run_cli, swapped)
 
 FAST, DEEP = 20, 300
 FAST_ENTRIES = ("task file", "assembly", "puzzle")   # the fast lane's sample; CI runs every entry point
@@ -50,7 +50,19 @@ def test_mutated_inputs_get_a_verdict_or_one_line_error(sandbox, entry, seed):
 # Crashes the fuzzer once found, kept as fixed cases: (entry point, seed of fuzz_case's mutations).
 REGRESSIONS = [
     ("bench file", 39723),   # reference.json whose "proof" is a string: evaluate crashed reading proof.optimal
+    ("plan", 1),   # a truncated plan that the PDDL replay refuses: exit 1, nothing on stdout (no contract to print)
 ]
+
+
+def test_import_plan_prints_the_contract_only_for_a_plan_it_mapped():
+    """import-plan's stdout: the contract on exit 0; on exit 1 the contract, or nothing when the PDDL replay
+    refused the plan before mapping it; --json commands print JSON on every verdict."""
+    refused = "forgeplan: not a valid plan of that PDDL task: step 2 (remove_first p1) is not applicable"
+    assert judge(Outcome(1, "", refused), CONTRACT_IF_MAPPED) is None
+    assert judge(Outcome(1, '{"annotation": {}}', "forgeplan: the plan is illegal: ..."), CONTRACT_IF_MAPPED) is None
+    assert judge(Outcome(1, "", "forgeplan: the plan is illegal: ..."), CONTRACT_IF_MAPPED) is not None
+    assert judge(Outcome(0, "", ""), CONTRACT_IF_MAPPED) is not None
+    assert judge(Outcome(1, "", refused), JSON_VERDICT) == "stdout is not JSON"
 
 
 @pytest.mark.parametrize("entry, seed", REGRESSIONS)

@@ -329,13 +329,9 @@ def test_cached_dfa_and_vocabulary_equal_fresh_ones(tmp_path, monkeypatch):
 
     _, task = CASES[0]
     monkeypatch.setenv("FORGEPLAN_CACHE", str(tmp_path))
-    def clear():
-        masking._shared_dfa.cache_clear()
-        masking._task_dfa.cache_clear()
-
-    clear()
+    masking.forget_compiled()
     fresh = task_dfa(task).dfa
-    clear()
+    masking.forget_compiled()
     cached = task_dfa(task).dfa
     assert list((tmp_path / "dfa").iterdir())
     assert (cached.trans, cached.accepting, cached.marked, cached.dist, cached.live) == \

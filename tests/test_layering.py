@@ -168,6 +168,43 @@ def test_tests_do_not_import_benchmarks():
     assert not offenders, offenders
 
 
+# what a test module may not import when it is collected: every xdist worker collects every module
+HEAVY_AT_COLLECTION = ("torch", "transformers", "xgrammar", "llguidance", "trl", "peft", "forgeplan.llm.processor")
+
+
+def collection_imports(tree: ast.Module) -> list[str]:
+    """Modules a test file imports when it is collected: its module-level and class-level imports and
+    `pytest.importorskip(NAME)` calls outside functions."""
+    out, todo = [], list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.ClassDef):
+            todo += node.body
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            out += absolute_imports(node)
+        else:
+            out += [c.args[0].value for c in ast.walk(node) if isinstance(c, ast.Call) and c.args
+                    and isinstance(c.func, ast.Attribute) and c.func.attr == "importorskip"
+                    and isinstance(c.args[0], ast.Constant)]
+    return out
+
+
+def test_collecting_the_tests_imports_no_heavy_library():
+    here = Path(__file__).resolve().parent
+    offenders = [f"{p.name}: {n}" for p in sorted(here.glob("*.py"))
+                 for n in collection_imports(ast.parse(p.read_text(encoding="utf-8")))
+                 if any(n == h or n.startswith(h + ".") for h in HEAVY_AT_COLLECTION)]
+    assert not offenders, f"import these inside the fixtures or tests that use them: {offenders}"
+
+
+def test_the_collection_check_sees_heavy_imports():
+    tree = ast.parse("import torch\nx = pytest.importorskip('xgrammar')\nclass A:\n    import trl\n"
+                     "def f():\n    import peft\n")
+    assert sorted(collection_imports(tree)) == ["torch", "trl", "xgrammar"]
+
+
 def test_every_type_ignore_names_its_error_code_and_its_reason():
     """mypy runs in CI (README's test line); what it is told to ignore says which error and why."""
     import re

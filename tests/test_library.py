@@ -18,7 +18,8 @@ from forgeplan.library import BUILTIN
 from forgeplan.library.voxels import box, part
 from forgeplan.model.assembly import DIRECTIONS
 from forgeplan.model.state import Tolerances
-from forgeplan.planners.asp.solve import reference_output, solve_task
+from forgeplan.planners.asp.solve import solve_task
+from forgeplan.planners.reference import reference_output
 from forgeplan.planners.crosscheck import compare_task
 from forgeplan.planners.registry import feasible_plan
 from forgeplan.planners.repair import repair_plan

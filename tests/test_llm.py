@@ -13,19 +13,18 @@ from pathlib import Path
 
 import pytest
 
-torch = pytest.importorskip("torch", reason="the [llm] extra (torch, transformers, peft) is required")
-
-from burrdata import burr  # noqa: E402
-from cases import write_case_tasks  # noqa: E402
-from forgeplan.cli import main  # noqa: E402
-from forgeplan.io.contract import ContractError, parse_output  # noqa: E402
-from forgeplan.io.task_files import write_json  # noqa: E402
-from forgeplan.llm.bench import load_sample, split_ids  # noqa: E402
-from forgeplan.llm.infer import generate_all as generate  # noqa: E402
-from forgeplan.llm.masking import GrammarMask, LegalMask  # noqa: E402
-from forgeplan.llm.prompt import target_text  # noqa: E402
-from forgeplan.llm.tiny import train_tokenizer  # noqa: E402
-from forgeplan.llm.vocab import vocab_from_tokenizer  # noqa: E402
+from burrdata import burr
+from cases import write_case_tasks
+from forgeplan.cli import main
+from forgeplan.io.contract import ContractError, parse_output
+from forgeplan.bench.digests import seal_folder
+from forgeplan.io.task_files import write_json
+from forgeplan.llm.bench import load_sample, split_ids
+from forgeplan.llm.infer import generate_all as generate
+from forgeplan.llm.masking import GrammarMask, LegalMask
+from forgeplan.llm.prompt import target_text
+from forgeplan.llm.tiny import train_tokenizer
+from forgeplan.llm.vocab import vocab_from_tokenizer
 
 N_TEST = 52
 N_TRAIN = 8
@@ -33,6 +32,8 @@ N_TRAIN = 8
 
 @pytest.fixture(scope="module", autouse=True)
 def one_thread():
+    """torch is imported by the tests that run, not when the suite is collected."""
+    torch = pytest.importorskip("torch", reason="the [llm] extra (torch, transformers, peft) is required")
     old = torch.get_num_threads()
     torch.set_num_threads(1)  # the 2 shared cores are faster without intra-op threads for this size
     yield
@@ -47,7 +48,7 @@ def bench(tmp_path_factory):
         write_json(root / "tasks" / sid / "meta.json", {"split": "train" if k % 7 == 3 else "test"})
     train = [s for k, s in enumerate(ids) if k % 7 == 3][:N_TRAIN]
     test = [s for s in ids if s not in train][:N_TEST]
-    write_json(root / "manifest.json", {"splits": {"train": train, "test": test}})
+    seal_folder(root, {"splits": {"train": train, "test": test}})
     return root
 
 
@@ -151,7 +152,8 @@ def test_mask_never_forbids_the_reference(tiny, test_tasks):
 @pytest.fixture(scope="module")
 def group_tasks():
     """Faults of two level-1 burrs that come apart only with group moves, with their proved references."""
-    from forgeplan.planners.asp.solve import reference_output, solve_task
+    from forgeplan.planners.asp.solve import solve_task
+    from forgeplan.planners.reference import reference_output
     from forgeplan.semantics.faults import FaultSpec, make_task
     from forgeplan.io.importers import import_puzzle
 

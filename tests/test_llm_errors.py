@@ -12,11 +12,17 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("torch", reason="the [llm] extra (torch, transformers, peft, trl) is required")
+from cases import write_case_tasks
+from forgeplan.bench.digests import seal_folder
+from forgeplan.cli import main
+from forgeplan.io.task_files import write_json
 
-from cases import write_case_tasks  # noqa: E402
-from forgeplan.cli import main  # noqa: E402
-from forgeplan.io.task_files import write_json  # noqa: E402
+
+@pytest.fixture(scope="module", autouse=True)
+def llm_extra():
+    """torch is imported by the tests that run, not when the suite is collected."""
+    pytest.importorskip("torch", reason="the [llm] extra (torch, transformers, peft, trl) is required")
+
 
 ROOT = Path(__file__).resolve().parents[1]
 NEVER = "(forgeplan never downloads; pass a local Hugging Face folder)"
@@ -26,7 +32,7 @@ NEVER = "(forgeplan never downloads; pass a local Hugging Face folder)"
 def bench(tmp_path_factory):
     root = tmp_path_factory.mktemp("bench")
     ids = write_case_tasks(root, 3)
-    write_json(root / "manifest.json", {"schema_version": "1.0", "splits": {"train": ids[:2], "test": ids[2:]},
+    seal_folder(root, {"schema_version": "1.0", "splits": {"train": ids[:2], "test": ids[2:]},
                                         "records": []})
     return root
 

@@ -12,13 +12,18 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("transformers", reason="the [llm] extra is required")
-
-from forgeplan.cli import main  # noqa: E402
-from lab.cli import main as lab_main  # noqa: E402
-from forgeplan.llm.tiny import (  # noqa: E402
+from forgeplan.cli import main
+from lab.cli import main as lab_main
+from forgeplan.llm.tiny import (
     llama_cpp_mismatches, llama_cpp_pre_tokenizer, llama_cpp_vocab, train_tokenizer)
-from forgeplan.model.errors import InputError  # noqa: E402
+from forgeplan.model.errors import InputError
+
+
+@pytest.fixture(scope="module", autouse=True)
+def llm_extra():
+    """transformers is imported by the tests that run, not when the suite is collected."""
+    pytest.importorskip("transformers", reason="the [llm] extra is required")
+
 
 TEXTS = ['{"part_id":"Burr_Part01","action":"remove"}', "actual {\"offset\":[0,1,0]}", "no fault here"] * 5
 LLAMA_CPP = os.environ.get("FORGEPLAN_LLAMA_CPP")

@@ -26,7 +26,8 @@ from forgeplan.llm.prompt import target_text
 from forgeplan.llm.vocab import Vocab
 from forgeplan.model.actions import KIND, GroupMove, Join, Separate
 from forgeplan.model.assembly import DIRECTIONS
-from forgeplan.planners.asp.solve import reference_output, solve_task
+from forgeplan.planners.asp.solve import solve_task
+from forgeplan.planners.reference import reference_output
 from forgeplan.semantics.faults import FaultSpec, make_task
 from forgeplan.semantics.legal import legal_actions
 from cases import grounding

@@ -13,17 +13,15 @@ from pathlib import Path
 
 import pytest
 
-torch = pytest.importorskip("torch", reason="the [llm] extra (torch, transformers, peft, trl) is required")
-pytest.importorskip("trl", reason="the [llm] extra (trl) is required")
-
-from cases import write_case_tasks  # noqa: E402
-from forgeplan.cli import main  # noqa: E402
-from lab.cli import main as lab_main  # noqa: E402
-from forgeplan.io.contract import parse_output  # noqa: E402
-from forgeplan.llm.bench import load_sample, split_ids  # noqa: E402
-from forgeplan.llm.config import DEFAULT_CONFIG, MODELS_DIR, SAVED_NAME, load_config  # noqa: E402
-from forgeplan.llm.prompt import build_prompt, prompt_text, target_text  # noqa: E402
-from forgeplan.io.task_files import write_json  # noqa: E402
+from cases import write_case_tasks
+from forgeplan.cli import main
+from lab.cli import main as lab_main
+from forgeplan.io.contract import parse_output
+from forgeplan.llm.bench import load_sample, split_ids
+from forgeplan.llm.config import DEFAULT_CONFIG, MODELS_DIR, SAVED_NAME, load_config
+from forgeplan.llm.prompt import build_prompt, prompt_text, target_text
+from forgeplan.bench.digests import seal_folder
+from forgeplan.io.task_files import write_json
 
 N_TRAIN, N_TEST = 10, 3
 SMALL = """
@@ -57,6 +55,9 @@ disable_tqdm = true
 
 @pytest.fixture(scope="module", autouse=True)
 def one_thread():
+    """torch and trl are imported by the tests that run, not when the suite is collected."""
+    torch = pytest.importorskip("torch", reason="the [llm] extra (torch, transformers, peft, trl) is required")
+    pytest.importorskip("trl", reason="the [llm] extra (trl) is required")
     old = torch.get_num_threads()
     torch.set_num_threads(1)
     yield
@@ -67,7 +68,7 @@ def one_thread():
 def bench(tmp_path_factory):
     root = tmp_path_factory.mktemp("bench")
     ids = write_case_tasks(root, N_TRAIN + N_TEST)
-    write_json(root / "manifest.json", {"schema_version": "1.0", "splits": {"train": ids[:N_TRAIN], "test": ids[N_TRAIN:]},
+    seal_folder(root, {"schema_version": "1.0", "splits": {"train": ids[:N_TRAIN], "test": ids[N_TRAIN:]},
                                         "records": []})
     return root
 
@@ -120,6 +121,7 @@ def test_train_checkpoints_logs_eval_loss_and_resumes(tiny, bench, tmp_path, cap
 @pytest.mark.slow
 @pytest.mark.parametrize("finetune", ["lora", "full"])
 def test_a_rerun_with_the_same_seed_gives_the_same_losses_and_weights(tiny, bench, tmp_path, capsys, finetune):
+    import torch
     from safetensors.torch import load_file
 
     runs = []
@@ -166,6 +168,8 @@ def test_training_lowers_the_completion_loss(tiny, bench, tmp_path, capsys):
 
 @pytest.mark.slow
 def test_full_fine_tuning_trains_every_weight_and_loads_for_inference(tiny, bench, tmp_path, capsys):
+    import torch
+
     from forgeplan.llm.train import load_for_inference
 
     config = small_config(tmp_path)
@@ -200,8 +204,11 @@ def test_unknown_or_cli_owned_config_keys_are_errors(tiny, bench, tmp_path, caps
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the refusal on a machine without CUDA")
 def test_gpu_only_options_refuse_clearly_on_cpu(tiny, bench, tmp_path, capsys):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("checks the refusal on a machine without CUDA")
     assert train_cli(tiny, bench, tmp_path / "o", small_config(tmp_path), "--load-in-4bit") == 2
     assert "CUDA" in capsys.readouterr().err
     assert train_cli(tiny, bench, tmp_path / "o", small_config(tmp_path), "--device", "cuda") == 2
@@ -235,6 +242,7 @@ def test_bf16_and_gradient_checkpointing_train_on_cpu_with_tensorboard(tiny, ben
 
 @pytest.mark.slow
 def test_merge_adapter_loads_with_from_pretrained(tiny, bench, tmp_path, capsys):
+    import torch
     from peft import PeftModel
     from transformers import AutoModelForCausalLM
 
@@ -376,7 +384,7 @@ def test_iid_split_keeps_assemblies_and_disjoint_ids(tmp_path):
         write_json(src / "tasks" / sid / "actual_state.json", {"assembly_id": sid[:2], "slots": {"p": sid}})
     records = [{**r, "condition": "nofault", "fault_types": [], "difficulty": "easy", "family": "f", "hidden": False}
                for r in records]
-    write_json(src / "manifest.json", {"schema_version": "1.0", "splits": {"train": ids, "test": held},
+    seal_folder(src, {"schema_version": "1.0", "splits": {"train": ids, "test": held},
                                        "records": records})
     counts = iid_split(src, tmp_path / "iid", test_fraction=0.25, seed=1, heldout_limit=4)
     assert counts == {"train": 15, "test": 5, "heldout": 4}
@@ -397,10 +405,26 @@ def test_iid_split_keeps_assemblies_and_disjoint_ids(tmp_path):
         (tmp_path / "iid" / "manifest.json").read_text().replace(str(tmp_path / "iid"), "")
 
 
+def _detour(task) -> list[dict]:
+    """Two actions that leave the target as it is (a part taken out and put back): a valid plan followed
+    by them is another valid answer to the same task."""
+    from forgeplan.model.actions import Insert, Remove
+
+    target = task.target
+    for pid in task.world.ids:
+        if task.world.check(target, Remove(pid)) is None:
+            out = task.world.apply(target, Remove(pid))
+            if task.world.check(out, Insert(pid)) is None:
+                return [Remove(pid).to_json(), Insert(pid).to_json()]
+    raise AssertionError(f"no part of {task.sample_id} comes out of its target state and back")
+
+
 def test_iid_split_shares_no_state_and_no_fault_answer_between_train_and_test(tmp_path, bench):
     """Tasks drawn twice (other sample ids, same assembly and actual state, or the same fault answer) land
     on one side: checked from the loaded tasks, independently of the split's own keys."""
     import shutil
+
+    from forgeplan.io.task_files import load_task
 
     from forgeplan.bench.store import load_manifest
     from forgeplan.llm.iid import iid_split, leaks
@@ -416,10 +440,11 @@ def test_iid_split_shares_no_state_and_no_fault_answer_between_train_and_test(tm
                 path.write_text(path.read_text().replace(json.dumps(sid), json.dumps(new)))
             ref = json.loads((src / "tasks" / new / "reference.json").read_text())
             if copy % 2 and ref["annotation"]["mistakes"]:  # another answer to the same state: only the state links them
-                ref["annotation"]["mistakes"][0]["visible"] = not ref["annotation"]["mistakes"][0]["visible"]
+                ref["rework_plan"]["actions"] += _detour(load_task(src / "tasks" / new))
+                ref.pop("proof", None)   # a longer plan than the proven one: no proof of it
                 write_json(src / "tasks" / new / "reference.json", ref)
             ids.append(new)
-    write_json(src / "manifest.json", {"schema_version": "1.0", "splits": {"train": ids, "test": []}, "records": []})
+    seal_folder(src, {"schema_version": "1.0", "splits": {"train": ids, "test": []}, "records": []})
     iid_split(src, tmp_path / "iid", test_fraction=0.3, seed=3)
     splits = load_manifest(tmp_path / "iid")["splits"]
     assert len(splits["test"]) >= 3 and sorted(splits["train"] + splits["test"]) == sorted(ids)

@@ -1,6 +1,6 @@
-"""The map is code: ARCHITECTURE.md names every module, and only the grounded task and the planner
-registry ask which kind of moves (straight, groups, partial) a task has; everything else asks its
-capabilities."""
+"""The map is code: ARCHITECTURE.md names every module, only the grounded task and the planner registry
+ask which kind of moves (straight, groups, partial) a task has (everything else asks its capabilities),
+and no module keeps answers about a world (they live on the grounded task and its assembly grounding)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,21 @@ KIND_CALLS = {"needs_partial_moves", "needs_group_moves", "is_level1", "assembly
 KIND_NAMES = {"MoveKind", "kind_of", "move_kind", "assembly_kind", "PARTIAL_MOVES"}
 PLANNER_NAMES = frozenset(REGISTRY)
 MODEL_QUESTIONS = {"kind", "groups", "offers", "slides_refused", "offsets_refused"}   # asked of `X.moves`
+
+# module-level state (an empty container, a module's own object made at import), each with why it keeps no
+# answer about a world; the list only shrinks. Answers about a task or an assembly live on its
+# `GroundedTask` and the `AssemblyGrounding` its caller owns.
+MODULE_STATE = {
+    "executors.py:INTERRUPT": "the note printed on Ctrl-C, not a cache",
+    "library/__init__.py:BUILTIN": "the built-in assemblies' builders by id, filled at import",
+    "llm/processor.py:_SHIFTS": "a torch constant per device",
+    "semantics/intents.py:INSPECT": "a constant decision",
+    "io/task_files.py:_ASSEMBLIES": "parsed assembly files by the digest of their bytes: no world, no answer about one",
+    "bench/folder.py:_OPEN": "the last open benchmarks (manifest, digests) by their files' stamps: no world, no answer about one",
+}
+CONTAINERS = {"dict", "set", "list", "OrderedDict", "defaultdict", "Counter", "deque", "WeakKeyDictionary",
+              "WeakValueDictionary", "WeakSet"}
+WORLDISH = {"World", "Task", "GroundedTask", "AssemblyGrounding"}
 
 
 def modules() -> list[str]:
@@ -101,6 +116,50 @@ def test_the_counter_sees_every_form_of_a_kind_question():
     assert sorted(kind_questions(tree)) == list(range(1, len(asked) + 1))
     inside = ast.parse("x = world.moves.groups\nm = move_model(asm)\ny = world.needs_groups")
     assert kind_questions(inside, semantics=True) == [3]
+
+
+def module_state(tree: ast.Module) -> list[str]:
+    """What a module keeps across calls: top-level names bound to an empty container or to an object of a
+    class the module defines (a cache object), and functions memoised (`lru_cache`, `cache`) on a world,
+    a task, a grounded task or an assembly grounding (by annotation or by the name `world`, `task`,
+    `grounded`)."""
+    classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
+    out = []
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            v = node.value
+            empty = (isinstance(v, ast.Dict) and not v.keys or isinstance(v, (ast.Set, ast.List)) and not v.elts
+                     or isinstance(v, ast.Call) and (_name(v.func) in CONTAINERS and not v.args or _name(v.func) in classes))
+            if empty:
+                out += [_name(t) for t in (node.targets if isinstance(node, ast.Assign) else [node.target])]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and any(_name(d.func if isinstance(d, ast.Call) else d) in ("lru_cache", "cache")
+                                                     for d in node.decorator_list):
+            args = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
+            if any(a.arg in ("world", "task", "grounded") or a.annotation is not None and any(
+                    _name(x) in WORLDISH for x in ast.walk(a.annotation)) for a in args):
+                out.append(node.name)
+    return out
+
+
+def test_no_module_keeps_answers_about_a_world():
+    found = sorted(f"{p.relative_to(ROOT).as_posix()}:{name}" for p in ROOT.rglob("*.py")
+                   for name in module_state(ast.parse(p.read_text(encoding="utf-8"))))
+    unknown = [k for k in found if k not in MODULE_STATE]
+    assert not unknown, f"keep these on the GroundedTask or its AssemblyGrounding (or say in MODULE_STATE why not): {unknown}"
+    stale = [k for k in MODULE_STATE if k not in found]
+    assert not stale, f"gone, drop them from MODULE_STATE: {stale}"
+
+
+def test_the_state_counter_sees_every_form_of_a_module_cache():
+    kept = ["class Groundings:\n    pass\nGROUNDINGS = Groundings()", "_CACHE: dict = {}", "_SEEN = set()",
+            "_BY = OrderedDict()", "_W = weakref.WeakKeyDictionary()", "_L = []",
+            "@lru_cache(maxsize=8)\ndef offers(world):\n    pass", "@functools.cache\ndef f(a, g: GroundedTask):\n    pass",
+            "@lru_cache\ndef h(ag: AssemblyGrounding | None):\n    pass"]
+    fine = ["LIMITS = {'a': 1}", "NAMES = ('x',)", "P = Path('x')", "@lru_cache\ndef shapes(asm: Assembly):\n    pass",
+            "def f(world):\n    kept = {}"]
+    assert module_state(ast.parse("\n".join(kept + fine))) == ["GROUNDINGS", "_CACHE", "_SEEN", "_BY", "_W", "_L",
+                                                                  "offers", "f", "h"]
 
 
 def test_architecture_names_every_module():

@@ -10,7 +10,7 @@ from collections import deque
 import pytest
 
 from forgeplan.cli import main
-from forgeplan.planners.asp.solve import reference_output
+from forgeplan.planners.reference import reference_output
 from forgeplan.planners.registry import solve
 from forgeplan.semantics.faults import FaultSpec, make_task
 from test_slide_engine import TUNNEL_FAULTS

@@ -16,7 +16,7 @@ from forgeplan.model.actions import moved_parts
 from forgeplan.model.assembly import DIRECTIONS
 from forgeplan.model.state import Tolerances
 from forgeplan.planners.moved_set import search as slide_search, solve as partial_solve
-from forgeplan.planners.asp.solve import Status
+from forgeplan.planners.result import Status
 from forgeplan.planners.registry import solve as solve_task
 from forgeplan.planners.partial_repair import partial_repair_plan
 from forgeplan.semantics import partial_offers, partial_universe

@@ -12,7 +12,8 @@ from unified_planning.shortcuts import get_environment
 
 from cases import PlanCase, plan_cases
 from forgeplan.model.actions import moved_parts
-from forgeplan.planners.asp.solve import Status, check_plan, solve_task
+from forgeplan.planners.asp.solve import check_plan, solve_task
+from forgeplan.planners.result import Status
 from forgeplan.planners.pddl.fd import solve_fd
 from forgeplan.planners.pddl.problem import build_problem
 

@@ -9,15 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-torch = pytest.importorskip("torch", reason="the [llm] extra (torch, transformers) is required")
-
-from cases import all_cases  # noqa: E402
-from forgeplan.io.contract import parse_output  # noqa: E402
-from forgeplan.llm.infer import eos_ids, generate  # noqa: E402
-from forgeplan.llm.masking import GrammarMask, make_mask  # noqa: E402
-from forgeplan.llm.processor import PlanMaskProcessor, apply_bitmask, pack  # noqa: E402
-from forgeplan.llm.prompt import build_prompt, prompt_text  # noqa: E402
-from forgeplan.llm.vocab import vocab_from_tokenizer  # noqa: E402
+from cases import all_cases
+from forgeplan.io.contract import parse_output
+from forgeplan.llm.infer import eos_ids, generate
+from forgeplan.llm.masking import GrammarMask, make_mask
+from forgeplan.llm.prompt import build_prompt, prompt_text
+from forgeplan.llm.vocab import vocab_from_tokenizer
 
 MODES = {
     "greedy": {},
@@ -27,8 +24,15 @@ MODES = {
 }
 
 
+@pytest.fixture(scope="module", autouse=True)
+def llm_extra():
+    """torch and transformers are imported by the tests that run, not when the suite is collected."""
+    pytest.importorskip("torch", reason="the [llm] extra (torch, transformers) is required")
+
+
 @pytest.fixture(scope="module")
 def tiny(tiny_dir):
+    import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     torch.set_num_threads(1)
@@ -92,6 +96,10 @@ def _inputs(tok, tasks):
 
 @pytest.mark.parametrize("form, mode", _lane(["ids", "bitmask"], ["grammar", "legal"]))
 def test_a_reused_processor_gives_the_same_outputs(tiny, tasks, mode, form):
+    import torch
+
+    from forgeplan.llm.processor import PlanMaskProcessor
+
     model, tok = tiny
     vocab = vocab_from_tokenizer(tok)
     eos = eos_ids(model, tok)
@@ -114,6 +122,10 @@ def test_a_reused_processor_gives_the_same_outputs(tiny, tasks, mode, form):
 
 
 def test_rows_without_a_mask_are_left_free_and_rows_must_divide(tiny, tasks):
+    import torch
+
+    from forgeplan.llm.processor import PlanMaskProcessor
+
     model, tok = tiny
     vocab = vocab_from_tokenizer(tok)
     proc = PlanMaskProcessor([GrammarMask(tasks[0], vocab), None], eos_ids(model, tok), 1000)
@@ -126,6 +138,10 @@ def test_rows_without_a_mask_are_left_free_and_rows_must_divide(tiny, tasks):
 
 
 def test_a_token_outside_the_mask_leaves_only_eos(tiny, tasks):
+    import torch
+
+    from forgeplan.llm.processor import PlanMaskProcessor
+
     model, tok = tiny
     vocab = vocab_from_tokenizer(tok)
     eos = eos_ids(model, tok)
@@ -144,6 +160,10 @@ def test_a_token_outside_the_mask_leaves_only_eos(tiny, tasks):
 @given(st.integers(1, 300).flatmap(lambda w: st.tuples(st.just(w), st.lists(st.integers(0, w + 40), max_size=60),
                                                        st.lists(st.integers(0, w + 40), max_size=60))))
 def test_packed_bitmask_allows_exactly_its_ids(case):
+    import torch
+
+    from forgeplan.llm.processor import apply_bitmask, pack
+
     width, a, b = case
     packed = torch.from_numpy(np.stack([pack(np.asarray(a, dtype=np.int64), width),
                                         pack(np.asarray(b, dtype=np.int64), width)]))

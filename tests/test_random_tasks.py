@@ -20,8 +20,11 @@ from hypothesis import strategies as st
 from forgeplan.bench.random_tasks import Shape, random_task, shape_of
 from forgeplan.io.task_files import load_task
 from forgeplan.planners.asp import solve as asp
-from forgeplan.planners.asp.solve import Status, solve_task
+from forgeplan.planners.asp.grounding import grounding_for
+from forgeplan.planners.asp.solve import solve_task
+from forgeplan.planners.result import Status
 from forgeplan.planners.crosscheck import compare_task
+from forgeplan.semantics.grounded import ground
 from test_bruteforce import brute_optimum, brute_plans, tie_break_key
 
 REPRODUCER = Path(__file__).parent / "data" / "slow_proof_7part_3fault"
@@ -74,9 +77,11 @@ def test_random_tasks_pick_the_tie_break_plan(seed, shape):
     assert res.canonical and res.plan == min(plans, key=lambda p: tie_break_key(p, task.world))
 
 
-def _query(task, horizon: int, cap: int) -> bool:
-    """The completeness query alone: a canonical loop-free path of exactly `horizon` steps, <= cap parts?"""
-    planner = asp._Planner(asp.GROUNDINGS.get(task, reduce=True), task, True, asp._Clock(None))
+def _query(g, horizon: int, cap: int) -> bool:
+    """The completeness query alone: a canonical loop-free path of exactly `horizon` steps, <= cap parts?
+    (`g` grounded: its first query runs on the task's own grounding, the next ones on a shared one.)"""
+    task = g.task
+    planner = asp._Planner(grounding_for(g, reduce=True), task, True, asp._Clock(None))
     planner.lower_bound(task)
     planner.extend(horizon)
     exists = planner.loop_free_path_exists(cap)
@@ -92,8 +97,9 @@ def test_completeness_query_keeps_the_prefixes_of_a_shortest_plan(seed, shape):
     length up to a shortest such plan's (here K = J*, the shortest plan has c* actions)."""
     task = random_task(seed, shape)
     j, c = brute_optimum(task, "moved-parts,actions")
+    g = ground(task)
     for h in sorted({1, (c + 1) // 2, c} - {0}):
-        assert _query(task, h, j), (task.sample_id, h, j)
+        assert _query(g, h, j), (task.sample_id, h, j)
 
 
 @pytest.mark.slow

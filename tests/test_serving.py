@@ -12,17 +12,17 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-torch = pytest.importorskip("torch", reason="the [llm] extra (torch, transformers) is required")
-llguidance = pytest.importorskip("llguidance")
-
-import llguidance.hf  # noqa: E402
-import llguidance.torch  # noqa: E402
-
-from forgeplan.cli import main  # noqa: E402
-from forgeplan.io.contract import parse_output  # noqa: E402
-from forgeplan.llm.processor import apply_bitmask  # noqa: E402
+from forgeplan.cli import main
+from forgeplan.io.contract import parse_output
 
 N_TASKS = 4
+
+
+@pytest.fixture(scope="module", autouse=True)
+def llm_extra():
+    """torch, transformers and llguidance are imported by the tests that run, not when the suite is collected."""
+    pytest.importorskip("torch", reason="the [llm] extra (torch, transformers) is required")
+    pytest.importorskip("llguidance")
 
 
 @pytest.fixture(scope="module")
@@ -34,10 +34,16 @@ class _Grammar:
     """A transformers logits processor driven by an llguidance matcher (one prompt)."""
 
     def __init__(self, matcher, vocab_size: int):
+        import llguidance.torch
+
         self.matcher, self.start, self.size = matcher, None, vocab_size
         self.bitmask = llguidance.torch.allocate_token_bitmask(1, vocab_size)
 
     def __call__(self, input_ids, scores):
+        import llguidance.torch
+
+        from forgeplan.llm.processor import apply_bitmask
+
         if self.start is None:
             self.start = input_ids.shape[1]
         elif input_ids.shape[1] > self.start:
@@ -52,6 +58,8 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, model, tok):
+        import llguidance.hf
+
         super().__init__(("127.0.0.1", 0), _Handler)
         self.model, self.tok, self.lltok = model, tok, llguidance.hf.from_tokenizer(tok)
         self.lock, self.count_lock = threading.Lock(), threading.Lock()
@@ -59,6 +67,9 @@ class _Server(ThreadingHTTPServer):
         self.grammars: list[str] = []
 
     def complete(self, body: dict) -> dict:
+        import llguidance
+        import torch
+
         grammar = body["structured_outputs"]["grammar"]
         matcher = llguidance.LLMatcher(self.lltok, llguidance.LLMatcher.grammar_from_lark(grammar))
         assert not matcher.is_error(), matcher.get_error()
@@ -115,6 +126,7 @@ class _Handler(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def server(tiny_dir):
+    import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     torch.set_num_threads(1)

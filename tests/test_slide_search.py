@@ -18,7 +18,8 @@ from forgeplan.library.voxels import box, part
 from forgeplan.model.actions import Insert, Join, Remove, ResetPose, Separate, Slide, moved_parts
 from forgeplan.model.assembly import DIRECTIONS, Assembly
 from forgeplan.model.state import Tolerances
-from forgeplan.planners.asp.solve import Status, reference_output
+from forgeplan.planners.reference import reference_output
+from forgeplan.planners.result import Status
 from forgeplan.planners.registry import solve as solve_task
 from forgeplan.planners.moved_set.search import minimal_rework, start_node
 from forgeplan.semantics.faults import FaultSpec, make_task

@@ -30,6 +30,7 @@ from ..semantics.grounded import GroundedTask, ground
 from ..semantics.task import Task
 from ..verify import verify
 from .composition import Slot
+from .labels import difficulty, fault_labels, minimal_rework
 from .shards import record_of
 
 MAX_ATTEMPTS = 25
@@ -53,23 +54,29 @@ class Rendered:
     record: dict
 
 
-_ASSEMBLY_FILES: dict[int, tuple[Assembly, dict[str, dict], dict[str, str]]] = {}
+FILES = "assembly files"   # the memo of `AssemblyGrounding` that keeps the assembly files and their text
 
 
-def _assembly_files(asm: Assembly) -> tuple[dict[str, dict], dict[str, str]]:
-    """The five assembly files and their text, made once per assembly and process (the same for all its tasks)."""
-    hit = _ASSEMBLY_FILES.get(id(asm))
-    if hit is None or hit[0] is not asm:
-        if len(_ASSEMBLY_FILES) > 64:
-            _ASSEMBLY_FILES.clear()
-        files = assembly_files(asm)
-        hit = _ASSEMBLY_FILES[id(asm)] = (asm, files, {n: json_text(d) for n, d in files.items()})
-    return hit[1], hit[2]
+def _assembly_files(shared: AssemblyGrounding) -> dict[str, dict]:
+    """The five assembly files, made once per assembly grounding (the same for all its tasks)."""
+    kept = shared.memo(FILES)
+    if "files" not in kept:
+        kept["files"] = assembly_files(shared.world.assembly)
+    return kept["files"]
 
 
-def render(g: Generated, asm: Assembly) -> Rendered:
-    """The worker's side of writing: every file as text (the assembly files from the cache), and the record."""
-    cached = _assembly_files(asm)[1]
+def _assembly_texts(shared: AssemblyGrounding) -> dict[str, str]:
+    """Their text, written once per assembly grounding (most of their cost: only a batch renders them)."""
+    kept = shared.memo(FILES)
+    if "texts" not in kept:
+        kept["texts"] = {n: json_text(d) for n, d in _assembly_files(shared).items()}
+    return kept["texts"]
+
+
+def render(g: Generated, shared: AssemblyGrounding) -> Rendered:
+    """The worker's side of writing: every file as text (the assembly files kept on the batch's assembly
+    grounding), and the record."""
+    cached = _assembly_texts(shared)
     texts = {n: cached[n] if n in cached else json_text(d) for n, d in g.files.items()}
     return Rendered(g.slot, g.sample_id, texts, record_of(g.files))
 
@@ -81,18 +88,6 @@ def sample_id(slot: Slot) -> str:
 def _rng(seed: int, *key) -> random.Random:
     digest = hashlib.sha256(json.dumps([seed, *key]).encode()).digest()
     return random.Random(int.from_bytes(digest[:8], "big"))
-
-
-def difficulty(condition: str, ref_actions: int, mistakes: list[dict]) -> str:
-    """easy: nothing or one direct action; medium: <= 4 actions; hard: <= 9; expert: more, or a
-    multi-fault task with a hidden fault."""
-    if condition in ("nofault", "boundary") or ref_actions <= 1:
-        return "easy"
-    if condition == "multi" and any(not m["visible"] for m in mistakes) and ref_actions >= 6:
-        return "expert"
-    if ref_actions <= 4:
-        return "medium"
-    return "hard" if ref_actions <= 9 else "expert"
 
 
 def _faults_for(slot: Slot, task_world, rng: random.Random) -> list[FaultSpec]:
@@ -138,7 +133,7 @@ def build_task(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances, att
     """The task of a slot, its reference (reference.json, proved minimal in `objective`) and plan; tries
     attempt seeds (`attempts`: the slot's `_attempts`, some maybe drawn already) until the closed loop
     holds. `shared`: the assembly grounding of the batch (the attempts' tasks are made on its world)."""
-    from ..planners.asp.solve import reference_output
+    from ..planners.reference import reference_output
     from ..planners.registry import planner_for
     from ..planners.result import Options
 
@@ -193,7 +188,7 @@ def generate_batch(slots: list[Slot], asm: Assembly, seed: int, tolerances: Tole
     """The tasks of a batch of slots on one assembly, grounded on one assembly grounding (owned by the
     batch) and solved on one clingo grounding of it: that is made up front for the union of the batch's
     first attempts (a later attempt may widen it); both are dropped afterwards, with the memory they held."""
-    from ..planners.asp.grounding import GROUNDINGS
+    from ..planners.asp.grounding import prepare
 
     shared = AssemblyGrounding(World(asm, tolerances))
     pending, firsts = [], []
@@ -205,13 +200,14 @@ def generate_batch(slots: list[Slot], asm: Assembly, seed: int, tolerances: Tole
                 firsts.append(ground(item[1], shared))
                 break
         pending.append(itertools.chain(drawn, attempts))
-    GROUNDINGS.prepare(firsts)   # clingo's grounding of the batch's tasks it grounds
+    prepare(firsts)   # clingo's grounding of the batch's tasks it grounds, kept on `shared`
     try:
-        return [render(generate(slot, asm, seed, tolerances, attempts, shared, objective), asm)
+        return [render(generate(slot, asm, seed, tolerances, attempts, shared, objective), shared)
                 for slot, attempts in zip(slots, pending)]
     finally:
-        # a later batch brings rotation values of its own (faults are drawn at random): this grounding would not serve it
-        GROUNDINGS.clear()
+        # a later batch brings rotation values of its own (faults are drawn at random): its grounding would
+        # not serve it, so it goes with `shared`
+        del shared, pending, firsts
         release_freed_memory()
 
 
@@ -219,30 +215,21 @@ def generate(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances, attem
              shared: AssemblyGrounding | None = None, objective: str = "moved-parts,actions") -> Generated:
     """One task of the benchmark. `asm` is the loaded assembly itself (built-in or imported), so a
     worker process never has to find it again by id; `shared`, `objective` as in `build_task`."""
+    shared = shared if shared is not None else AssemblyGrounding(World(asm, tolerances))
     task, ref, plan, attempt = build_task(slot, asm, seed, tolerances, attempts, shared, objective)
     out = {k: ref[k] for k in ("annotation", "rework_plan")}
     verdict = verify(task, json.dumps(out), route_hint=moved_parts(plan))   # the reference: no route to solve for
     if not verdict.valid:
         raise ForgeplanError(f"closed loop failed for {task.sample_id}: {verdict.reason}")
     mistakes = ref["annotation"]["mistakes"]
-    first_touch: list[str] = []
-    for a in plan:
-        for p in a.touched:
-            if p not in first_touch:
-                first_touch.append(p)
-    action_ids = [a.action_id for a in plan]
-    route = hashlib.sha1(json.dumps(action_ids).encode()).hexdigest()[:12]
     meta = {
         "sample_id": task.sample_id, "assembly_id": task.assembly.assembly_id, "family": task.assembly.family,
-        "split": slot.split, "condition": slot.condition,
-        "fault_types": sorted({m["type"] for m in mistakes}), "faults": len(mistakes),
-        "hidden": any(not m["visible"] for m in mistakes),
+        "split": slot.split, "condition": slot.condition, **fault_labels(mistakes),
         "difficulty": difficulty(slot.condition, len(plan), mistakes),
         "counterfactual_pair": slot.pair, "counterfactual_role": slot.pair_role, "attempt": attempt,
     }
-    magar = {"sample_id": task.sample_id, "moved_parts": sorted(moved_parts(plan)), "moved_part_count": len(moved_parts(plan)),
-             "route_id": f"R-{route}" if plan else "R-empty", "action_ids": action_ids, "first_touch_order": first_touch}
-    files = _assembly_files(task.assembly)[0] | state_files(task)
+    magar = minimal_rework(task.sample_id, plan)
+    files = _assembly_files(shared) | state_files(task)
     files["reference.json"] = ref
     files["meta.json"] = meta
     files["minimal_rework.json"] = magar

@@ -25,7 +25,7 @@ import traceback
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..io.output import FULL, Inputs, OutPath, check_output, protect
+from ..io.output import FULL, Inputs, OutPath, OutputError, check_output, protect
 from ..io.quoting import json_text, one_line
 from ..model.errors import ForgeplanError, Interrupted, interrupt_exit_code
 
@@ -112,11 +112,15 @@ def _paths(value) -> list[Path]:
 
 
 def command_inputs(args) -> Inputs:
-    """What a command reads: every path argument that is not an output (`io.output.output_path`); a
-    command names the places inside an input folder it writes by design with `set_defaults(writes_inside=...)`."""
-    values = [v for k, v in vars(args).items() if k != "writes_inside"]
-    return Inputs.of([p for v in values for p in _paths(v) if not isinstance(p, OutPath)],
-                     getattr(args, "writes_inside", ()))
+    """What a command reads: every path argument that is not an output (`io.output.output_path`), and the
+    arguments named by `set_defaults(reads=...)` that take an id or a path (`show ASSEMBLY_ID|TASK`) where
+    they name an existing file or folder; a command names the places inside an input folder it writes by
+    design with `set_defaults(writes_inside=...)`."""
+    values = [v for k, v in vars(args).items() if k not in ("writes_inside", "reads")]
+    named = [getattr(args, k, None) for k in getattr(args, "reads", ())]
+    texts = [t for v in named for t in (v if isinstance(v, (list, tuple)) else [v]) if isinstance(t, str) and t]
+    return Inputs.of([p for v in values for p in _paths(v) if not isinstance(p, OutPath)]
+                     + [Path(t) for t in texts if os.path.lexists(t)], getattr(args, "writes_inside", ()))
 
 
 def check_outputs(args) -> None:
@@ -161,8 +165,7 @@ def _standard_streams() -> None:
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
-    if sys.stdout is not None:
-        sys.stdout = NamedStdout(sys.stdout)
+    sys.stdout = ClosedStdout() if sys.stdout is None else NamedStdout(sys.stdout)
 
 
 class NamedStdout:
@@ -190,7 +193,23 @@ class NamedStdout:
         return getattr(self._stream, name)
 
 
+class ClosedStdout:
+    """Standard output when the command was started with it closed (`>&-`): writing the result there is
+    one line and exit 2; a command that writes nothing there runs as usual."""
+
+    encoding = "utf-8"
+
+    def write(self, text: str) -> int:
+        if text:
+            raise OutputError("closed, where this command writes its result", file=STDOUT)
+        return 0
+
+    def flush(self) -> None:
+        pass
+
+
 STDOUT = "standard output"
+NO_TEMP = "No usable temporary directory"   # how tempfile says that none of its candidates can be written
 
 
 def _stdout_gone() -> None:
@@ -266,6 +285,9 @@ def main(argv: list[str] | None = None) -> int:
             if exc.filename == STDOUT:
                 _stdout_gone()
             return _error(f"{FULL[exc.errno]} while writing {exc.filename or 'a temporary file'}")
+        if isinstance(exc, FileNotFoundError) and str(exc.args[-1]).startswith(NO_TEMP):
+            return _error("no folder for temporary files can be written (a full disk? TMPDIR names another): "
+                          f"{one_line(exc.args[-1], 300)}")
         if args.debug:
             traceback.print_exc()
         print(f"forgeplan: internal error (a bug, please report it; --debug shows the traceback): "

@@ -37,8 +37,11 @@ def register(sub) -> None:
     p = sub.add_parser(
         "export-pddl", help="write a task as PDDL (domain.pddl + problem.pddl)",
         description="Write a task as a PDDL domain and problem for any external planner. The lifted form uses the "
-                    "domain of domains/rework.pddl; --grounded writes plain STRIPS with action costs, which every "
-                    "cost-optimal planner reads and which assemblies that need group moves require. "
+                    "domain of domains/rework.pddl; --grounded writes one parameterless action per grounded action, "
+                    "STRIPS with negative preconditions and action costs, which assemblies that need group moves "
+                    "require (for assemblies that need partial moves also conditional effects and derived predicates, "
+                    "which Fast Downward's astar(blind()) reads); --profile strips-costs, strips-table and strips "
+                    "compile the negative preconditions away for plain STRIPS planners. "
                     "`forgeplan plan-external DIR` runs the Fast Downward that ships with forgeplan on the export.")
     p.add_argument("task_dir", type=Path, metavar="TASK_DIR", help="task folder")
     p.add_argument("--out", type=output_path, required=True, metavar="DIR", help="folder to write the two files into")
@@ -62,7 +65,7 @@ def register(sub) -> None:
         description="Run a planner on DIR/domain.pddl and DIR/problem.pddl (written by `export-pddl`) and write its "
                     "plan to DIR/sas_plan, ready for `import-plan`: the Fast Downward shipped in the up-fast-downward "
                     "package (`--planner fd`, any profile), or pyperplan (`--planner pyperplan`, which reads the "
-                    "`--profile strips` export only). The planner runs in a scratch folder and is stopped, with every "
+                    "`--profile strips` and `--profile strips-table` exports only). The planner runs in a scratch folder and is stopped, with every "
                     "process it started, at the time limit. Any other planner that writes one '(action args)' per "
                     "line works the same way. Exit 0 with a plan, 1 without one.")
     r.add_argument("pddl_dir", type=Path, metavar="DIR", help="folder written by `export-pddl`")
@@ -181,7 +184,8 @@ def run_external(args) -> int:
         print(f"forgeplan: {name} found no plan within {args.time_limit:g} s", file=sys.stderr)
         return EXIT_NEGATIVE
     if text is None:
-        hint = {"pyperplan": " (pyperplan reads the `export-pddl --profile strips` export only)",
+        hint = {"pyperplan": " (pyperplan reads the `export-pddl --profile strips` and `--profile strips-table` "
+                             "exports only)",
                 "fd": " (the lifted export has axioms, which lmcut does not support: export with --grounded, "
                       "or give --config 'astar(blind())')" if code == 34 else ""}[args.planner]
         print(f"forgeplan: {name} wrote no plan (exit {code}){hint}", file=sys.stderr)

@@ -35,7 +35,7 @@ def register(sub) -> None:
                       help="never slide the parts apart")
     p.add_argument("--elev", type=degrees, help="camera elevation in degrees (default: the view showing the most parts)")
     p.add_argument("--azim", type=degrees, help="camera azimuth in degrees (default: the view showing the most parts)")
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, reads=("assembly", "plan"))
 
 
 def run(args) -> int:

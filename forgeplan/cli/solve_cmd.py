@@ -51,7 +51,8 @@ def register(sub) -> None:
 
 
 def run_solve(args) -> int:
-    from ..planners.asp.solve import Status, reference_output
+    from ..planners.reference import reference_output
+    from ..planners.result import Status
     from ..planners.registry import solve
     from ..model.errors import InputError
     from ..io.task_files import load_task

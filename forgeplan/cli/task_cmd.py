@@ -31,7 +31,7 @@ def register(sub) -> None:
                    help="write the repair search's plan (valid, fast, not proved minimal) instead of clingo's")
     m.add_argument("--time-limit", type=float, default=60.0, metavar="S",
                    help="seconds for clingo's proof (default 60); past it the best plan is kept, marked unproved")
-    m.set_defaults(func=run_make)
+    m.set_defaults(func=run_make, reads=("assembly",))
 
 
 def run_make(args) -> int:

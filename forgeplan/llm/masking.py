@@ -232,6 +232,13 @@ def _prefix_tables(td: TaskDFA, vocab: Vocab) -> LazyTables:
     return LazyTables(td.dfa, vocab, vector=False)
 
 
+def forget_compiled() -> None:
+    """Drop the DFAs and token tables kept in memory (the disk cache stays): the next mask compiles or
+    reads them again as a fresh process would (a measurement from cold, a test of the disk cache)."""
+    for kept in (_shared_dfa, _task_dfa, _shared_tables, _prefix_tables):
+        kept.cache_clear()
+
+
 class GrammarMask:
     """Allowed tokens per DFA state of one task (forced-prefix states its own, the rest shared per assembly)."""
 

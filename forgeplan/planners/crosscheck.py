@@ -327,7 +327,7 @@ def compare_folders(folders: list[str], objective: str, time_limit: float | None
                     extra_steps: int = 0) -> list[Comparison]:
     """One batch of `crosscheck`: the comparison of each task folder (the batch's tasks on one assembly
     share one assembly grounding, and clingo grounds each assembly of the batch once)."""
-    from .asp.grounding import GROUNDINGS
+    from .asp.grounding import prepare
 
     shared: dict[tuple, AssemblyGrounding] = {}
     tasks = []
@@ -335,7 +335,7 @@ def compare_folders(folders: list[str], objective: str, time_limit: float | None
         task = load_task(Path(f))
         key = (task.assembly, task.tolerances)
         tasks.append(ground(task, shared.setdefault(key, AssemblyGrounding(task.world))))
-    GROUNDINGS.prepare(tasks)
+    prepare(tasks)
     return [compare_task(task, objective, time_limit, f, extra_steps=extra_steps) for task, f in zip(tasks, folders)]
 
 

@@ -8,7 +8,7 @@ from ..semantics.diagnosis import diagnose
 from ..semantics.grounded import GroundedTask, as_grounded
 from ..semantics.task import Task
 from .registry import feasible_plan, planner_for
-from .result import Options
+from .result import Options, SolveResult, Status
 
 
 def simple_reference(task: Task | GroundedTask) -> dict | None:
@@ -24,6 +24,19 @@ def simple_reference(task: Task | GroundedTask) -> dict | None:
     return out
 
 
+def reference_output(task: Task, result: SolveResult) -> dict:
+    """The output contract (annotation + rework_plan) for the solved task, plus the `proof` object."""
+    world = task.world
+    out = output_json(task.sample_id, task.assembly.assembly_id, diagnose(world, task.actual, task.target), result.plan)
+    proof = result.to_json()
+    proof.pop("plan")
+    proof["method"] = "clingo" if result.proof not in ("moved-set-search", "repair-search") else result.proof
+    if result.n_optimal is None and not result.optimal_plans:
+        proof.pop("optimal_plans")
+    out["proof"] = proof
+    return out
+
+
 def proven_reference(task: Task | GroundedTask, time_limit: float | None = None,
                      objective: str = "moved-parts,actions") -> dict | None:
     """Expected output with a plan the registry's proving planner proved minimal (distinct moved parts,
@@ -34,9 +47,6 @@ def proven_reference(task: Task | GroundedTask, time_limit: float | None = None,
     the file is the same on every run: a planner that stops on a state budget, not on the clock, runs
     without the time limit.
     """
-    from .asp.solve import reference_output
-    from .result import Status
-
     grounded = as_grounded(task)
     planner = planner_for(grounded, objective=objective)
     result = planner(grounded, Options(objective, None if planner.deterministic else time_limit))

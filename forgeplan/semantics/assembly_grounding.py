@@ -3,12 +3,12 @@
 A grounded task (`semantics.grounded.GroundedTask`) answers questions about its task; the answers that
 depend on the assembly alone are kept here, so that the tasks on one assembly compute them once: §9's
 offer table (`semantics.partial_offers.OfferTable`) and, by name in `memo`, the separable groups, the
-rotation values per slot state, the landing indexes, the moved-set search's escape sets and results, and
-clingo's rotation facts. Nothing else keeps them, and nothing clears them by name: whoever grounds tasks
-together owns one and passes it to `ground` (a benchmark batch, `bench.generate.generate_batch`; a
-crosscheck batch, `planners.crosscheck.compare_folders`; a tier run of `perf tier`); a task grounded
-alone gets its own. Dropping it drops every answer. clingo's groundings, which also serve the tasks of
-one assembly, are kept by `planners.asp.grounding.GROUNDINGS`, an explicit object with a `clear`.
+rotation values per slot state, the landing indexes, the moved-set search's escape sets and results,
+clingo's rotation facts and clingo's groundings (`planners.asp.grounding.groundings`). Nothing else keeps
+them, and nothing clears them by name: whoever grounds tasks together owns one and passes it to `ground`
+(a benchmark batch, `bench.generate.generate_batch`; a crosscheck batch,
+`planners.crosscheck.compare_folders`; a tier run of `perf tier`); a task grounded alone gets its own.
+Dropping it drops every answer.
 """
 
 from __future__ import annotations

@@ -52,17 +52,10 @@ def token_ids(vocab, text: str) -> list[int]:
     return out
 
 
-def _clear_memory_caches() -> None:
-    from forgeplan.llm import masking
-
-    for cached in (masking._shared_dfa, masking._shared_tables, masking._task_dfa, masking._prefix_tables):
-        cached.cache_clear()
-
-
 def forgeplan_setup(vocab, tasks, *, cold_dfa: bool) -> dict:
     import os
 
-    from forgeplan.llm.masking import GrammarMask, LegalMask
+    from forgeplan.llm.masking import GrammarMask, LegalMask, forget_compiled
 
     first, same, legal = [], [], []
     old = os.environ.get("FORGEPLAN_CACHE")
@@ -70,7 +63,7 @@ def forgeplan_setup(vocab, tasks, *, cold_dfa: bool) -> dict:
         os.environ["FORGEPLAN_CACHE"] = "off"
     try:
         for task, _ in tasks:
-            _clear_memory_caches()
+            forget_compiled()
             t0 = time.perf_counter()
             GrammarMask(task, vocab)
             first.append(time.perf_counter() - t0)
@@ -96,7 +89,7 @@ def forgeplan_steps(vocab, tasks, mode: str, width: int) -> dict:
     of a seen assembly: the shared states are built)."""
     import torch
 
-    from forgeplan.llm.masking import make_mask
+    from forgeplan.llm.masking import forget_compiled, make_mask
     from forgeplan.llm.processor import PlanMaskProcessor
     from forgeplan.llm.prompt import target_text
 
@@ -105,7 +98,7 @@ def forgeplan_steps(vocab, tasks, mode: str, width: int) -> dict:
     eos = vocab.eos_ids or (0,)
     gen = torch.Generator().manual_seed(0)
     for task, ref in tasks:
-        _clear_memory_caches()
+        forget_compiled()
         ids = token_ids(vocab, target_text(ref))
         seq = torch.tensor([[eos[0]] + ids], dtype=torch.long)
         for samples in (first, warm):

@@ -65,28 +65,30 @@ def builtin_tasks(seeds: int, assemblies=None):
 def _builtin(args) -> dict:
     """Each assembly's tasks as a batch (as `bench build` solves them): its grounding is made once,
     timed apart, and every task's solves are timed on it."""
-    from forgeplan.planners.asp.grounding import GROUNDINGS
+    from forgeplan.planners.asp.grounding import prepare
+    from forgeplan.semantics.assembly_grounding import AssemblyGrounding
+    from forgeplan.semantics.grounded import ground
 
     by: dict[str, list] = {}
     for name, task in builtin_tasks(args.seeds, args.assemblies):
         by.setdefault(task.assembly.assembly_id, []).append((name, task))
     rows, grounding = [], []
     for batch in by.values():
+        shared = AssemblyGrounding(batch[0][1].world)   # the batch's tasks share its answers and clingo grounding
+        grounded = [(name, ground(task, shared)) for name, task in batch]
         t0 = time.perf_counter()
-        GROUNDINGS.prepare([t for _, t in batch])
+        prepare([g for _, g in grounded])
         grounding.append(time.perf_counter() - t0)
-        rows += [_row(name, task, args) for name, task in batch]
+        rows += [_row(name, g, args) for name, g in grounded]
     return _summary(rows) | {"grounding_per_assembly_median_s": round(statistics.median(grounding), 4),
                              "grounding_per_assembly_max_s": round(max(grounding), 4)}
 
 
-def _row(name: str, task, args) -> dict:
-    from ..semantics.grounded import ground
-
-    wall, cpu, res = timed_solve(task, args.runs, args.time_limit)
+def _row(name: str, g, args) -> dict:
+    wall, cpu, res = timed_solve(g, args.runs, args.time_limit)
     return {"task": name, "wall_s": wall, "cpu_s": cpu, "optimal": res.optimal, "proof": res.proof,
             "moved_parts": res.moved_parts, "actions": res.actions,
-            "assembly": task.assembly.assembly_id, "groups": ground(task).has_groups}
+            "assembly": g.task.assembly.assembly_id, "groups": g.has_groups}
 
 
 def _summary(rows: list[dict]) -> dict:
@@ -126,12 +128,13 @@ def _cell(parts: int, depth: int, runs: int, time_limit: float, out) -> None:
     the median over `runs` on the assembly's shared grounding."""
     from forgeplan.bench.synthetic import chain_task
 
-    from forgeplan.planners.asp.grounding import GROUNDINGS
+    from forgeplan.planners.asp.grounding import prepare
+    from forgeplan.semantics.grounded import ground
 
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    task = chain_task(parts, depth, "missing_part")
+    task = ground(chain_task(parts, depth, "missing_part"))
     first, _, _ = timed_solve(task, 1, time_limit)  # a one-off solve: the task's own grounding
-    GROUNDINGS.prepare([task])
+    prepare([task])
     wall, cpu, res = timed_solve(task, runs, time_limit)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     out.put({"parts": parts, "depth": depth, "first_solve_s": round(first, 4), "wall_s": round(wall, 4), "cpu_s": round(cpu, 4),

@@ -5,19 +5,19 @@ to the largest horizon any task asked for, and encodings/bound.lp (the relaxatio
 its optimisation carries no step atoms). A task only assigns the `init(F)` externals of its actual
 state; its own horizon is enforced by the planner's assumptions (`not active(h+1)`). Every solve call
 therefore sees exactly the plans a grounding of that task alone would (encodings/README.md,
-"One grounding per assembly").
+"One grounding per assembly"). The groundings are kept on the tasks' assembly grounding
+(`semantics.assembly_grounding.AssemblyGrounding`), with its other answers (`groundings`).
 """
 
 from __future__ import annotations
 
-import weakref
-from collections import OrderedDict
 from functools import lru_cache
 
 import clingo
 from clingo import Function, Number, ast
 
 from ...io.resources import encodings_dir
+from ...semantics.assembly_grounding import AssemblyGrounding
 from ...semantics.grounded import GroundedTask, as_grounded
 from ...semantics.task import Task
 from .facts import Universe, assembly_facts, init_atoms, task_facts, task_universe
@@ -111,11 +111,12 @@ def _state_key(task: Task) -> tuple:
 
 
 WIDENINGS = 8   # uncovered tasks a grounding is widened for before one is made for the next task alone
+CLINGO = "clingo groundings"   # the memo of `AssemblyGrounding` that keeps an assembly's `Groundings`
 
 
 class Groundings:
-    """The shared groundings of the assemblies solved last in this process (at most `size`: a bench
-    worker gets an assembly's batches one after another, so a few suffice).
+    """The clingo groundings of the tasks on one assembly grounding (`AssemblyGrounding`), kept on it: at
+    most one shared grounding per `reduce`; dropping the assembly grounding drops them.
 
     A grounding never keeps what earlier batches needed: fault rotations are drawn at random, so nearly
     every task brings rotation values of its own, and a union over every batch an assembly ever had
@@ -128,59 +129,62 @@ class Groundings:
     grounding of its own, unless a batch was `prepare`d; the assembly's next task gets a shared one.
     """
 
-    def __init__(self, size: int = 8):
-        self.size = size
-        self.cache: OrderedDict = OrderedDict()
-        self.seen: weakref.WeakSet = weakref.WeakSet()   # worlds with a task solved on its own grounding
+    def __init__(self, world):
+        self.world = world
+        self.cache: dict[bool, Grounding] = {}   # reduce -> the shared grounding
+        self.alone_once = False                  # a task was solved on a grounding of its own
 
-    def get(self, task: Task | GroundedTask, reduce: bool, universe: Universe | None = None) -> Grounding:
-        """A grounding for the task: a cached shared one whose universe covers the task's (and
-        `universe`, when given), a wider shared one, or, the first time an assembly comes without a
-        `universe`, a grounding of the task alone. Tasks share groundings when their grounded tasks
-        share a world (one `AssemblyGrounding`)."""
-        g = as_grounded(task)
-        world = g.world
-        key = (id(world), reduce)
-        hit = self.cache.get(key)
-        if hit is not None and hit.world is not world:
-            hit = None
+    def get(self, g: GroundedTask, reduce: bool, universe: Universe | None = None) -> Grounding:
+        """A grounding for the task: the shared one when its universe covers the task's (and `universe`,
+        when given), a wider shared one, or, the first time without a `universe`, the task's own."""
+        hit = self.cache.get(reduce)
         state = _state_key(g.task)
         if hit is not None and universe is None and state in hit.covered:
-            self.cache.move_to_end(key)
             return hit
-        if hit is None and universe is None and world not in self.seen:
-            self.seen.add(world)
-            return Grounding(world, task_universe(g), reduce, alone=g)
+        if hit is None and universe is None and not self.alone_once:
+            self.alone_once = True
+            return Grounding(self.world, task_universe(g), reduce, alone=g)
         need = task_universe(g) | universe if universe is not None else task_universe(g)
         if hit is None or not hit.universe.covers(need):
             old = hit if hit is not None and universe is None and hit.widenings < WIDENINGS else None
-            hit = Grounding(world, need | old.universe if old is not None else need, reduce)
+            hit = Grounding(self.world, need | old.universe if old is not None else need, reduce)
             hit.widenings = old.widenings + 1 if old is not None else 0
-            self.cache[key] = hit
+            self.cache[reduce] = hit
         hit.covered.add(state)
-        self.cache.move_to_end(key)
-        while len(self.cache) > self.size:
-            self.cache.popitem(last=False)
         return hit
 
-    def prepare(self, tasks, reduce: bool = True) -> None:
-        """Ground each assembly of `tasks` (tasks or grounded tasks) once, for the union of its tasks'
-        universes (a batch); tasks with slides are left out (encodings/plan.lp has none)."""
-        by_world: dict[int, list[GroundedTask]] = {}
-        for task in tasks:
-            g = as_grounded(task)
-            if not g.has_slides:
-                by_world.setdefault(id(g.world), []).append(g)
-        for group in by_world.values():
-            union = task_universe(group[0])
-            for g in group[1:]:
-                union = union | task_universe(g)
-            grounding = self.get(group[0], reduce, union)
-            grounding.covered.update(_state_key(g.task) for g in group)
+    def prepare(self, tasks: list[GroundedTask], reduce: bool = True) -> None:
+        """Ground the batch `tasks` (on this assembly grounding) once, for the union of their universes."""
+        union = task_universe(tasks[0])
+        for g in tasks[1:]:
+            union = union | task_universe(g)
+        self.get(tasks[0], reduce, union).covered.update(_state_key(g.task) for g in tasks)
 
     def clear(self) -> None:
         self.cache.clear()
-        self.seen.clear()
+        self.alone_once = False
 
 
-GROUNDINGS = Groundings()
+def groundings(ag: AssemblyGrounding) -> Groundings:
+    """The clingo groundings kept on an assembly grounding."""
+    kept = ag.memo(CLINGO)
+    if None not in kept:
+        kept[None] = Groundings(ag.world)
+    return kept[None]
+
+
+def grounding_for(task: Task | GroundedTask, reduce: bool) -> Grounding:
+    """The grounding clingo solves `task` on (`Groundings.get`)."""
+    g = as_grounded(task)
+    return groundings(g.shared).get(g, reduce)
+
+
+def prepare(tasks: list[GroundedTask], reduce: bool = True) -> None:
+    """Ground the tasks of a batch once per assembly grounding, for the union of their universes; tasks
+    with slides are left out (encodings/plan.lp has none)."""
+    batches: dict[int, list[GroundedTask]] = {}
+    for g in tasks:
+        if not g.has_slides:
+            batches.setdefault(id(g.shared), []).append(g)
+    for batch in batches.values():
+        groundings(batch[0].shared).prepare(batch, reduce)

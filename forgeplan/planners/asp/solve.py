@@ -23,18 +23,17 @@ from dataclasses import dataclass
 import clingo
 from clingo import Function, Number
 
-from ...io.contract import output_json
 from ...model.actions import Action, moved_parts
 from ...model.errors import InputError
 from ...semantics.closure import dependency_closure
-from ...semantics.diagnosis import diagnose, faulty_slots
+from ...semantics.diagnosis import faulty_slots
 from ...semantics.grounded import (OBJECTIVES, GroundedTask, as_grounded, canonical_key, check_canonical_target,
                                    part_ranks)
 from ...semantics.task import Task
 from ..repair import repair_plan
-from ..result import SolveResult, Status, check_arguments  # noqa: F401 (check_arguments: part of clingo's entry)
+from ..result import SolveResult, Status, check_arguments
 from .facts import Facts, task_facts
-from .grounding import ENCODINGS, GROUNDINGS, Grounding, load_encoding, quiet  # noqa: F401 (ENCODINGS: public path)
+from .grounding import ENCODINGS, Grounding, grounding_for, load_encoding, quiet  # noqa: F401 (ENCODINGS: public path)
 
 
 
@@ -310,7 +309,7 @@ def solve_task(task: Task | GroundedTask, objective: str = "moved-parts,actions"
                       0, canonical=True)
     # every optimal plan is enumerated with the direction variants of group moves and every order of
     # independent actions; one reference needs neither (encodings/README.md, "Pruning")
-    planner = _Planner(GROUNDINGS.get(g, reduce=not all_optimal), task, minimize_moved, clock)
+    planner = _Planner(grounding_for(g, reduce=not all_optimal), task, minimize_moved, clock)
     bound = planner.lower_bound(task)
     lb = bound.moved
     if bound.status == "unsolvable":
@@ -362,16 +361,3 @@ def check_plan(task: Task, plan) -> list[tuple[str, str, int]]:
 
     ctl.solve(on_model=on_model)
     return sorted(errs, key=lambda e: (e[2], e))
-
-
-def reference_output(task: Task, result: SolveResult) -> dict:
-    """The output contract (annotation + rework_plan) for the solved task, plus the `proof` object."""
-    world = task.world
-    out = output_json(task.sample_id, task.assembly.assembly_id, diagnose(world, task.actual, task.target), result.plan)
-    proof = result.to_json()
-    proof.pop("plan")
-    proof["method"] = "clingo" if result.proof not in ("moved-set-search", "repair-search") else result.proof
-    if result.n_optimal is None and not result.optimal_plans:
-        proof.pop("optimal_plans")
-    out["proof"] = proof
-    return out

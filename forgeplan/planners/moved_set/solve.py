@@ -37,7 +37,7 @@ FOUND_MAX = 4096
 
 
 class PartialOutcome(NamedTuple):
-    """`status` is one of asp.solve.Status's values; `proof` names what the plan rests on; `proved` the
+    """`status` is one of planners.result.Status's values; `proof` names what the plan rests on; `proved` the
     levels of the objective proved over every engine plan; `grounded` whether no plan of the grounded
     universe is better."""
 

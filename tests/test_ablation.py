@@ -8,13 +8,11 @@ import shutil
 
 import pytest
 
-pytest.importorskip("trl", reason="the [llm] extra (torch, transformers, peft, trl) is required")
-
-from forgeplan.cli import main  # noqa: E402
-from forgeplan.llm.ablation import PAPER, TABLE3, VARIANTS, above_rules, table  # noqa: E402
-from forgeplan.llm.config import SAVED_NAME  # noqa: E402
-from forgeplan.llm.grounding import strip_states  # noqa: E402
-from lab.cli import main as lab_main  # noqa: E402
+from forgeplan.cli import main
+from forgeplan.llm.ablation import PAPER, TABLE3, VARIANTS, above_rules, table
+from forgeplan.llm.config import SAVED_NAME
+from forgeplan.llm.grounding import strip_states
+from lab.cli import main as lab_main
 
 
 # the fast lane runs Table 3's first and last rows (plain targets without grounding, structured targets with

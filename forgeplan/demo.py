@@ -16,8 +16,8 @@ from .bench.store import build_bench
 from .evaluation.baselines import BASELINES
 from .evaluation.evaluate import score_split, summarise
 from .evaluation.report import COLUMNS, fmt as _fmt, write_report
+from .bench.folder import open_bench
 from .io.output import write_text
-from .io.task_files import load_task, read_json
 from .planners.crosscheck import compare_task, summary as crosscheck_summary
 
 REDUCED_TASKS = 400
@@ -41,8 +41,9 @@ def run_demo(out: Path, *, tasks: int = REDUCED_TASKS, seed: int = 42, jobs: int
     bench = out / "bench"
     stage.start("benchmark", tasks)
     manifest = build_bench(bench, tasks, seed, jobs, progress=lambda n: stage.advance(n))
+    opened = open_bench(bench)
     # a build keeps only proven references but those of partial moves, whose proof says what holds
-    proofs = [read_json(bench / "tasks" / r["sample_id"] / "reference.json")["proof"] for r in manifest["records"]]
+    proofs = [opened.json(r["sample_id"], "reference.json")["proof"] for r in manifest["records"]]
     grounded = sum(not p["optimal"] and bool(p.get("grounded_optimal")) for p in proofs)
     unproved = sum(not p["optimal"] and not p.get("grounded_optimal") for p in proofs)
     exceptions = []
@@ -59,7 +60,7 @@ def run_demo(out: Path, *, tasks: int = REDUCED_TASKS, seed: int = 42, jobs: int
     stage.start("Fast Downward cross-check", len(sample))
     comparisons = []
     for sid in sample:
-        comparisons.append(compare_task(load_task(bench / "tasks" / sid), time_limit=60.0, path=str(bench / "tasks" / sid)))
+        comparisons.append(compare_task(opened.task(sid), time_limit=60.0, path=str(opened.folder(sid))))
         stage.advance(1)
     cross = crosscheck_summary(comparisons)
     checked, timings = split_timings({"summary": cross, "tasks": [c.to_json() for c in comparisons]})
@@ -74,8 +75,8 @@ def run_demo(out: Path, *, tasks: int = REDUCED_TASKS, seed: int = 42, jobs: int
         stage.start(f"baseline {name}", len(test_ids))
         preds = {}
         for sid in test_ids:
-            folder = bench / "tasks" / sid
-            preds[sid] = fn(load_task(folder), read_json(folder / "reference.json"))
+            rework = opened.rework(sid)
+            preds[sid] = fn(rework.task, rework.reference)
             stage.advance(1)
         pred_file = out / "predictions" / f"{name}.jsonl"
         write_text(pred_file, "".join(json.dumps({"sample_id": k, "raw_output": v}) + "\n" for k, v in preds.items()))

@@ -134,13 +134,17 @@ def tiny_bench(small_bench, tmp_path_factory) -> Path:
     import json
     import shutil
 
+    from forgeplan.bench.digests import seal_folder
+
     out = tmp_path_factory.mktemp("tiny") / "b"
     manifest = json.loads((small_bench / "manifest.json").read_text(encoding="utf-8"))
     manifest["splits"] = {s: manifest["splits"][s][:n] for s, n in (("train", 3), ("test", 2))}
+    kept = manifest["splits"]["train"] + manifest["splits"]["test"]
+    manifest["records"] = [r for r in manifest["records"] if r["sample_id"] in kept]
     (out / "tasks").mkdir(parents=True)
-    for sid in manifest["splits"]["train"] + manifest["splits"]["test"]:
+    for sid in kept:
         shutil.copytree(small_bench / "tasks" / sid, out / "tasks" / sid)
-    (out / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    seal_folder(out, manifest)   # a benchmark of its own: its digests and manifest
     return out
 
 

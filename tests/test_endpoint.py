@@ -20,6 +20,7 @@ import pytest
 
 from cases import write_case_tasks
 from forgeplan.cli import main
+from forgeplan.bench.digests import seal_folder
 from forgeplan.io.task_files import write_json
 from forgeplan.llm.endpoint import EndpointClient, Request, retry_after
 from forgeplan.llm.prompt import render_plain, target_text
@@ -34,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def bench(tmp_path_factory):
     root = tmp_path_factory.mktemp("bench")
     ids = write_case_tasks(root, 2 + N_TEST)
-    write_json(root / "manifest.json", {"schema_version": "1.0", "splits": {"train": ids[:2], "test": ids[2:]},
+    seal_folder(root, {"schema_version": "1.0", "splits": {"train": ids[:2], "test": ids[2:]},
                                         "records": []})
     return root
 

@@ -222,10 +222,12 @@ def test_evaluate_scores_the_oracle_on_expert_tasks(benches, tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_the_pddl_suite_holds_expert_tasks_in_partial_at_radius_1(tmp_path):
+def test_the_pddl_suite_holds_expert_tasks_in_partial_at_radius_1(tmp_path, capsys):
     """An expert task is a problem of `partial/` only when its reference is a proven optimum within radius 1
     (MAX_RADIUS): the reference, as steps of the written problem, is a valid plan there; the other expert
-    tasks are counted as left out with their reason, and the other assemblies' tasks are not in `partial/`."""
+    tasks are counted as left out with their reason, and the other assemblies' tasks are not in `partial/`.
+    `python -m lab pddl-import` judges the damaged copies of the first partial problem's reference."""
+    from lab.cli import main as lab_main
     from forgeplan.bench.pddl_suite import MAX_RADIUS, NAMES, export_pddl_suite, reach, renamed
     from forgeplan.bench.store import build_bench, load_sample_task, read_reference
     from forgeplan.planners.pddl.positions import position_tables
@@ -264,6 +266,10 @@ def test_the_pddl_suite_holds_expert_tasks_in_partial_at_radius_1(tmp_path):
     assert f"set for the {len(fits)} problems of assemblies that need partial moves" in readme
     assert (f"{unproven} (no proven moved-parts,actions optimum)" in readme) == bool(unproven)
     assert (f"{wide} (partial moves, the reference leaves radius {MAX_RADIUS})" in readme) == bool(wide)
+    first = min(int(r["problem"][1:]) for r in rows.values() if r["radius"] != "")
+    assert lab_main(["pddl-import", str(suite), "--bench", str(bench), "--limit", str(first), "--folders", "partial"]) == 0
+    damaged = json.loads(capsys.readouterr().out)["folders"]["partial"]   # the engine confirms each PDDL verdict
+    assert damaged["copies"] == damaged["agree"] and damaged["invalid"] and damaged["lenient_accepts_invalid"]
 
 
 def _shape(voxels) -> tuple:

@@ -17,6 +17,7 @@ from burrdata import burr
 from cases import write_case_tasks
 from forgeplan.cli import main
 from forgeplan.io.contract import ContractError, parse_output
+from forgeplan.bench.digests import seal_folder
 from forgeplan.io.task_files import write_json
 from forgeplan.llm.bench import load_sample, split_ids
 from forgeplan.llm.infer import generate_all as generate
@@ -47,7 +48,7 @@ def bench(tmp_path_factory):
         write_json(root / "tasks" / sid / "meta.json", {"split": "train" if k % 7 == 3 else "test"})
     train = [s for k, s in enumerate(ids) if k % 7 == 3][:N_TRAIN]
     test = [s for s in ids if s not in train][:N_TEST]
-    write_json(root / "manifest.json", {"splits": {"train": train, "test": test}})
+    seal_folder(root, {"splits": {"train": train, "test": test}})
     return root
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from cases import write_case_tasks
+from forgeplan.bench.digests import seal_folder
 from forgeplan.cli import main
 from forgeplan.io.task_files import write_json
 
@@ -31,7 +32,7 @@ NEVER = "(forgeplan never downloads; pass a local Hugging Face folder)"
 def bench(tmp_path_factory):
     root = tmp_path_factory.mktemp("bench")
     ids = write_case_tasks(root, 3)
-    write_json(root / "manifest.json", {"schema_version": "1.0", "splits": {"train": ids[:2], "test": ids[2:]},
+    seal_folder(root, {"schema_version": "1.0", "splits": {"train": ids[:2], "test": ids[2:]},
                                         "records": []})
     return root
 

@@ -20,6 +20,7 @@ from forgeplan.io.contract import parse_output
 from forgeplan.llm.bench import load_sample, split_ids
 from forgeplan.llm.config import DEFAULT_CONFIG, MODELS_DIR, SAVED_NAME, load_config
 from forgeplan.llm.prompt import build_prompt, prompt_text, target_text
+from forgeplan.bench.digests import seal_folder
 from forgeplan.io.task_files import write_json
 
 N_TRAIN, N_TEST = 10, 3
@@ -67,7 +68,7 @@ def one_thread():
 def bench(tmp_path_factory):
     root = tmp_path_factory.mktemp("bench")
     ids = write_case_tasks(root, N_TRAIN + N_TEST)
-    write_json(root / "manifest.json", {"schema_version": "1.0", "splits": {"train": ids[:N_TRAIN], "test": ids[N_TRAIN:]},
+    seal_folder(root, {"schema_version": "1.0", "splits": {"train": ids[:N_TRAIN], "test": ids[N_TRAIN:]},
                                         "records": []})
     return root
 
@@ -383,7 +384,7 @@ def test_iid_split_keeps_assemblies_and_disjoint_ids(tmp_path):
         write_json(src / "tasks" / sid / "actual_state.json", {"assembly_id": sid[:2], "slots": {"p": sid}})
     records = [{**r, "condition": "nofault", "fault_types": [], "difficulty": "easy", "family": "f", "hidden": False}
                for r in records]
-    write_json(src / "manifest.json", {"schema_version": "1.0", "splits": {"train": ids, "test": held},
+    seal_folder(src, {"schema_version": "1.0", "splits": {"train": ids, "test": held},
                                        "records": records})
     counts = iid_split(src, tmp_path / "iid", test_fraction=0.25, seed=1, heldout_limit=4)
     assert counts == {"train": 15, "test": 5, "heldout": 4}
@@ -404,10 +405,26 @@ def test_iid_split_keeps_assemblies_and_disjoint_ids(tmp_path):
         (tmp_path / "iid" / "manifest.json").read_text().replace(str(tmp_path / "iid"), "")
 
 
+def _detour(task) -> list[dict]:
+    """Two actions that leave the target as it is (a part taken out and put back): a valid plan followed
+    by them is another valid answer to the same task."""
+    from forgeplan.model.actions import Insert, Remove
+
+    target = task.target
+    for pid in task.world.ids:
+        if task.world.check(target, Remove(pid)) is None:
+            out = task.world.apply(target, Remove(pid))
+            if task.world.check(out, Insert(pid)) is None:
+                return [Remove(pid).to_json(), Insert(pid).to_json()]
+    raise AssertionError(f"no part of {task.sample_id} comes out of its target state and back")
+
+
 def test_iid_split_shares_no_state_and_no_fault_answer_between_train_and_test(tmp_path, bench):
     """Tasks drawn twice (other sample ids, same assembly and actual state, or the same fault answer) land
     on one side: checked from the loaded tasks, independently of the split's own keys."""
     import shutil
+
+    from forgeplan.io.task_files import load_task
 
     from forgeplan.bench.store import load_manifest
     from forgeplan.llm.iid import iid_split, leaks
@@ -423,10 +440,11 @@ def test_iid_split_shares_no_state_and_no_fault_answer_between_train_and_test(tm
                 path.write_text(path.read_text().replace(json.dumps(sid), json.dumps(new)))
             ref = json.loads((src / "tasks" / new / "reference.json").read_text())
             if copy % 2 and ref["annotation"]["mistakes"]:  # another answer to the same state: only the state links them
-                ref["annotation"]["mistakes"][0]["visible"] = not ref["annotation"]["mistakes"][0]["visible"]
+                ref["rework_plan"]["actions"] += _detour(load_task(src / "tasks" / new))
+                ref.pop("proof", None)   # a longer plan than the proven one: no proof of it
                 write_json(src / "tasks" / new / "reference.json", ref)
             ids.append(new)
-    write_json(src / "manifest.json", {"schema_version": "1.0", "splits": {"train": ids, "test": []}, "records": []})
+    seal_folder(src, {"schema_version": "1.0", "splits": {"train": ids, "test": []}, "records": []})
     iid_split(src, tmp_path / "iid", test_fraction=0.3, seed=3)
     splits = load_manifest(tmp_path / "iid")["splits"]
     assert len(splits["test"]) >= 3 and sorted(splits["train"] + splits["test"]) == sorted(ids)

@@ -15,6 +15,7 @@ from forgeplan.cli import main
 from forgeplan.bench.magar import family_split, plan_magar
 from forgeplan.bench.store import load_manifest, load_sample_task
 from forgeplan.evaluation.decision_baselines import magar_answer
+from forgeplan.bench.digests import seal_folder
 from forgeplan.evaluation.magar_eval import magar_summary, read_decision, score_magar_split
 from forgeplan.library import BUILTIN, build
 from forgeplan.semantics.intents import decision_of, subgoal_holds
@@ -343,6 +344,10 @@ def test_a_damaged_decision_file_is_a_one_line_error(bench, tmp_path):
     path.write_text(json.dumps(data))
     preds = tmp_path / "p.jsonl"
     preds.write_text("")
+    code, _, stderr = run("evaluate", "--bench", copy, "--predictions", preds)
+    assert code == 2 and f"{sid}/decision.json: changed since the build (digest mismatch)" in stderr
+    assert stderr.count("\n") == 1
+    seal_folder(copy, json.loads((copy / "manifest.json").read_text()))   # the digests forged too: the schema refuses it
     code, _, stderr = run("evaluate", "--bench", copy, "--predictions", preds)
     assert code == 2 and "decision.json" in stderr and "valid" in stderr
     assert stderr.count("\n") == 1

@@ -33,6 +33,7 @@ MODULE_STATE = {
     "llm/processor.py:_SHIFTS": "a torch constant per device",
     "semantics/intents.py:INSPECT": "a constant decision",
     "io/task_files.py:_ASSEMBLIES": "parsed assembly files by the digest of their bytes: no world, no answer about one",
+    "bench/folder.py:_OPEN": "the last open benchmarks (manifest, digests) by their files' stamps: no world, no answer about one",
 }
 CONTAINERS = {"dict", "set", "list", "OrderedDict", "defaultdict", "Counter", "deque", "WeakKeyDictionary",
               "WeakValueDictionary", "WeakSet"}

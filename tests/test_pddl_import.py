@@ -200,3 +200,26 @@ def test_lab_counts_damaged_plans_and_agreement(pddl_suite, tiny_bench, capsys):
     assert lab_main(["pddl-import", str(pddl_suite), "--bench", str(tiny_bench), "--limit", "1", "--folders", "strips"]) == 0
     counts = json.loads(capsys.readouterr().out)["folders"]["strips"]
     assert counts["copies"] == counts["agree"] and counts["invalid"] > 0
+
+
+def test_damaged_partial_move_plans_get_the_engines_confirmation():
+    """A partial-move problem (no outside validator reads its derived predicates): every damaged copy of a
+    plan that the PDDL replay accepts maps to a plan the engine restores with, and the mapping alone,
+    without the replay, accepts some copies the replay refuses."""
+    from cases import zigzag_puzzle
+    from forgeplan.planners.partial_repair import partial_repair_plan
+    from forgeplan.planners.pddl.positions import position_tables
+    from forgeplan.planners.pddl.replay import read_partial
+    from forgeplan.planners.pddl.slide_groups import build_group_problem
+    from forgeplan.planners.pddl.slides import decode, encode
+    from forgeplan.semantics.faults import FaultSpec, make_task
+
+    task = make_task(zigzag_puzzle(), [FaultSpec("misplacement", "Cap")])
+    sp = build_group_problem(task, position_tables(task, 1))
+    restored = lambda actions: task.world.restoration(task.actual, actions, task.target).restored  # noqa: E731
+    refused_but_mapped = 0
+    for _, copy in damaged_copies(encode(sp, partial_repair_plan(task.world, task.actual, task.target))):
+        verdict, actions = read_partial(sp, "".join(f"({s})\n" for s in copy))
+        assert (actions is not None) == verdict.valid and (actions is None or restored(actions))
+        refused_but_mapped += not verdict.valid and restored(decode(sp, copy))
+    assert refused_but_mapped

@@ -13,6 +13,7 @@ import pytest
 
 from cases import all_cases
 from fixtures import fixture_assembly
+from forgeplan.bench.digests import seal_folder
 from forgeplan.bench.pddl_suite import export_pddl_suite
 from forgeplan.cli import main
 from lab.cli import main as lab_main
@@ -181,9 +182,10 @@ def one_task_suite(small_bench, tmp_path_factory) -> tuple[Path, Path]:
     manifest = json.loads((small_bench / "manifest.json").read_text(encoding="utf-8"))
     sid = next(r["sample_id"] for r in manifest["records"] if r["reference_actions"] and r["assembly_id"] == "luban_lock_3")
     manifest["splits"] = {"train": [sid], "test": []}
+    manifest["records"] = [r for r in manifest["records"] if r["sample_id"] == sid]
     (out / "tasks").mkdir(parents=True)
     shutil.copytree(small_bench / "tasks" / sid, out / "tasks" / sid)
-    (out / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    seal_folder(out, manifest)   # a benchmark of its own: its digests and manifest
     export_pddl_suite(out, out.parent / "suite")
     return out, out.parent / "suite"
 

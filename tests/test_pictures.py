@@ -29,6 +29,31 @@ def test_touching_parts_never_share_a_colour(aid):
         assert len(set(colours.values())) == len(asm.parts), "a small assembly shows each part in its own colour"
 
 
+def test_touching_parts_are_those_with_26_neighbouring_voxels():
+    """The vectorised neighbour search against the definition, voxel by voxel, on every built-in."""
+    steps = [(dx, dy, dz) for dx in (-1, 0, 1) for dy in (-1, 0, 1) for dz in (-1, 0, 1) if (dx, dy, dz) != (0, 0, 0)]
+    for aid in sorted(BUILTIN):
+        asm = load_assembly(aid)
+        owner = {v: p.part_id for p in asm.parts for v in p.voxels}
+        pairs = {frozenset((a, owner[(x + dx, y + dy, z + dz)])) for (x, y, z), a in owner.items()
+                 for dx, dy, dz in steps if owner.get((x + dx, y + dy, z + dz), a) != a}
+        pairs |= {frozenset(e) for e in contact_relation(asm)}
+        assert {frozenset(e) for e in neighbour_graph(asm).edges} == pairs, aid
+
+
+@pytest.mark.slow
+def test_show_draws_an_assembly_at_the_size_limits(tmp_path, capsys):
+    """200 parts of 500 voxels (docs/limits.md): drawn whole, hidden parts exploded into view."""
+    parts = [{"part_id": f"B{k:03d}", "kind": "block", "removal_dirs": ["+x"], "supports": [], "lock": None,
+              "voxels": [[gx * 5 + x, gy * 10 + y, gz * 10 + z] for x in range(5) for y in range(10) for z in range(10)]}
+             for k, (gx, gy, gz) in enumerate((gx, gy, gz) for gx in range(8) for gy in range(5) for gz in range(5))]
+    file = tmp_path / "grid.json"
+    file.write_text(json.dumps({"schema_version": "1.0", "assembly_id": "grid", "family": "grid", "description": "",
+                                "source": "generated", "parts": parts, "spares": []}))
+    assert main(["show", str(file), "--out", str(tmp_path / "grid.png")]) == 0
+    assert "exploded" in capsys.readouterr().out and Image.open(tmp_path / "grid.png").size[0] > 0
+
+
 def test_colours_stay_proper_past_the_palette():
     """A chain of 40 touching cubes: more parts than the palette has colours, neighbours still differ."""
     from forgeplan.model.assembly import Assembly, Part

@@ -262,31 +262,40 @@ def _record() -> dict:
             "fault_types": ["wrong_orientation"], "difficulty": "easy", "split": "test", "hidden": True}
 
 
-def _sample_folder(base: Path, folder: Path) -> Path:
-    """The base task as a benchmark sample folder: its public files, reference, meta and minimal rework."""
+def _sample_folder(base: Path, folder: Path) -> dict:
+    """The base task as a benchmark sample folder: its public files and reference, and the meta.json and
+    minimal_rework.json a build derives from the reference; returns the manifest record."""
+    from forgeplan.bench.labels import difficulty, fault_labels, minimal_rework
+    from forgeplan.io.contract import parse_output
+
     shutil.copytree(base, folder)
     ref = json.loads((folder / "reference.json").read_text())
-    moved = sorted({a["part_id"] for a in ref["rework_plan"]["actions"]})
-    (folder / "meta.json").write_text(json.dumps(_record()))
-    (folder / "minimal_rework.json").write_text(json.dumps(
-        {"moved_parts": moved, "moved_part_count": len(moved), "route_id": "R-x", "action_ids": ["a"]}))
-    return folder
+    plan = parse_output(json.dumps(ref), strict=False).actions
+    mistakes = ref["annotation"]["mistakes"]
+    meta = {**_record(), **fault_labels(mistakes), "difficulty": difficulty("single", len(plan), mistakes)}
+    (folder / "meta.json").write_text(json.dumps(meta))
+    rework = minimal_rework(SID, plan)
+    (folder / "minimal_rework.json").write_text(json.dumps(rework))
+    return {**meta, "reference_actions": len(plan), "reference_moved_parts": rework["moved_part_count"]}
 
 
 def _bench(base: Path, root: Path) -> Path:
+    from forgeplan.bench.digests import seal_folder
+
     bench = root / "bench"
-    _sample_folder(base, bench / "tasks" / SID)
+    record = _sample_folder(base, bench / "tasks" / SID)
     head = {"schema_version": "1.0", "tasks": 1, "composition": {}}
-    manifest = {**head, "splits": {"train": [], "test": [SID]}, "records": [{**_record(), "reference_actions": 3}]}
-    (bench / "manifest.json").write_text(json.dumps(manifest))
+    seal_folder(bench, {**head, "splits": {"train": [], "test": [SID]}, "records": [record]})
     return bench
 
 
 def _shard(base: Path, root: Path, sample_id: str = SID) -> Path:
+    from forgeplan.bench.digests import seal
+
     shard = root / "shard1"
     _sample_folder(base, shard / "tasks" / SID)
     head = {"schema_version": "1.0", "tasks": 1, "composition": {}}
-    (shard / "shard.json").write_text(json.dumps({"head": head, "shard": [1, 1],
+    (shard / "shard.json").write_text(json.dumps({"head": head, "shard": [1, 1], "digests": seal(shard, [SID]),
                                                    "records": [[0, {**_record(), "sample_id": sample_id}]]}))
     return shard
 
@@ -351,6 +360,13 @@ def test_bench_export_refuses_a_split_name_that_is_not_a_file_name(base_task, tm
     assert before <= _snapshot(tmp_path)
 
 
+def _forge_digests(bench: Path) -> None:
+    """Record the folder's present files as the build's (what an attacker who also rewrites SHA256SUMS does)."""
+    from forgeplan.bench.digests import seal_folder
+
+    seal_folder(bench, json.loads((bench / "manifest.json").read_text()))
+
+
 def test_evaluate_replays_the_reference_it_scores_against(base_task, tmp_path):
     bench = _bench(base_task, tmp_path)
     ref_path = bench / "tasks" / SID / "reference.json"
@@ -363,10 +379,14 @@ def test_evaluate_replays_the_reference_it_scores_against(base_task, tmp_path):
     ref["rework_plan"]["actions"] = []    # the emptied reference would give the empty prediction full credit
     ref_path.write_text(json.dumps(ref))
     o = run_cli(["evaluate", "--bench", bench, "--predictions", preds])
+    assert o.code == 2 and judge(o) is None and "reference.json: changed since the build (digest mismatch)" in o.err
+    _forge_digests(bench)
+    o = run_cli(["evaluate", "--bench", bench, "--predictions", preds])
     assert o.code == 2 and judge(o) is None, o.err
     assert f"sample {SID}: the reference plan does not restore the target" in o.err
     ref["rework_plan"]["actions"] = [{"action": "remove", "part_id": "LubanLock3_Part01_Beam"}]   # illegal: blocked
     ref_path.write_text(json.dumps(ref))
+    _forge_digests(bench)
     o = run_cli(["evaluate", "--bench", bench, "--predictions", preds])
     assert o.code == 2 and "does not restore" in o.err and SID in o.err, o.err
 

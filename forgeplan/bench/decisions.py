@@ -24,7 +24,8 @@ from ..semantics.diagnosis import MISTAKE_TYPES
 from ..semantics.intents import INSPECT, decision_of, subgoal_holds, valid_decisions
 from ..semantics.engine import World
 from ..semantics.task import Task
-from .generate import Generated, _rng, difficulty
+from .generate import Generated, _rng
+from .labels import difficulty
 
 MAX_ATTEMPTS = 25
 SOLVE_TIME_LIMIT = 60.0

@@ -14,7 +14,7 @@ from ..io.output import staged
 from ..model.choices import DEFAULT_PROMPT
 from ..model.errors import InputError
 from ..model.names import sample_id_problem
-from .store import load_manifest
+from .folder import Bench, open_bench
 
 FORMATS = ("prompt-completion", "messages")
 
@@ -23,19 +23,19 @@ def _messages_row(row: dict) -> dict:
     return {"sample_id": row["sample_id"], "messages": row["prompt"], "target": row["completion"][0]["content"]}
 
 
-def export_jsonl(bench: Path, out: Path, splits=None, progress=None, *, fmt: str = "prompt-completion",
+def export_jsonl(bench: Path | Bench, out: Path, splits=None, progress=None, *, fmt: str = "prompt-completion",
                  prompt: str = DEFAULT_PROMPT) -> dict[str, int]:
     """Write OUT/<split>.jsonl for each split (default: every split of the manifest); returns row counts."""
     from ..llm.families import prompt_completion_rows
 
     if fmt not in FORMATS:
         raise ValueError(f"format {fmt!r} must be one of {FORMATS}")
-    manifest = load_manifest(bench)
-    splits = list(splits or manifest["splits"])
+    bench = open_bench(bench)
+    splits = list(splits or bench.manifest["splits"])
     for split in splits:
         if sample_id_problem(split) is not None:   # it names the file OUT/<split>.jsonl
             raise InputError(f"split name {repr(split)[:80]} is not a file name (letters, digits, '_', '-', '.')",
-                             file=str(Path(bench) / "manifest.json"), field="splits")
+                             file=bench.manifest_file, field="splits")
     counts = {}
     with staged(out) as folder:   # the splits' files replace an earlier export together
         for split in splits:

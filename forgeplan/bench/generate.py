@@ -30,6 +30,7 @@ from ..semantics.grounded import GroundedTask, ground
 from ..semantics.task import Task
 from ..verify import verify
 from .composition import Slot
+from .labels import difficulty, fault_labels, minimal_rework
 from .shards import record_of
 
 MAX_ATTEMPTS = 25
@@ -87,18 +88,6 @@ def sample_id(slot: Slot) -> str:
 def _rng(seed: int, *key) -> random.Random:
     digest = hashlib.sha256(json.dumps([seed, *key]).encode()).digest()
     return random.Random(int.from_bytes(digest[:8], "big"))
-
-
-def difficulty(condition: str, ref_actions: int, mistakes: list[dict]) -> str:
-    """easy: nothing or one direct action; medium: <= 4 actions; hard: <= 9; expert: more, or a
-    multi-fault task with a hidden fault."""
-    if condition in ("nofault", "boundary") or ref_actions <= 1:
-        return "easy"
-    if condition == "multi" and any(not m["visible"] for m in mistakes) and ref_actions >= 6:
-        return "expert"
-    if ref_actions <= 4:
-        return "medium"
-    return "hard" if ref_actions <= 9 else "expert"
 
 
 def _faults_for(slot: Slot, task_world, rng: random.Random) -> list[FaultSpec]:
@@ -233,23 +222,13 @@ def generate(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances, attem
     if not verdict.valid:
         raise ForgeplanError(f"closed loop failed for {task.sample_id}: {verdict.reason}")
     mistakes = ref["annotation"]["mistakes"]
-    first_touch: list[str] = []
-    for a in plan:
-        for p in a.touched:
-            if p not in first_touch:
-                first_touch.append(p)
-    action_ids = [a.action_id for a in plan]
-    route = hashlib.sha1(json.dumps(action_ids).encode()).hexdigest()[:12]
     meta = {
         "sample_id": task.sample_id, "assembly_id": task.assembly.assembly_id, "family": task.assembly.family,
-        "split": slot.split, "condition": slot.condition,
-        "fault_types": sorted({m["type"] for m in mistakes}), "faults": len(mistakes),
-        "hidden": any(not m["visible"] for m in mistakes),
+        "split": slot.split, "condition": slot.condition, **fault_labels(mistakes),
         "difficulty": difficulty(slot.condition, len(plan), mistakes),
         "counterfactual_pair": slot.pair, "counterfactual_role": slot.pair_role, "attempt": attempt,
     }
-    magar = {"sample_id": task.sample_id, "moved_parts": sorted(moved_parts(plan)), "moved_part_count": len(moved_parts(plan)),
-             "route_id": f"R-{route}" if plan else "R-empty", "action_ids": action_ids, "first_touch_order": first_touch}
+    magar = minimal_rework(task.sample_id, plan)
     files = _assembly_files(shared) | state_files(task)
     files["reference.json"] = ref
     files["meta.json"] = meta

@@ -27,6 +27,7 @@ from ..model.state import Tolerances
 from ..semantics.grounded import Capability, assembly_capabilities
 from .card import write_card
 from .composition import PROTOCOL, Slot, apportion
+from .digests import seal
 from .decisions import EPISODES, DecisionSlot, generate_decision
 from .generate import generate
 from .shards import drop_partial, write_task_folder
@@ -129,7 +130,7 @@ def build_magar_bench(out: Path, tasks: int = DEFAULT_TASKS, seed: int = 42, job
     with new_folder(out) as folder:   # built beside `out` and renamed: a benchmark appears whole or not at all
         records = _write_tasks(folder, run_ordered(_batch, batches, jobs), progress)
         manifest = _manifest(records, families, sources, tasks, seed, tolerances)
-        write_card(folder, manifest)
+        manifest["digests"] = seal(folder, [r["sample_id"] for r in records], write_card(folder, manifest))
         write_json(folder / MANIFEST, manifest)
     return manifest
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from ..io.quoting import markdown_cell
 from ..model.errors import InputError
 from ..semantics.grounded import DEFAULT_WEIGHT, ground
-from .store import load_manifest, load_sample_task, read_reference
+from .folder import Bench, open_bench
 
 # folder -> (profile, grounded): the lifted folder shares one domain, the others have one per problem
 FOLDERS = {"lifted": ("full", False), "grounded": ("full", True), "strips-costs": ("strips-costs", True),
@@ -32,12 +32,13 @@ MAX_RADIUS = 1
 NAMES = ("rework", "rework-partial")   # the names unified-planning's writer and slides.pddl_text give
 
 
-def export_pddl_suite(bench: Path, out: Path, progress=None) -> list[dict]:
+def export_pddl_suite(bench: Path | Bench, out: Path, progress=None) -> list[dict]:
     """Write the suite into `out` (must be empty or absent); returns the rows of costs.csv."""
     from ..io.output import staged
     from ..planners.pddl.files import domain_text
 
-    manifest = load_manifest(bench)
+    bench = open_bench(bench)
+    manifest = bench.manifest
     if out.exists() and any(out.iterdir()):
         raise InputError("output folder is not empty", file=str(out))
     ids = [sid for split in ("train", "test") for sid in manifest["splits"][split]]
@@ -62,15 +63,15 @@ def export_pddl_suite(bench: Path, out: Path, progress=None) -> list[dict]:
     return rows
 
 
-def _export_task(bench: Path, sid: str, out, name: str, left_out: dict) -> dict | None:
+def _export_task(bench: Bench, sid: str, out, name: str, left_out: dict) -> dict | None:
     """One task in every folder it fits, and its row of costs.csv (the optima come from the reference's
     proof); None when the task is left out (counted in `left_out`)."""
     from ..io.contract import parse_output
 
     import json
 
-    task = load_sample_task(bench, sid)
-    reference = read_reference(bench, sid, task)
+    task = bench.task(sid)
+    reference = bench.reference(sid, task)
     proof = reference.get("proof")
     plan = parse_output(json.dumps(reference), strict=False).actions
     if not plan:
@@ -195,7 +196,8 @@ moved-set search), not a best-known value.
   reference plan, so the problem has a plan of cost `cost` (tasks whose reference leaves radius {MAX_RADIUS} are left
   out: the derived blocking rules grow with the square of the positions per slot). The rendering leaves out one condition of the
   engine (a group that leaves or joins away from its target arrangement must be separable there), so a planner
-  could find a cheaper plan that the engine refuses; forgeplan's tests compare Fast Downward's optimum with `cost`.
+  could find a cheaper plan that the engine refuses; on small partial-move puzzles forgeplan's tests find Fast
+  Downward's optimum equal to an exhaustive search over the engine's moves.
 
 ## Folders and planners
 

@@ -17,11 +17,12 @@ from pathlib import Path
 
 from ..io.guarded import read_bytes
 from ..io.output import environment_fault, new_folder, output_folder
-from ..io.schema import ManifestRecord, parse_model
+from ..io.schema import DigestsEntry, ManifestRecord, Strict, parse_model
 from ..io.task_files import read_json, write_json
 from ..model.errors import InputError
 from .card import write_card
 from .composition import Slot
+from .digests import digest, read_sums, seal
 
 BATCH_SIZE = 100   # a worker grounds an assembly once per batch: large enough to share, small enough to balance
 PARTIAL = ".partial"
@@ -128,25 +129,39 @@ def merge(out: Path, shard_dirs: list[Path]) -> dict:
     with new_folder(out) as folder:   # built beside `out` and renamed: the benchmark appears whole or not at all
         (folder / "tasks").mkdir()
         for d, s in zip(shard_dirs, shards):
+            sums = read_sums(Path(d), s["digests"], str(Path(d) / SHARD_FILE))
             for _, r in s["records"]:
-                copy_task_folder(Path(d), r["sample_id"], folder)
+                copy_task_folder(Path(d), r["sample_id"], folder, sums)
         manifest = manifest_of(head, [positions[p] for p in range(head["tasks"])])
-        write_card(folder, manifest)
+        manifest["digests"] = seal(folder, ids, write_card(folder, manifest))
         write_json(folder / "manifest.json", manifest)
     return manifest
 
 
-def copy_task_folder(shard: Path, sample_id: str, out: Path) -> None:
+def copy_task_folder(shard: Path, sample_id: str, out: Path, sums: dict[str, str]) -> None:
     """Copy SHARD/tasks/<sample_id> to OUT/tasks/<sample_id>: the folder and each file in it regular (no
-    symlink, FIFO or subfolder), read through the guarded reader, so nothing outside the shard is read."""
+    symlink, FIFO or subfolder), read through the guarded reader, so nothing outside the shard is read,
+    and each file the one the shard's build recorded in its SHA256SUMS (`sums`)."""
     src, dst = shard / "tasks" / sample_id, out / "tasks" / sample_id
     if src.is_symlink() or not src.is_dir():
         raise InputError("is not a task folder (a symlink or missing)", file=str(src))
+    names = [p.rsplit("/", 1)[1] for p in sums if p.startswith(f"tasks/{sample_id}/")]
     dst.mkdir()
     for entry in sorted(os.scandir(src), key=lambda e: e.name):
         if entry.is_symlink() or not entry.is_file(follow_symlinks=False):
             raise InputError("is not a regular file (a symlink, folder or device)", file=entry.path)
-        (dst / entry.name).write_bytes(read_bytes(Path(entry.path), "bench file", root=shard))
+        data = read_bytes(Path(entry.path), "bench file", root=shard)
+        if digest(data) != sums.get(f"tasks/{sample_id}/{entry.name}"):
+            raise InputError("changed since the shard was built (digest mismatch, or not in its SHA256SUMS)",
+                             file=entry.path)
+        (dst / entry.name).write_bytes(data)
+        names.remove(entry.name)
+    if names:
+        raise InputError(f"misses files the shard's build wrote: {sorted(names)}", file=str(src))
+
+
+class ShardDigests(Strict):
+    digests: DigestsEntry
 
 
 def _read_shard(folder: Path) -> dict:
@@ -154,8 +169,10 @@ def _read_shard(folder: Path) -> dict:
     if not path.is_file():
         raise InputError("not a finished shard folder (no shard.json; resume its build with --resume)", file=str(folder))
     data = read_json(path, "bench file", root=Path(folder))
-    if not isinstance(data, dict) or not {"head", "shard", "records"} <= set(data):
-        raise InputError("expected an object with head, shard and records", file=str(path))
+    if not isinstance(data, dict) or not {"head", "shard", "records", "digests"} <= set(data):
+        raise InputError("expected an object with head, shard, records and digests (a shard of an older forgeplan: "
+                         "build it again)", file=str(path))
+    parse_model(ShardDigests, {"digests": data["digests"]}, str(path))
     if not isinstance(data["records"], list):
         raise InputError("expected a list of [position, record]", file=str(path), field="records")
     for k, item in enumerate(data["records"]):

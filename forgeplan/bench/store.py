@@ -11,22 +11,21 @@ from pathlib import Path
 
 from .. import __version__
 from ..io.output import output_folder, together
-from ..io.schema import BENCH_FILE_MODELS, ManifestFile, parse_model
-from ..io.task_files import load_task, read_json, write_json
+from ..io.task_files import read_json, write_json
 from ..model.choices import OBJECTIVES
 from ..model.errors import InputError
-from ..model.names import sample_id_problem
 from ..model.state import Tolerances
 from ..semantics.grounded import assemblies_by_kind
+from ..semantics.task import Task
 from .card import write_card
+from .digests import seal
 from .composition import PROTOCOL, composition_counts, plan_composition
 from ..executors import run_batches
 from .generate import generate_batch, sample_id
 from .shards import (SHARD_FILE, batches, drop_partial, finished, heaviest_first, manifest_of, read_record,
                      write_task_folder)
+from .folder import MANIFEST, open_bench
 from .sources import load_sources
-
-MANIFEST = "manifest.json"
 
 
 def _versions() -> dict:
@@ -97,13 +96,15 @@ def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, pro
     if phases is not None:
         phases["parallel_end"] = time.process_time()
     ordered = [records[k] for k in sorted(records)]
+    ids = [r["sample_id"] for r in ordered]
     os.sync()   # every task folder on disk before the file that marks the build complete
     with together():
         if shard is not None:
-            write_json(out / SHARD_FILE, {"head": head, "shard": list(shard), "records": [[k, records[k]] for k in sorted(records)]})
+            write_json(out / SHARD_FILE, {"head": head, "shard": list(shard), "records": [[k, records[k]] for k in sorted(records)],
+                                          "digests": seal(out, ids)})
         manifest = manifest_of(head, ordered)
         if shard is None:
-            write_card(out, manifest)
+            manifest["digests"] = seal(out, ids, write_card(out, manifest))
             write_json(out / MANIFEST, manifest)
     drop_partial(out)
     (out / BUILD_FILE).unlink()
@@ -148,61 +149,29 @@ def _start(out: Path, build: dict, resume: bool) -> set[str]:
     return finished(out)
 
 
+# by path, for callers that hold a benchmark's folder name: each opens it through the one loader (bench.folder)
+
 def load_manifest(bench: Path) -> dict:
-    """manifest.json, validated (every field `stats` and the readers use; sample ids are folder names)."""
-    path = Path(bench) / MANIFEST
-    if not path.is_file():
-        raise InputError("not a benchmark folder (no manifest.json)", file=str(bench))
-    data = read_json(path, "bench file", root=Path(bench))
-    parse_model(ManifestFile, data, str(path))
-    return data
+    """manifest.json, validated as a build writes it, its digests read and checked."""
+    return open_bench(bench, full=True).manifest
 
 
 def sample_folder(bench: Path, sample_id: str) -> Path:
-    """DIR/tasks/<sample_id>, refused when the id is not a single safe folder name or the folder is a symlink."""
-    why = sample_id_problem(sample_id)
-    if why is not None:
-        raise InputError(f"sample id {repr(sample_id)[:80]} {why}", file=str(Path(bench) / MANIFEST), field="splits")
-    folder = Path(bench) / "tasks" / sample_id
-    if folder.is_symlink():
-        raise InputError("the sample's task folder is a symlink (refused)", file=str(folder))
-    return folder
+    return open_bench(bench).folder(sample_id)
 
 
 def read_sample_file(bench: Path, sample_id: str, name: str) -> dict:
-    """One of a sample's benchmark files (reference.json, meta.json, minimal_rework.json), validated;
-    it must lie inside the benchmark folder."""
-    path = sample_folder(bench, sample_id) / name
-    data = read_json(path, "bench file", root=Path(bench))
-    parse_model(BENCH_FILE_MODELS[name], data, str(path))
-    return data
+    """One of a sample's benchmark files, checked against its digest and its schema."""
+    return open_bench(bench).json(sample_id, name)
 
 
-def load_sample_task(bench: Path, sample_id: str):
-    """The task of a sample; its files must lie inside the benchmark folder."""
-    return load_task(sample_folder(bench, sample_id), root=Path(bench))
+def load_sample_task(bench: Path, sample_id: str) -> Task:
+    return open_bench(bench).task(sample_id)
 
 
-def read_reference(bench: Path, sample_id: str, task) -> dict:
-    """A sample's reference.json, validated and replayed in the engine: a reference that is not the
-    sample's, or whose plan does not restore the target, is refused (scores against it would be false)."""
-    from ..io.contract import ContractError, parse_output
-
-    reference = read_sample_file(bench, sample_id, "reference.json")
-    path = str(sample_folder(bench, sample_id) / "reference.json")
-    if reference["annotation"]["sample_id"] != sample_id:
-        raise InputError(f"sample {sample_id}: the reference names another sample", file=path, field="annotation.sample_id")
-    try:
-        actions = parse_output(json.dumps(reference), strict=False).actions
-    except ContractError as exc:
-        raise InputError(f"sample {sample_id}: the reference breaks the output contract ({exc.reason})", file=path,
-                         field="rework_plan") from None
-    r = task.world.restoration(task.actual, actions, task.target)
-    if not r.restored:
-        why = str(r.failure) if r.failure is not None else "; ".join(task.world.differences(r.final, task.target)[:2])
-        raise InputError(f"sample {sample_id}: the reference plan does not restore the target ({why})", file=path,
-                         field="rework_plan.actions")
-    return reference
+def read_reference(bench: Path, sample_id: str, task: Task) -> dict:
+    """A sample's reference.json, checked against its task (bench.consistency.check_reference)."""
+    return open_bench(bench).reference(sample_id, task)
 
 
 def stats(manifest: dict) -> dict:

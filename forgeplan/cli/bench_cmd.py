@@ -1,4 +1,4 @@
-"""`forgeplan bench build|stats|export`: the FORGE-Bench-shaped benchmark."""
+"""`forgeplan bench build|merge|check|stats|export`: the FORGE-Bench-shaped benchmark."""
 
 from __future__ import annotations
 
@@ -54,6 +54,7 @@ def register(sub) -> None:
     m.add_argument("shards", nargs="+", type=Path, metavar="SHARD_DIR", help="the shard folders, 1/N to N/N")
     m.add_argument("--out", required=True, type=output_path, metavar="DIR", help="benchmark folder to write (must not exist)")
     m.set_defaults(func=run_merge)
+    _add_check(bsub)
     s = bsub.add_parser("stats", help="print the composition tables",
                         description="Print how a benchmark is composed: tasks per split, condition, fault type, "
                                     "difficulty and assembly, and where each imported assembly came from.")
@@ -75,6 +76,26 @@ def register(sub) -> None:
                         "signatures and the task's state as short lines (docs/training.md)")
     e.add_argument("--out", type=output_path, help="folder to write into (default DIR/export, or DIR/pddl for --format pddl)")
     e.set_defaults(func=run_export, writes_inside=("export", "pddl"))
+
+
+def _add_check(bsub) -> None:
+    c = bsub.add_parser("check", help="derive again everything a reader trusts; list what is wrong",
+                        description="Check a benchmark folder as a reader cannot afford to: every file against the "
+                                    "digest its build recorded (SHA256SUMS, named by manifest.json), the manifest, "
+                                    "README.md and tasks.jsonl against the task folders, every sample's ids against its "
+                                    "folder, every reference replayed, its diagnosis against the task and its fault, "
+                                    "its labels and minimal_rework.json derived again, its optimality proved again at "
+                                    "the level it claims (optimal, grounded_optimal, or valid), and every Assembly "
+                                    "Decision's optimal plans and valid decisions derived again. One line per finding; "
+                                    "exit 0 when everything holds, 1 when anything is wrong, 2 when DIR is no benchmark.")
+    c.add_argument("bench", type=Path, metavar="DIR", help="benchmark folder")
+    c.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                   help="worker processes (default and upper bound: the number of CPUs)")
+    c.add_argument("--time-limit", type=float, default=60.0, metavar="S",
+                   help="seconds for clingo to prove each optimum again (default 60, what bench build gives it)")
+    c.add_argument("--json", action="store_true", help="the findings as one JSON object")
+    c.add_argument("--quiet", action="store_true", help="no progress bar")
+    c.set_defaults(func=run_check)
 
 
 def add_executor_arguments(p) -> None:
@@ -143,10 +164,36 @@ def _run_magar_build(args) -> int:
     return 0
 
 
-def run_stats(args) -> int:
-    from ..bench.store import load_manifest, stats
+def run_check(args) -> int:
+    import math
 
-    table = stats(load_manifest(args.bench))
+    from tqdm import tqdm
+
+    from ..bench.check import check_bench, to_json
+    from ..model.errors import InputError
+
+    if args.jobs < 1:
+        raise InputError(f"must be at least 1, got {args.jobs}", field="--jobs")
+    if not (math.isfinite(args.time_limit) and args.time_limit > 0):
+        raise InputError(f"must be a positive number of seconds, got {args.time_limit}", field="--time-limit")
+    with tqdm(desc="bench check", unit="task", disable=args.quiet, file=sys.stderr, delay=1e-6) as bar:
+        findings, samples = check_bench(args.bench, min(args.jobs, os.cpu_count() or 1), bar.update, args.time_limit,
+                                        total=lambda n: setattr(bar, "total", n))
+    if args.json:
+        emit_json(to_json(findings, samples))
+    else:
+        for f in findings:
+            print(one_line(f.line()))
+        print(f"{len(findings)} findings in {len({f.file for f in findings})} files" if findings else
+              f"all holds: {samples} tasks, every file the one its build wrote")
+    return 1 if findings else 0
+
+
+def run_stats(args) -> int:
+    from ..bench.folder import open_bench
+    from ..bench.store import stats
+
+    table = stats(open_bench(args.bench, full=True).manifest)
     if args.json:
         emit_json(table)
     else:
@@ -159,9 +206,9 @@ def run_export(args) -> int:
 
     from ..bench.export import export_jsonl
     from ..io.output import output_folder
-    from ..bench.store import load_manifest
+    from ..bench.folder import open_bench
 
-    total = sum(len(v) for v in load_manifest(args.bench)["splits"].values())
+    total = sum(len(v) for v in open_bench(args.bench).manifest["splits"].values())
     if args.format == "pddl":
         return _export_pddl(args, total)
     out = output_folder(args.out or args.bench / "export", create=False)

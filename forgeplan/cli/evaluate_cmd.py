@@ -71,7 +71,7 @@ def run_evaluate(args) -> int:
 
     from ..evaluation.evaluate import read_predictions, score_split, scored_ids, summarise
     from ..evaluation.report import answer_counts, fmt as _fmt, write_report
-    from ..bench.store import load_manifest
+    from ..bench.folder import open_bench
 
     from ..io.output import output_folder
     from ..model.errors import InputError
@@ -80,17 +80,17 @@ def run_evaluate(args) -> int:
         raise InputError(f"must be at least 1, got {args.jobs}", field="--jobs")
     if args.out:
         output_folder(args.out, create=False)
-    manifest = load_manifest(args.bench)
-    magar = manifest.get("profile") == "magar"
+    bench = open_bench(args.bench)
+    magar = bench.profile == "magar"
     # compact: only the contract reads them; large ones are read back per sample, except on a Ray cluster
     preds = read_predictions(args.predictions, compact=not magar, stored=args.executor != "ray")
-    n = len(scored_ids(manifest, preds, args.split))
+    n = len(scored_ids(bench, preds, args.split))
     count = {"split_samples": n, "answered": len(preds), "extract": args.extract_json, "only_predicted": args.only_predicted}
     if magar:
         return _evaluate_magar(args, preds, count)
     with tqdm(total=len(preds) if args.only_predicted else n, desc="evaluate", unit="sample", file=sys.stderr,
               disable=n < 200) as bar:
-        samples = score_split(args.bench, preds, args.split, progress=bar.update, reference_cost=args.reference_cost,
+        samples = score_split(bench, preds, args.split, progress=bar.update, reference_cost=args.reference_cost,
                               jobs=args.jobs, executor=args.executor, address=args.address, extract=args.extract_json,
                               only_predicted=args.only_predicted)
     _warn_missing(n, len(preds), args.only_predicted)
@@ -165,16 +165,12 @@ def _write_run(args, rows: list[dict]) -> None:
 
 
 def run_baseline(args) -> int:
-    from ..bench.store import load_manifest
-    from ..model.errors import InputError
+    from ..bench.folder import open_bench
     from ..io.output import write_file
 
-    manifest = load_manifest(args.bench)
-    splits = manifest["splits"]
-    if args.split not in splits:
-        raise InputError(f"no split {args.split!r} (have {sorted(splits)})", field="--split")
-    answer = _baseline_answer(args.name, args.bench, manifest.get("profile") == "magar")
-    ids = splits[args.split]
+    bench = open_bench(args.bench)
+    ids = bench.split(args.split)
+    answer = _baseline_answer(args.name, bench)
     with write_file(args.out) as fh:
         for sid in ids:
             raw = answer(sid)
@@ -183,18 +179,21 @@ def run_baseline(args) -> int:
     return 0
 
 
-def _baseline_answer(name: str, bench: Path, magar: bool):
+def _baseline_answer(name: str, bench):
     """sample id -> raw output of the baseline; the magar profile has its own three baselines."""
-    from ..bench.store import load_sample_task, read_sample_file
     from ..evaluation.baselines import BASELINES
     from ..evaluation.decision_baselines import MAGAR_BASELINES, magar_answer
     from ..model.errors import InputError
 
-    if magar:
+    if bench.profile == "magar":
         if name not in MAGAR_BASELINES:
             raise InputError(f"a magar-profile benchmark takes one of {list(MAGAR_BASELINES)}, got {name!r}", field="name")
         return lambda sid: magar_answer(name, bench, sid)
     if name not in BASELINES:
         raise InputError(f"{name!r} is a baseline of magar-profile benchmarks; use one of {list(BASELINES)}", field="name")
     fn = BASELINES[name]
-    return lambda sid: fn(load_sample_task(bench, sid), read_sample_file(bench, sid, "reference.json"))
+
+    def answer(sid: str) -> str:
+        sample = bench.rework(sid)
+        return fn(sample.task, sample.reference)
+    return answer

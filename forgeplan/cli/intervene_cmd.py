@@ -79,22 +79,20 @@ def _checked_input(args) -> tuple[list[str], dict[str, str]]:
     """The split's sample ids that have a prediction, and the predictions; bad options are one-line errors."""
     import math
 
-    from ..bench.store import load_manifest
+    from ..bench.folder import open_bench
     from ..evaluation.evaluate import read_predictions
     from ..model.errors import InputError
 
     if not (math.isfinite(args.time_limit) and args.time_limit > 0):
         raise InputError(f"must be a positive number of seconds, got {args.time_limit}", field="--time-limit")
     preds = read_predictions(args.predictions)
-    manifest = load_manifest(args.bench)
-    if manifest.get("profile") == "magar" and args.reference_cost != "forgeplan":
+    bench = open_bench(args.bench)
+    if bench.profile == "magar" and args.reference_cost != "forgeplan":
         raise InputError("a magar-profile benchmark keeps MAGAR's moved-part-minimal reference; "
                          "--reference-cost applies to FORGE-profile benchmarks", field="--reference-cost")
-    splits = manifest["splits"]
-    if args.split not in splits:
-        raise InputError(f"no split {args.split!r} (have {sorted(splits)})", field="--split")
-    unknown = sorted(set(preds) - set(splits[args.split]))
+    ids = bench.split(args.split)
+    unknown = sorted(set(preds) - set(ids))
     if unknown:
         raise InputError(f"{len(unknown)} predictions are not in split {args.split!r}, e.g. {unknown[:3]}",
                          file=str(args.predictions))
-    return [sid for sid in splits[args.split] if sid in preds], preds
+    return [sid for sid in ids if sid in preds], preds

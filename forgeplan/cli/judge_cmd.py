@@ -50,7 +50,7 @@ def register(sub) -> None:
 def run(args) -> int:
     import sys
 
-    from ..bench.store import load_manifest
+    from ..bench.folder import open_bench
     from ..evaluation.evaluate import read_predictions, scored_ids
     from ..io.output import output_folder
     from ..io.quoting import json_text
@@ -62,10 +62,11 @@ def run(args) -> int:
     if args.max_tokens < 1:
         raise InputError(f"must be at least 1, got {args.max_tokens}", field="--max-tokens")
     output_folder(args.out, create=False)
-    manifest = load_manifest(args.bench)
+    bench = open_bench(args.bench, full=True)
+    manifest = bench.manifest
     rubric = args.rubric or ("magar" if manifest.get("profile") == "magar" else "forge")
     preds = read_predictions(args.predictions)
-    scored_ids(manifest, preds, args.split)   # refuses predictions outside the split
+    scored_ids(bench, preds, args.split)   # refuses predictions outside the split
     ids = judge_subset(manifest, args.split, rubric, args.seed)
     cache = args.cache or args.out.with_name(args.out.name + ".cache")
     client = EndpointClient(args.endpoint, model=args.served_model, key_env=args.api_key_env,

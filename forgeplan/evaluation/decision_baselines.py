@@ -10,12 +10,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..bench.store import load_sample_task, read_sample_file
+from ..bench.folder import Bench, open_bench
 from ..semantics.diagnosis import diagnose, repair_action
 from ..semantics.intents import INSPECT, decision_of
 from ..semantics.task import Task
 from .baselines import BASELINES
-from .magar_eval import read_decision
 
 MAGAR_BASELINES = ("oracle", "local-heuristic", "no-op")
 REWORK_BASELINE = {"oracle": "oracle", "local-heuristic": "local-repair", "no-op": "no-op"}
@@ -32,17 +31,19 @@ def local_decision(task: Task) -> dict:
     return decision_of(action).to_json() if action is not None else INSPECT.to_json()
 
 
-def decision_answer(name: str, bench: Path, sid: str) -> str:
+def decision_answer(name: str, bench: Path | Bench, sid: str) -> str:
+    bench = open_bench(bench)
     if name == "oracle":
-        return json.dumps(read_decision(bench, sid)["reference"])
+        return json.dumps(bench.decision(sid)["reference"])
     if name == "no-op":
         return json.dumps(INSPECT.to_json())
-    return json.dumps(local_decision(load_sample_task(bench, sid)))
+    return json.dumps(local_decision(bench.task(sid)))
 
 
-def magar_answer(name: str, bench: Path, sid: str) -> str:
+def magar_answer(name: str, bench: Path | Bench, sid: str) -> str:
     """The raw output of baseline `name` for one sample of either family."""
-    if read_sample_file(bench, sid, "meta.json").get("task_family") == "assembly_decision":
+    bench = open_bench(bench)
+    if bench.is_decision(sid):
         return decision_answer(name, bench, sid)
-    fn = BASELINES[REWORK_BASELINE[name]]
-    return fn(load_sample_task(bench, sid), read_sample_file(bench, sid, "reference.json"))
+    sample = bench.rework(sid)
+    return BASELINES[REWORK_BASELINE[name]](sample.task, sample.reference)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..bench.store import load_manifest, load_sample_task, read_reference, read_sample_file
+from ..bench.folder import Bench, open_bench
 from ..io.guarded import LIMITS, read_jsonl, read_jsonl_line
 from ..model.errors import ForgeplanError, InputError
 from ..semantics.task import Task
@@ -78,19 +78,17 @@ def read_predictions(path: Path, compact: bool = False, stored: bool = False) ->
 SCORE_BATCH = 40
 
 
-def scored_ids(manifest: dict, predictions: dict, split: str, only_predicted: bool = False) -> list[str]:
+def scored_ids(bench: Bench, predictions: dict, split: str, only_predicted: bool = False) -> list[str]:
     """The split's sample ids in order (with `only_predicted`, those that have a prediction); refuses a
     split the manifest lacks and predictions for samples outside the split."""
-    if split not in manifest["splits"]:
-        raise InputError(f"no split {split!r} (have {sorted(manifest['splits'])})", field="--split")
-    ids = manifest["splits"][split]
+    ids = bench.split(split)
     unknown = sorted(set(predictions) - set(ids))
     if unknown:
         raise InputError(f"{len(unknown)} predictions are not in split {split!r}, e.g. {unknown[:3]}", field="--predictions")
     return [sid for sid in ids if sid in predictions] if only_predicted else list(ids)
 
 
-def score_split(bench: Path, predictions: dict[str, str], split: str = "test", progress=None,
+def score_split(bench: Path | Bench, predictions: dict[str, str], split: str = "test", progress=None,
                 reference_cost: str = "forgeplan", jobs: int = 1, executor: str = "local",
                 address: str | None = None, *, extract: bool = False, only_predicted: bool = False) -> list[SampleScore]:
     """Score every sample of the split (with `only_predicted`, those that have a prediction), in split
@@ -100,9 +98,10 @@ def score_split(bench: Path, predictions: dict[str, str], split: str = "test", p
 
     if reference_cost not in REFERENCE_COSTS:
         raise InputError(f"must be one of {list(REFERENCE_COSTS)}, got {reference_cost!r}", field="--reference-cost")
-    ids = scored_ids(load_manifest(bench), predictions, split, only_predicted)
-    batches = [(bench, {sid: predictions.get(sid) for sid in ids[i:i + SCORE_BATCH]}, reference_cost, extract)
-               for i in range(0, len(ids), SCORE_BATCH)]
+    bench = open_bench(bench)
+    ids = scored_ids(bench, predictions, split, only_predicted)
+    batches = [(bench.part(ids[i:i + SCORE_BATCH]), {sid: predictions.get(sid) for sid in ids[i:i + SCORE_BATCH]},
+                reference_cost, extract) for i in range(0, len(ids), SCORE_BATCH)]
     out: list[SampleScore] = []
     for _, scores in run_ordered(score_samples, batches, jobs, executor, address):
         out += scores
@@ -111,19 +110,20 @@ def score_split(bench: Path, predictions: dict[str, str], split: str = "test", p
     return out
 
 
-def score_samples(bench: Path, predictions: dict[str, str | None], reference_cost: str,
+def score_samples(bench: Path | Bench, predictions: dict[str, str | None], reference_cost: str,
                   extract: bool = False) -> list[SampleScore]:
     """One batch of `score_split`: the score of each sample (in the dict's order)."""
+    bench = open_bench(bench)
     out = []
     for sid, prediction in predictions.items():
         if isinstance(prediction, StoredOutput):
             prediction = prediction.load()
-        task = load_sample_task(bench, sid)
-        reference = read_reference(bench, sid, task)   # replayed: it must restore the target
+        sample = bench.rework(sid)   # every file checked: digests, ids, the reference replayed, labels derived
+        reference = sample.reference
         if reference_cost == "paper" and reference["rework_plan"]["actions"]:
-            reference = paper_reference(task, reference)
-        out.append(score_sample(task, prediction, reference, read_sample_file(bench, sid, "meta.json"),
-                                read_sample_file(bench, sid, "minimal_rework.json"), reference_cost, extract))
+            reference = paper_reference(sample.task, reference)
+        out.append(score_sample(sample.task, prediction, reference, sample.meta, sample.minimal_rework, reference_cost,
+                                extract))
     return out
 
 

@@ -34,14 +34,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..bench.store import load_sample_task, read_sample_file
+from ..bench.folder import Bench, open_bench
 from ..io.contract import ContractError, parse_output
 from ..model.actions import moved_parts
 from ..model.errors import ForgeplanError
 from ..model.state import State
 from ..semantics.task import Task
 from .decisions import DecisionScore, as_parsed, parse_decision, score_decision
-from .magar_eval import read_decision
 from .samples import SampleScore, plan_cost, score_sample
 
 MODES = ("plan-from-diagnosis", "minimal-edit")
@@ -152,17 +151,18 @@ class Sample:
     reference_cost: str = "forgeplan"
 
     @classmethod
-    def load(cls, bench: Path, sid: str, reference_cost: str = "forgeplan") -> "Sample":
+    def load(cls, bench: Path | Bench, sid: str, reference_cost: str = "forgeplan") -> "Sample":
         from .evaluate import paper_reference
 
-        meta = read_sample_file(bench, sid, "meta.json")
-        if meta.get("task_family") == "assembly_decision":
-            return cls(sid, meta, decision=read_decision(bench, sid))
-        task, reference = load_sample_task(bench, sid), read_sample_file(bench, sid, "reference.json")
+        bench = open_bench(bench)
+        if bench.is_decision(sid):
+            meta = bench.meta(sid)
+            return cls(sid, meta, decision=bench.decision(sid, meta))
+        sample = bench.rework(sid)
+        reference = sample.reference
         if reference_cost == "paper" and reference["rework_plan"]["actions"]:
-            reference = paper_reference(task, reference)
-        return cls(sid, meta, task, reference, read_sample_file(bench, sid, "minimal_rework.json"),
-                   reference_cost=reference_cost)
+            reference = paper_reference(sample.task, reference)
+        return cls(sid, sample.meta, sample.task, reference, sample.minimal_rework, reference_cost=reference_cost)
 
     def score(self, raw: str | None) -> DecisionScore | SampleScore:
         if self.decision is not None:
@@ -253,7 +253,7 @@ class InterventionReport:
                 "gates": {g: c.to_json() for g, c in self.gates.items()}}
 
 
-def intervene_one(bench: Path, sid: str, raw: str, mode: str, report: InterventionReport,
+def intervene_one(bench: Path | Bench, sid: str, raw: str, mode: str, report: InterventionReport,
                   time_limit: float = PLAN_SECONDS) -> str:
     """The final answer of one sample under the report's gate; both gates are counted."""
     return intervene_sample(Sample.load(bench, sid, report.reference_cost), raw, mode, report, time_limit)

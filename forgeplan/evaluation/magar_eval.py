@@ -5,13 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..bench.store import load_manifest, load_sample_task, read_reference, read_sample_file, sample_folder
+from ..bench.folder import Bench, open_bench
 from ..io.output import Staged, staging
 from ..io.quoting import markdown_cell
-from ..io.task_files import read_json
-from ..model.errors import InputError
-from .decisions import (AD_METRICS, DecisionScore, decision_metrics, operation_recall, overall, parse_decision,
-                        score_decision)
+from .decisions import AD_METRICS, DecisionScore, decision_metrics, operation_recall, overall, score_decision
 from .metrics import magar_metrics
 from .report import answer_lines, fmt, interval_lines
 from .evaluate import scored_ids
@@ -21,43 +18,36 @@ COLUMNS = ("OPG", "OBA", "SGF", "IBC", "MPA", "RCA", "Overall")
 ANY_COLUMNS = ("OPG-any", "OBA-any", "SGF-any", "IBC-any")
 
 
-def is_magar(bench: Path) -> bool:
-    return load_manifest(bench).get("profile") == "magar"
+def is_magar(bench: Path | Bench) -> bool:
+    return open_bench(bench).profile == "magar"
 
 
-def read_decision(bench: Path, sample_id: str) -> dict:
-    """decision.json of an Assembly Decision sample (reference, valid decisions, first steps), its
-    reference and valid decisions checked against the decision contract."""
-    path = sample_folder(bench, sample_id) / "decision.json"
-    data = read_json(path, "bench file", root=Path(bench))
-    if not isinstance(data, dict) or not isinstance(data.get("valid"), list):
-        raise InputError("expected an object with a list of valid decisions", file=str(path), field="valid")
-    for field, item in [("reference", data.get("reference")), *(("valid", v) for v in data["valid"])]:
-        got, why = parse_decision(json.dumps(item))
-        if got is None:
-            raise InputError(f"not a decision: {why}", file=str(path), field=field)
-    return data
+def read_decision(bench: Path | Bench, sample_id: str) -> dict:
+    """decision.json of an Assembly Decision sample (reference, valid decisions, first steps), checked by
+    the benchmark's loader (digest, schema, the reference among the valid decisions)."""
+    return open_bench(bench).decision(sample_id)
 
 
-def task_family(bench: Path, sample_id: str) -> str:
-    return read_sample_file(bench, sample_id, "meta.json").get("task_family", "minimal_rework")
+def task_family(bench: Path | Bench, sample_id: str) -> str:
+    return open_bench(bench).meta(sample_id).get("task_family", "minimal_rework")
 
 
-def score_one(bench: Path, sid: str, raw: str | None, extract: bool = False) -> DecisionScore | SampleScore:
+def score_one(bench: Path | Bench, sid: str, raw: str | None, extract: bool = False) -> DecisionScore | SampleScore:
     """The score of one sample of either family (`extract`: see io.contract.answer_json)."""
-    meta = read_sample_file(bench, sid, "meta.json")
-    if meta.get("task_family") == "assembly_decision":
-        d = read_decision(bench, sid)
+    bench = open_bench(bench)
+    if bench.is_decision(sid):
+        meta = bench.meta(sid)
+        d = bench.decision(sid, meta)
         return score_decision(sid, meta["assembly_id"], raw, d["reference"], d["valid"], extract)
-    task = load_sample_task(bench, sid)
-    return score_sample(task, raw, read_reference(bench, sid, task), meta,
-                        read_sample_file(bench, sid, "minimal_rework.json"), extract=extract)
+    sample = bench.rework(sid)
+    return score_sample(sample.task, raw, sample.reference, sample.meta, sample.minimal_rework, extract=extract)
 
 
-def score_magar_split(bench: Path, predictions: dict[str, str], split: str = "test", progress=None, *,
+def score_magar_split(bench: Path | Bench, predictions: dict[str, str], split: str = "test", progress=None, *,
                       extract: bool = False, only_predicted: bool = False) -> list:
     """The score of every sample of the split (with `only_predicted`, of those that have a prediction)."""
-    ids = scored_ids(load_manifest(bench), predictions, split, only_predicted)
+    bench = open_bench(bench)
+    ids = scored_ids(bench, predictions, split, only_predicted)
     out = []
     for sid in ids:
         out.append(score_one(bench, sid, predictions.get(sid), extract))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..bench.store import read_sample_file
+from ..bench.folder import Bench, open_bench
 from .decisions import DecisionScore
 from .samples import SampleScore
 
@@ -75,7 +75,7 @@ def sample_row(score: SampleScore | DecisionScore, meta: dict, split: str, answe
     return row | {c: values.get(c) for c in columns}
 
 
-def sample_rows(bench: Path, scores: list, answered, split: str, columns: tuple[str, ...]) -> list[dict]:
+def sample_rows(bench: Path | Bench, scores: list, answered, split: str, columns: tuple[str, ...]) -> list[dict]:
     """The rows of scored samples (in their order); `answered` holds the ids that have a prediction."""
-    return [sample_row(s, read_sample_file(bench, s.sample_id, "meta.json"), split, s.sample_id in answered, columns)
-            for s in scores]
+    bench = open_bench(bench)
+    return [sample_row(s, bench.meta(s.sample_id), split, s.sample_id in answered, columns) for s in scores]

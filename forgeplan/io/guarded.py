@@ -30,6 +30,7 @@ LIMITS = {
     "output": 1_000_000,          # one model output
     "task file": 8_000_000,       # one of a task folder's JSON files
     "bench file": 50_000_000,     # manifest.json, meta.json, reference.json, minimal_rework.json
+    "digest file": 200_000_000,   # a benchmark's SHA256SUMS (100,000 tasks of 13 files: about 150 MB)
     "assembly file": 8_000_000,
     "puzzle file": 20_000_000,    # also the uncompressed size of a gzip .xmpuzzle
     "plan file": 10_000_000,      # a PDDL planner's plan

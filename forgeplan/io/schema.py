@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator,
-                      model_validator)
+from pydantic import (AfterValidator, BaseModel, ConfigDict, Field, StrictBool, StrictStr, ValidationError,
+                      field_validator, model_validator)
 
 from ..model.errors import InputError
-from ..model.limits import MAX_ANGLE, MAX_COORD, MAX_PARTS, MAX_VOXELS
+from ..model.limits import (MAX_ANGLE, MAX_COORD, MAX_LOCK_ANGLE, MAX_PARTS, MAX_POS_TOL, MAX_ROT_TOL, MAX_VOXELS,
+                            MIN_LOCK_ANGLE)
+from ..model.rotations import cube_rotation_problem
 from ..model.names import name_problem, sample_id_problem
 
 TASK_SCHEMA_VERSION = "1.0"
@@ -23,6 +25,32 @@ Vec3 = Annotated[list[Coord], Field(min_length=3, max_length=3)]
 AngleVec3 = Annotated[list[Angle], Field(min_length=3, max_length=3)]
 IntVec3 = Annotated[list[Annotated[int, Field(strict=True, ge=-MAX_COORD, le=MAX_COORD)]], Field(min_length=3, max_length=3)]
 Voxels = Annotated[list[IntVec3], Field(min_length=1, max_length=MAX_VOXELS)]
+
+
+def _lock_turn(angle: float) -> float:
+    if abs(angle) < MIN_LOCK_ANGLE:
+        raise ValueError(f"a lock's turn must not be zero (|angle_deg| >= {MIN_LOCK_ANGLE:g}), got {angle:g}")
+    return angle
+
+
+# a rotate lock's unlock turn: non-zero, at most one full turn either way
+LockAngle = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=-MAX_LOCK_ANGLE, le=MAX_LOCK_ANGLE),
+                      AfterValidator(_lock_turn)]
+TurnVec3 = Annotated[list[Annotated[float, Field(strict=True, allow_inf_nan=False, ge=-MAX_LOCK_ANGLE,
+                                                 le=MAX_LOCK_ANGLE)]], Field(min_length=3, max_length=3)]
+
+
+def _cube_rotation(m: list[list[int]]) -> list[list[int]]:
+    why = cube_rotation_problem(m)
+    if why is not None:
+        raise ValueError(why)
+    return m
+
+
+# a symmetry of a part: one of the 24 rotations of the cube, as an integer 3x3 matrix
+CubeRotation = Annotated[list[Annotated[list[Annotated[int, Field(strict=True, ge=-1, le=1)]],
+                                        Field(min_length=3, max_length=3)]],
+                         Field(min_length=3, max_length=3), AfterValidator(_cube_rotation)]
 
 
 def _checked(problem):
@@ -66,12 +94,48 @@ class PoseModel(Strict):
     rotation: AngleVec3 = [0.0, 0.0, 0.0]
 
 
-class LockModel(Strict):
+class TurnPoseModel(Strict):
+    """A coupled lock's pose after unlocking: a position, and a turn of at most one full turn per axis."""
+
+    position: Vec3
+    rotation: TurnVec3 = [0.0, 0.0, 0.0]
+
+
+class _LockKind(Strict):
     kind: Literal["rotate", "coupled"]
-    holds: list[str]
+    holds: Annotated[list[Name], Field(min_length=1, max_length=MAX_PARTS)]
     axis: Optional[Axis] = None
-    angle_deg: Optional[Angle] = None
-    unlocked_offset: Optional[PoseModel] = None
+    angle_deg: Optional[LockAngle] = None
+
+    def _fields(self, coupled: str) -> None:
+        rotate = self.axis is not None and self.angle_deg is not None
+        has_pose = getattr(self, coupled) is not None
+        if self.kind == "rotate" and (not rotate or has_pose):
+            raise ValueError(f"a rotate lock takes axis and angle_deg, and no {coupled}")
+        if self.kind == "coupled" and (not has_pose or self.axis is not None or self.angle_deg is not None):
+            raise ValueError(f"a coupled lock takes {coupled}, and no axis or angle_deg")
+
+
+class LockModel(_LockKind):
+    """A lock in an assembly file: a coupled lock's pose after unlocking is an offset from its target pose."""
+
+    unlocked_offset: Optional[TurnPoseModel] = None
+
+    @model_validator(mode="after")
+    def _kind_fields(self):
+        self._fields("unlocked_offset")
+        return self
+
+
+class CatalogLock(_LockKind):
+    """A lock in part_catalog.json: a coupled lock's pose after unlocking is absolute (scene units)."""
+
+    unlocked_pose: Optional[TurnPoseModel] = None
+
+    @model_validator(mode="after")
+    def _kind_fields(self):
+        self._fields("unlocked_pose")
+        return self
 
 
 class AssemblyPartModel(Strict):
@@ -118,16 +182,24 @@ class AssemblyFileModel(Versioned):
 
 # ----------------------------------------------------------------------------- task files
 
-class TaskFile(Versioned):
+class TaskFile(Strict):
+    """A task file: every key one forgeplan writes (a misspelt one is refused, not ignored)."""
+
+    schema_version: str
     assembly_id: Name
+
+    @field_validator("schema_version")
+    @classmethod
+    def _version(cls, v: str) -> str:
+        return _major_version(v)
 
 
 class CatalogPart(Strict):
     part_id: Name
     kind: Name
     voxels: Voxels
-    symmetry: Annotated[list[list[list[int]]], Field(max_length=48)]
-    lock: Optional[dict[str, Any]] = None
+    symmetry: Annotated[list[CubeRotation], Field(min_length=1, max_length=24)]
+    lock: Optional[CatalogLock] = None
 
 
 class CatalogSpare(Strict):
@@ -141,32 +213,38 @@ class PartCatalog(TaskFile):
     family: Name
     description: str = ""
     source: str = "task"
+    units: Literal["voxel edge = 1 scene unit"] = "voxel edge = 1 scene unit"
     parts: list[CatalogPart] = Field(min_length=1, max_length=MAX_PARTS)
     spare_parts: list[CatalogSpare] = Field(default=[], max_length=MAX_PARTS)
 
 
 class AssemblyGraphFile(TaskFile):
-    supports: list[Annotated[list[str], Field(min_length=2, max_length=2)]]
-    sequence: list[str]
+    supports: list[Annotated[list[Name], Field(min_length=2, max_length=2)]]
+    sequence: Annotated[list[Name], Field(max_length=MAX_PARTS)]
 
 
 class BlockingGraphFile(TaskFile):
-    edges: dict[Direction, list[Annotated[list[str], Field(min_length=2, max_length=2)]]]
-    removal_dirs: dict[str, list[Direction]]
+    edges: dict[Direction, list[Annotated[list[Name], Field(min_length=2, max_length=2)]]]
+    removal_dirs: dict[Name, Annotated[list[Direction], Field(min_length=1, max_length=6)]]
 
 
 class ContactGraphFile(TaskFile):
     edges: list[tuple[Name, Name, Annotated[int, Field(strict=True, ge=0, le=MAX_VOXELS * 6)]]]
 
 
+class ActionKindModel(Strict):
+    action: Name
+    params: Annotated[list[Name], Field(max_length=16)]
+
+
 class ActionSpaceFile(TaskFile):
-    actions: list[dict[str, Any]]
-    applicable: dict[str, list[str]]
+    actions: Annotated[list[ActionKindModel], Field(max_length=64)]
+    applicable: dict[Name, Annotated[list[Name], Field(max_length=64)]]
 
 
 class SlotModel(Strict):
     present: StrictBool
-    occupant: Optional[str]
+    occupant: Optional[Name]
     position: Vec3
     rotation: AngleVec3
     seated: Coord
@@ -175,14 +253,18 @@ class SlotModel(Strict):
 
 
 class TolerancesModel(Strict):
-    pos_tol: Coord = Field(gt=0)
-    rot_tol_deg: Angle = Field(gt=0)
+    """Below half a voxel and half the smallest cube turn, so that a part one voxel or a quarter turn off is
+    always a mistake."""
+
+    pos_tol: Annotated[float, Field(strict=True, allow_inf_nan=False, gt=0, lt=MAX_POS_TOL)]
+    rot_tol_deg: Annotated[float, Field(strict=True, allow_inf_nan=False, gt=0, lt=MAX_ROT_TOL)]
 
 
 class StateFile(TaskFile):
     rotation_convention: Literal["euler_xyz_deg"] = "euler_xyz_deg"
     tolerances: Optional[TolerancesModel] = None
-    slots: dict[str, SlotModel]
+    slots: dict[Name, SlotModel]
+    sample_id: Optional[Name] = None   # actual_state.json names its sample
 
 
 # ----------------------------------------------------------------------------- output contract
@@ -195,11 +277,12 @@ class MistakeModel(Strict):
     type: MistakeType
     part_id: str
     visible: StrictBool
-    # observable fields (optional; scored by SAPF)
+    # observable fields (optional; scored by SAPF): a misplacement's offset is [dx, dy, dz], an
+    # under-insertion's the remaining depth
     observed_part_id: Optional[str] = None
     axis: Optional[Axis] = None
     angle_deg: Optional[Angle] = None
-    offset: Optional[Any] = None
+    offset: Optional[Union[Coord, Vec3]] = None
     locked: Optional[StrictBool] = None
 
 
@@ -236,9 +319,9 @@ class ReworkPlanModel(Strict):
 class MinimalReworkModel(Strict):
     """MAGAR's minimal-rework fields (C.3.3): the predicted moved-part set, count and recovery route id."""
 
-    moved_parts: Annotated[list[str], Field(max_length=10_000)]
-    moved_part_count: Annotated[int, Field(ge=0)]
-    route_id: str
+    moved_parts: Annotated[list[StrictStr], Field(max_length=10_000)]
+    moved_part_count: Annotated[int, Field(strict=True, ge=0, le=10_000)]
+    route_id: Annotated[str, Field(strict=True, max_length=10_000)]
 
 
 class OutputModel(Strict):
@@ -279,10 +362,21 @@ class ManifestRecord(_SampleLabels):
     hidden: StrictBool
 
 
+class DigestsEntry(Strict):
+    """manifest.json's `digests`: the file holding every file's SHA-256 (bench.digests), its own digest and
+    how many files it lists."""
+
+    file: Literal["SHA256SUMS"]
+    sha256: Annotated[str, Field(strict=True, pattern="^[0-9a-f]{64}$")]
+    files: Annotated[int, Field(strict=True, ge=0)]
+
+
 class SplitsFile(Open):
-    """What a model-side reader needs of manifest.json: the sample ids of each split."""
+    """What every reader needs of manifest.json: the sample ids of each split and the digests of the files."""
 
     splits: dict[Name, list[SampleId]]
+    digests: DigestsEntry
+    records: list[ManifestRecord] = []
 
 
 class ManifestFile(SplitsFile, Versioned):
@@ -303,10 +397,15 @@ class MinimalReworkFile(Open):
 
 
 class ProofModel(Open):
-    """reference.json's proof object: how the plan was obtained; `optimal` says whether it is proven minimal."""
+    """reference.json's proof object: how the plan was obtained; `optimal` says whether it is proven minimal
+    (over every plan), `grounded_optimal` whether over the grounded universe only (SEMANTICS §9)."""
 
     optimal: StrictBool
     method: Optional[Name] = None
+    grounded_optimal: Optional[StrictBool] = None
+    objective: Optional[Literal["moved-parts,actions", "actions", "moved-parts"]] = None
+    moved_parts: Optional[Annotated[int, Field(strict=True, ge=0)]] = None
+    actions: Optional[Annotated[int, Field(strict=True, ge=0)]] = None
 
 
 class ReferenceFile(Open):
@@ -317,5 +416,32 @@ class ReferenceFile(Open):
     proof: Optional[ProofModel] = None
 
 
-BENCH_FILE_MODELS: dict[str, type[BaseModel]] = {"manifest.json": ManifestFile, "meta.json": MetaFile, "minimal_rework.json": MinimalReworkFile,
-                     "reference.json": ReferenceFile}
+class DecisionModel(Strict):
+    """A structured intent (o, P, g) as decision.json holds it (SEMANTICS §8)."""
+
+    operation: Literal["Place", "Align", "Lock", "Recover", "Inspect", "Execute Subtask"]
+    involved_parts: Annotated[list[Name], Field(max_length=MAX_PARTS)]
+    next_subgoal: Annotated[str, Field(strict=True, max_length=100_000)]
+
+
+class OptimumModel(Strict):
+    moved_parts: Annotated[int, Field(strict=True, ge=0, le=2 * MAX_PARTS)]
+    actions: Annotated[int, Field(strict=True, ge=0)]
+
+
+class DecisionFile(Strict):
+    """decision.json of an Assembly Decision sample: the reference decision, every valid one (the decisions
+    of the first steps of every optimal plan), those first steps, the optimum and its canonical plan."""
+
+    sample_id: SampleId
+    reference: DecisionModel
+    valid: Annotated[list[DecisionModel], Field(min_length=1)]
+    first_steps: list[ActionModel]
+    optimum: OptimumModel
+    reference_plan: list[ActionModel]
+    episode: dict[str, Any]
+
+
+BENCH_FILE_MODELS: dict[str, type[BaseModel]] = {
+    "manifest.json": ManifestFile, "meta.json": MetaFile, "minimal_rework.json": MinimalReworkFile,
+    "reference.json": ReferenceFile, "decision.json": DecisionFile}

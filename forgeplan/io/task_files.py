@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import hashlib
-import math
 from pathlib import Path
+from typing import Callable
 
 from pydantic import BaseModel
 
 from ..geometry.checks import check_geometry
+from ..geometry.displacement import out_of_bound, overlaps, shapes
 from ..geometry.partial import LOAD_POSITIONS, Budget
 from ..geometry.relations import blocking_relation, contact_relation, symmetry_group
 from ..model.assembly import DIRECTIONS, Assembly, LockMechanism, Part, Pose, SparePart, unlocked_pose, validate_assembly
 from ..model.errors import InputError
 from ..model.names import name_problem
+from ..model.rotations import triple
 from ..model.state import NO_OFFSET, Slot, State, Tolerances
 from ..semantics.engine import World
-from ..semantics.grounded import action_space
+from ..semantics.grounded import Capability, action_space, capabilities
 from ..semantics.task import Task
 from . import guarded, output
 from .catalog import mechanism_json
@@ -127,8 +129,9 @@ FILE_MODELS: dict[str, type[BaseModel]] = {
 _ASSEMBLIES: dict[str, Assembly] = {}
 
 
-def load_task(folder: Path, root: Path | None = None) -> Task:
-    """The task in `folder`; its files (and symlinks) must stay inside `root` (default: the folder)."""
+def load_task(folder: Path, root: Path | None = None, read: Callable[[Path], bytes] | None = None) -> Task:
+    """The task in `folder`; its files (and symlinks) must stay inside `root` (default: the folder).
+    `read` reads a file's bytes (default: the guarded reader; a benchmark's loader also checks its digest)."""
     folder = Path(folder)
     root = folder if root is None else root
     if not folder.is_dir():
@@ -136,15 +139,14 @@ def load_task(folder: Path, root: Path | None = None) -> Task:
     missing = [n for n in PUBLIC_FILES if not (folder / n).is_file()]
     if missing:
         raise InputError(f"missing task files {missing}", file=str(folder))
+    data = {n: (read or (lambda path: guarded.read_bytes(path, "task file", root=root)))(folder / n) for n in PUBLIC_FILES}
     # the five assembly files are identical across an assembly's tasks: parse and validate them once
     # per content (hashing bytes is far cheaper than parsing the voxel catalog again)
-    digest = hashlib.sha1()
-    for n in ASSEMBLY_FILES:
-        digest.update(guarded.read_bytes(folder / n, "task file", root=root))
-    key = digest.hexdigest()
+    key = hashlib.sha1(b"".join(data[n] + b"\0" for n in ASSEMBLY_FILES)).hexdigest()
     asm = _ASSEMBLIES.get(key)
     names = STATE_FILES if asm is not None else PUBLIC_FILES
-    raw = {n: read_json(folder / n, root=root) for n in names}
+    raw = {n: guarded.loads(guarded.decode(data[n], str(folder / n), "task file"), str(folder / n), kind="task file")
+           for n in names}
     m = {n: parse_model(FILE_MODELS[n], raw[n], str(folder / n)) for n in names}
     asm_ids = {n: raw[n].get("assembly_id") for n in names}
     if asm is not None:
@@ -160,7 +162,7 @@ def load_task(folder: Path, root: Path | None = None) -> Task:
     tol = Tolerances(tol_m.pos_tol, tol_m.rot_tol_deg) if tol_m else Tolerances()
     world = World(asm, tol)
     states = {n: _state_from_file(world, m[n], str(folder / n)) for n in ("initial_state.json", "actual_state.json", "target_state.json")}
-    sid = raw["actual_state.json"].get("sample_id") or folder.name
+    sid = m["actual_state.json"].sample_id or folder.name
     why = name_problem(sid)
     if why is not None:   # the id reaches programs (ASP comments, grammars) and terminals
         raise InputError(f"{repr(sid)[:80]} {why}", file=str(folder / "actual_state.json"), field="sample_id")
@@ -170,15 +172,14 @@ def load_task(folder: Path, root: Path | None = None) -> Task:
 
 def _assembly_from_files(folder: Path, m: dict) -> Assembly:
     cat, ag, bg = m["part_catalog.json"], m["assembly_graph.json"], m["blocking_graph.json"]
-    catfile = str(folder / "part_catalog.json")
     supports: dict[str, list[str]] = {}
     for s, p in ag.supports:
         supports.setdefault(p, []).append(s)
     parts = []
-    for k, cp in enumerate(cat.parts):
+    for cp in cat.parts:
         lock = None
         if cp.lock is not None:
-            lock = _lock_from_json(cp.lock, cp, f"{catfile}", f"parts.{k}.lock")
+            lock = _lock_from_json(cp.lock, cp)
         dirs = bg.removal_dirs.get(cp.part_id)
         if dirs is None:
             raise InputError(f"no removal_dirs for part {cp.part_id}", file=str(folder / "blocking_graph.json"), field="removal_dirs")
@@ -190,14 +191,54 @@ def _assembly_from_files(folder: Path, m: dict) -> Assembly:
     validate_assembly(asm)
     _check_names(folder, m, asm)
     check_geometry(asm, partial_moves=True, budget=Budget(LOAD_POSITIONS))
-    derived = blocking_relation(asm)
-    for d in DIRECTIONS:
-        given = {tuple(e) for e in bg.edges.get(d, [])}
-        if given != set(derived[d]):
-            diff = sorted(given ^ set(derived[d]))[:3]
-            raise InputError(f"edges disagree with the voxel geometry, e.g. {diff}",
-                             file=str(folder / "blocking_graph.json"), field=f"edges.{d}")
+    _check_derived(folder, m, asm)
     return asm
+
+
+def _check_derived(folder: Path, m: dict, asm: Assembly) -> None:
+    """What the files say that the voxels decide agrees with the voxels: blocking edges, face contacts,
+    symmetry groups, the assembly sequence and the action space (SEMANTICS §1: never typed by hand)."""
+    blocking = blocking_relation(asm)
+    for d in DIRECTIONS:
+        given = {tuple(e) for e in m["blocking_graph.json"].edges.get(d, [])}
+        if given != set(blocking[d]):
+            _disagree(folder, "blocking_graph.json", f"edges.{d}", given, set(blocking[d]))
+    contacts = {(a, b, n) for (a, b), n in contact_relation(asm).items()}
+    given = {tuple(e) for e in m["contact_graph.json"].edges}
+    if given != contacts:
+        _disagree(folder, "contact_graph.json", "edges", given, contacts)
+    for k, (cp, p) in enumerate(zip(m["part_catalog.json"].parts, asm.parts)):
+        given = {tuple(tuple(row) for row in r) for r in cp.symmetry}
+        if given != set(symmetry_group(p)):
+            _disagree(folder, "part_catalog.json", f"parts.{k}.symmetry", given, set(symmetry_group(p)),
+                      "the part's symmetry group (the cube rotations that map its voxels onto themselves) disagrees")
+    _check_sequence(folder, m["assembly_graph.json"].sequence, asm)
+    given, derived = m["action_space.json"].model_dump(include={"actions", "applicable"}), action_space(asm)
+    for field in ("actions", "applicable"):
+        if given[field] != derived[field]:
+            raise InputError("is not the action space of the assembly (the action kinds and their parameters, and "
+                             "the actions each part takes)", file=str(folder / "action_space.json"), field=field)
+
+
+def _disagree(folder: Path, name: str, field: str, given: set, derived: set, what: str = "edges disagree") -> None:
+    diff = sorted(given ^ derived, key=repr)[:3]
+    raise InputError(f"{what} with the voxel geometry, e.g. {[list(x) for x in diff]}", file=str(folder / name),
+                     field=field)
+
+
+def _check_sequence(folder: Path, sequence: list[str], asm: Assembly) -> None:
+    """The assembly sequence names every part once, each after the parts that support it."""
+    placed: set[str] = set()
+    for k, pid in enumerate(sequence):
+        part = next((p for p in asm.parts if p.part_id == pid), None)
+        why = ("names a part twice" if pid in placed else None) or next(
+            (f"places {pid} before its support {s}" for s in (part.supports if part else ()) if s not in placed), None)
+        if why:
+            raise InputError(why, file=str(folder / "assembly_graph.json"), field=f"sequence.{k}")
+        placed.add(pid)
+    if placed != set(asm.part_ids):
+        raise InputError(f"misses parts {sorted(set(asm.part_ids) - placed)[:3]}", file=str(folder / "assembly_graph.json"),
+                         field="sequence")
 
 
 def _check_names(folder: Path, m: dict, asm: Assembly) -> None:
@@ -221,23 +262,16 @@ def _check_names(folder: Path, m: dict, asm: Assembly) -> None:
                          file=str(folder / "action_space.json"), field="applicable")
 
 
-def _lock_from_json(d: dict, cp, file: str, field: str) -> LockMechanism:
-    try:
-        kind, holds = d["kind"], tuple(d["holds"])
-        if kind == "rotate":
-            return LockMechanism("rotate", holds, axis=d["axis"], angle_deg=float(d["angle_deg"]))
-        if kind == "coupled":
-            up = d["unlocked_pose"]
-            n = len(cp.voxels)
-            c = tuple(round(sum(v[a] for v in cp.voxels) / n + 0.5, 6) for a in range(3))
-            pos = [float(x) for x in up["position"]]
-            rot = tuple(float(x) for x in up.get("rotation", [0, 0, 0]))
-            if len(pos) != 3 or len(rot) != 3 or not all(math.isfinite(x) for x in (*pos, *rot)):
-                raise ValueError("unlocked_pose needs finite 3-vectors")
-            return LockMechanism("coupled", holds, unlocked_offset=Pose(tuple(round(pos[i] - c[i], 6) for i in range(3)), rot))
-        raise ValueError(f"lock kind {kind!r} must be rotate or coupled")
-    except (KeyError, TypeError, ValueError) as exc:
-        raise InputError(f"bad lock mechanism: {exc}", file=file, field=field) from None
+def _lock_from_json(lock, cp) -> LockMechanism:
+    """A lock of part_catalog.json (schema-checked: its kind's fields and their ranges) as the model holds it;
+    a coupled lock's absolute pose after unlocking becomes an offset from the part's centroid."""
+    holds = tuple(lock.holds)
+    if lock.kind == "rotate":
+        return LockMechanism("rotate", holds, axis=lock.axis, angle_deg=lock.angle_deg)
+    n = len(cp.voxels)
+    up = lock.unlocked_pose
+    offset = triple(lambda a: round(up.position[a] - round(sum(v[a] for v in cp.voxels) / n + 0.5, 6), 6))
+    return LockMechanism("coupled", holds, unlocked_offset=Pose(offset, triple(lambda a: up.rotation[a])))
 
 
 def _state_from_file(world: World, sm: StateFile, file: str) -> State:
@@ -268,4 +302,27 @@ def _state_from_file(world: World, sm: StateFile, file: str) -> State:
             raise InputError("an absent slot has no displacement", file=file, field=f"{f}.offset")
         slots.append(Slot(s.present, s.occupant, tuple(s.position), tuple(s.rotation), s.seated, s.locked,  # type: ignore[arg-type]  # schema-checked lists of three numbers
                           offset))  # type: ignore[arg-type]  # schema-checked list of three numbers
-    return State(slots)
+    state = State(slots)
+    _check_offsets(world, state, file)
+    return state
+
+
+def _check_offsets(world: World, state: State, file: str) -> None:
+    """Displaced parts (SEMANTICS §9) only where partial moves are in play, within the position bound, and
+    never inside another part: a state whose parts interpenetrate is no state of the assembly."""
+    moved = [i for i, s in enumerate(state.slots) if s.present and s.offset != NO_OFFSET]
+    if not moved:
+        return
+    field = f"slots.{world.ids[moved[0]]}.offset"
+    straight = Capability.OFFSETS not in capabilities(world.moves)
+    why = (f"{world.assembly.assembly_id} comes apart with straight moves: parts are placed at their target "
+           "position only") if straight else out_of_bound(world.assembly, [state.slots[i].offset for i in moved])
+    if why:
+        raise InputError(why, file=file, field=field)
+    sh, offsets = shapes(world.assembly), [s.offset for s in state.slots]
+    present = [j for j, s in enumerate(state.slots) if s.present]
+    for i in moved:
+        hit = next((j for j in present if j != i and (j not in moved or j > i) and overlaps(sh, offsets, i, j)), None)
+        if hit is not None:
+            raise InputError(f"parts {world.ids[i]} and {world.ids[hit]} interpenetrate at their offsets (they share a "
+                             "voxel): no state of the assembly", file=file, field=f"slots.{world.ids[i]}.offset")

@@ -13,7 +13,7 @@ import tomllib
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
-from ..io.guarded import MAX_DEPTH, read_text
+from ..io.guarded import MAX_DEPTH, read_json, read_text
 from ..io.output import write_text
 from ..io.resources import models_dir
 from ..model.choices import PROMPTS
@@ -187,7 +187,9 @@ def saved_prompt_style(adapter: Path | None) -> str | None:
     saved = Path(adapter) / SAVED_NAME if adapter else None
     if saved is None or not saved.is_file():
         return None
-    style = json.loads(saved.read_text(encoding="utf-8")).get("run", {}).get("prompt")
+    data = read_json(saved, "config file")   # an adapter folder is untrusted: the guarded reader's JSON
+    run = data.get("run") if isinstance(data, dict) else None
+    style = run.get("prompt") if isinstance(run, dict) else None
     if style is not None and style not in PROMPTS:
         raise InputError(f"the adapter was trained with an unknown prompt {str(style)[:40]!r}; pass --prompt "
                          f"{' or '.join(PROMPTS)}", file=str(saved), field="run.prompt")

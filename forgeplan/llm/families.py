@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from ..io.task_files import read_json
+from ..bench.folder import Bench, open_bench
 from ..model.choices import DEFAULT_PROMPT
 from ..model.errors import InputError
 from ..semantics.task import Task
@@ -40,12 +40,12 @@ class Sample:
         return self.task.sample_id
 
 
-def read_sample(bench: Path, sample_id: str) -> Sample:
-    """A sample of a benchmark folder: a decision sample when decision.json is beside its task."""
+def read_sample(bench: Path | Bench, sample_id: str) -> Sample:
+    """A sample of a benchmark folder: a decision sample when its build wrote a decision.json."""
+    bench = open_bench(bench)
     task, reference = load_sample(bench, sample_id)
-    decision = task_dir(bench, sample_id) / "decision.json"
-    if reference is None and decision.is_file():
-        return Sample(task, DECISION, read_json(decision, "bench file", root=Path(bench))["reference"])
+    if reference is None and bench.is_decision(sample_id):
+        return Sample(task, DECISION, bench.decision(sample_id)["reference"])
     return Sample(task, REWORK, reference)
 
 
@@ -122,10 +122,11 @@ def mask_for(sample: Sample | Task, mode: str, vocab):
     return DecisionMask(legal_grammar(s.task) if mode == "legal" else decision_grammar(s.task), vocab)
 
 
-def prompt_completion_rows(bench: Path, split: str, style: str = DEFAULT_PROMPT, *, limit: int = 0,
+def prompt_completion_rows(bench: Path | Bench, split: str, style: str = DEFAULT_PROMPT, *, limit: int = 0,
                            with_ids: bool = False) -> list[dict]:
     """Conversational prompt/completion rows (TRL's format) of a split, each sample with its family's
     prompt and answer; every sample needs its reference (the rows `bench export` writes and `train` reads)."""
+    bench = open_bench(bench)
     rows = []
     for sid in split_ids(bench, split)[: limit or None]:
         sample = read_sample(bench, sid)

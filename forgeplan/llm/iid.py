@@ -25,9 +25,9 @@ import random
 import shutil
 from pathlib import Path
 
-from ..bench.store import MANIFEST, load_manifest, sample_folder
+from ..bench.digests import DIGESTS, digest, sums_text
+from ..bench.folder import MANIFEST, Bench, open_bench
 from ..io.output import new_folder, write_text
-from ..io.task_files import read_json
 from ..model.errors import InputError
 
 
@@ -38,8 +38,9 @@ def iid_split(source: Path, out: Path, test_fraction: float = 0.2, seed: int = 0
     """
     if not 0 < test_fraction < 1:
         raise InputError(f"must be in (0, 1), got {test_fraction}", field="--test-fraction")
-    manifest = load_manifest(source)
-    groups = leak_groups(source, list(manifest["splits"]["train"]))
+    bench = open_bench(source)
+    manifest = bench.manifest
+    groups = leak_groups(bench, list(manifest["splits"]["train"]))
     random.Random(seed).shuffle(groups)
     n_test = max(1, round(test_fraction * sum(map(len, groups))))
     test: set[str] = set()
@@ -55,39 +56,42 @@ def iid_split(source: Path, out: Path, test_fraction: float = 0.2, seed: int = 0
     which = {sid: name for name, members in splits.items() for sid in members}
     # a record's split is train or test (the manifest schema): held-out-assembly tasks are test tasks too
     records = [{**r, "split": "train" if which[r["sample_id"]] == "train" else "test"}
-               for r in manifest["records"] if r["sample_id"] in which]
+               for r in manifest.get("records", []) if r["sample_id"] in which]
     out = Path(out)
     for sid in which:   # each folder whole (built beside and renamed), the manifest last
         if not (out / "tasks" / sid).is_dir():
             with new_folder(out / "tasks" / sid) as folder:
                 # a symlinked sample folder is refused, a symlink inside one stays a symlink (never followed)
-                shutil.copytree(sample_folder(Path(source), sid), folder, symlinks=True, copy_function=_link_or_copy,
+                shutil.copytree(bench.folder(sid), folder, symlinks=True, copy_function=_link_or_copy,
                                 dirs_exist_ok=True)
     derived = {**manifest, "splits": splits, "records": records,
                "split_mode": {"kind": "iid", "source": str(Path(source).resolve()), "test_fraction": test_fraction,
                               "seed": seed, "heldout_limit": heldout_limit, "grouping": "assembly+actual_state, answer",
                               "leak_groups": len(groups)}}
-    text = json.dumps(derived, indent=1, sort_keys=True) + "\n"
-    if not (out / MANIFEST).is_file() or (out / MANIFEST).read_text(encoding="utf-8") != text:  # a rerun's is unchanged
-        write_text(out / MANIFEST, text)
+    # the files are the source's: their digests are those its build recorded; the manifest last
+    sums = sums_text({p: d for p, d in bench.digests.items() if p.startswith("tasks/") and p.split("/")[1] in which})
+    derived["digests"] = {"file": DIGESTS, "sha256": digest(sums.encode("utf-8")), "files": sums.count("\n")}
+    for name, text in ((DIGESTS, sums), (MANIFEST, json.dumps(derived, indent=1, sort_keys=True) + "\n")):
+        if not (out / name).is_file() or (out / name).read_text(encoding="utf-8") != text:  # a rerun's is unchanged
+            write_text(out / name, text)
     return {name: len(members) for name, members in splits.items()}
 
 
-def leak_keys(bench: Path, sample_id: str) -> list[str]:
+def leak_keys(bench: Path | Bench, sample_id: str) -> list[str]:
     """What a task must not share with a task on the other side: its assembly and actual state, and for a
     fault task its answer (annotation and plan) with the sample id left out."""
-    folder = sample_folder(bench, sample_id)
-    actual = read_json(folder / "actual_state.json", "bench file", root=Path(bench))
+    bench = open_bench(bench)
+    actual = bench.raw(sample_id, "actual_state.json")
     keys = ["state " + json.dumps([actual["assembly_id"], actual["slots"]], sort_keys=True)]  # not its sample_id
-    if (folder / "reference.json").is_file():
-        ref = read_json(folder / "reference.json", "bench file", root=Path(bench))
+    if bench.has(sample_id, "reference.json"):
+        ref = bench.raw(sample_id, "reference.json")
         annotation = {k: v for k, v in ref["annotation"].items() if k != "sample_id"}
         if not annotation.get("pass", True):
             keys.append("answer " + json.dumps([annotation, ref["rework_plan"]], sort_keys=True))
     return keys
 
 
-def leak_groups(bench: Path, ids: list[str]) -> list[list[str]]:
+def leak_groups(bench: Path | Bench, ids: list[str]) -> list[list[str]]:
     """The connected components of "shares a leak key", each in `ids` order, ordered by first member."""
     parent = {sid: sid for sid in ids}
 
@@ -107,7 +111,7 @@ def leak_groups(bench: Path, ids: list[str]) -> list[list[str]]:
     return list(groups.values())
 
 
-def leaks(bench: Path, train: list[str], test: list[str]) -> list[str]:
+def leaks(bench: Path | Bench, train: list[str], test: list[str]) -> list[str]:
     """Test sample ids that share a leak key with a training task (empty for a split made here)."""
     seen = {key for sid in train for key in leak_keys(bench, sid)}
     return [sid for sid in test if any(key in seen for key in leak_keys(bench, sid))]

@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 
 from .errors import AssemblyError
-from .limits import MAX_PARTS, MAX_VOXELS
+from .limits import MAX_COORD, MAX_LOCK_ANGLE, MAX_PARTS, MAX_VOXELS, MIN_LOCK_ANGLE
 from .names import name_problem
 from .rotations import triple
 
@@ -138,10 +138,9 @@ def validate_assembly(asm: Assembly) -> None:
             for h in lk.holds:
                 if h not in known or h == p.part_id:
                     raise AssemblyError(f"lock holds {h!r}, which is not another part", file=where, field=f)
-            if lk.kind == "rotate" and (lk.axis not in ("x", "y", "z") or lk.angle_deg is None or not math.isfinite(lk.angle_deg) or abs(lk.angle_deg) < 1e-9):
-                raise AssemblyError("a rotate lock needs axis x|y|z and a non-zero angle_deg", file=where, field=f)
-            if lk.kind == "coupled" and lk.unlocked_offset is None:
-                raise AssemblyError("a coupled lock needs unlocked_offset", file=where, field=f)
+            why = _lock_problem(lk)
+            if why:
+                raise AssemblyError(why, file=where, field=f)
     lock_ids = {p.part_id for p in asm.parts if p.lock}
     spare_ids = set()
     for w in asm.spares:
@@ -152,6 +151,24 @@ def validate_assembly(asm: Assembly) -> None:
         if w.variant_of in lock_ids:
             raise AssemblyError(f"spare {w.part_id} replaces a lock part; lock spares are not supported", file=where)
         spare_ids.add(w.part_id)
+
+
+def _lock_problem(lk: LockMechanism) -> str | None:
+    """Why a lock's mechanism is out of its documented ranges (docs/limits.md), or None."""
+    if lk.kind == "rotate":
+        a = lk.angle_deg
+        if lk.axis not in ("x", "y", "z") or a is None or not math.isfinite(a) or not MIN_LOCK_ANGLE <= abs(a) <= MAX_LOCK_ANGLE:
+            return (f"a rotate lock needs axis x|y|z and a non-zero angle_deg of at most {MAX_LOCK_ANGLE} degrees either "
+                    f"way, got {lk.axis!r}, {a!r}")
+        return None
+    off = lk.unlocked_offset
+    if off is None:
+        return "a coupled lock needs unlocked_offset"
+    if not all(math.isfinite(x) and abs(x) <= MAX_COORD for x in off.position):
+        return f"a coupled lock's unlocked offset must be finite, within {MAX_COORD} scene units, got {list(off.position)}"
+    if not all(math.isfinite(x) and abs(x) <= MAX_LOCK_ANGLE for x in off.rotation):
+        return f"a coupled lock's unlock rotation is at most {MAX_LOCK_ANGLE} degrees per axis, got {list(off.rotation)}"
+    return None
 
 
 def _check_names(asm: Assembly) -> None:

@@ -113,5 +113,15 @@ def cube_rotations() -> tuple[tuple[tuple[int, int, int], ...], ...]:
     return tuple(mats)
 
 
+def cube_rotation_problem(m) -> str | None:
+    """Why `m` (a 3x3 list of integers) is not one of the 24 rotations of the cube, or None when it is."""
+    if tuple(tuple(row) for row in m) not in _CUBE:
+        return f"{m} is not a rotation of the cube (an integer matrix, orthonormal, determinant +1)"
+    return None
+
+
 def as_float(m) -> Matrix:
     return triple(lambda i: triple(lambda j: float(m[i][j])))
+
+
+_CUBE = frozenset(cube_rotations())

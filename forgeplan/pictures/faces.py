@@ -70,8 +70,18 @@ def _exposed(vox: np.ndarray) -> list[np.ndarray]:
     return [~np.isin(_keys((vox + n).astype(float)), own) for n in NORMALS]
 
 
+def contains(sorted_keys: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Which of `keys` are in `sorted_keys` (ascending): a binary search each, so that a large assembly's
+    occupied cells are sorted once instead of hashed again for every face direction of every part."""
+    if not len(sorted_keys):
+        return np.zeros(len(keys), dtype=bool)
+    at = np.minimum(np.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
+    return sorted_keys[at] == keys
+
+
 def body_faces(body: Body, occupied: np.ndarray, view: np.ndarray):
-    """The body's visible faces in plot axes: (corners (m, 4, 3), unit normals (m, 3))."""
+    """The body's visible faces in plot axes: (corners (m, 4, 3), unit normals (m, 3)); `occupied`: the
+    keys of every voxel centre, sorted."""
     vox = np.array(sorted(body.voxels), dtype=np.int64)
     centre = vox.mean(axis=0) + 0.5
     move = np.array(body.translation)
@@ -86,7 +96,7 @@ def body_faces(body: Body, occupied: np.ndarray, view: np.ndarray):
         corners = (vox[mask][:, None, :] + CORNERS[k][None, :, :] - centre) @ body.rotation.T + centre + move
         if not body.ghost and len(occupied):
             outside = corners.mean(axis=1) + 0.5 * n_scene
-            keep = ~np.isin(_keys(outside), occupied)
+            keep = ~contains(occupied, _keys(outside))
             corners = corners[keep]
         quads.append(corners @ TO_PLOT.T)
         normals.append(np.repeat(n_plot[None, :], len(corners), axis=0))
@@ -102,7 +112,7 @@ def draw_bodies(ax, bodies: list[Body], elev: float, azim: float, limits=None, z
     from mpl_toolkits.mplot3d.art3d import Poly3DCollection
 
     view, sun = eye(elev, azim), light(azim)
-    occupied = np.concatenate([_keys(b.centres()) for b in bodies if not b.ghost] or [np.zeros(0, np.int64)])
+    occupied = np.sort(np.concatenate([_keys(b.centres()) for b in bodies if not b.ghost] or [np.zeros(0, np.int64)]))
     polys, faces, edges, widths, owner = [], [], [], [], []
     for k, b in enumerate(bodies):
         quads, normals = body_faces(b, occupied, view)

@@ -8,7 +8,7 @@ from ..semantics.diagnosis import diagnose
 from ..semantics.grounded import GroundedTask, as_grounded
 from ..semantics.task import Task
 from .registry import feasible_plan, planner_for
-from .result import Options, SolveResult
+from .result import Options, SolveResult, Status
 
 
 def simple_reference(task: Task | GroundedTask) -> dict | None:
@@ -47,8 +47,6 @@ def proven_reference(task: Task | GroundedTask, time_limit: float | None = None,
     the file is the same on every run: a planner that stops on a state budget, not on the clock, runs
     without the time limit.
     """
-    from .result import Status
-
     grounded = as_grounded(task)
     planner = planner_for(grounded, objective=objective)
     result = planner(grounded, Options(objective, None if planner.deterministic else time_limit))

@@ -14,7 +14,7 @@ import json
 import re
 from pathlib import Path
 
-from ..bench.store import load_sample_task, read_reference
+from ..bench.folder import Bench, BenchChanged, open_bench
 from ..io.contract import ContractError, parse_output
 from ..io.quoting import html_text, script_json
 from ..model.errors import ForgeplanError
@@ -54,14 +54,17 @@ def _parsed(raw: str | None):
     return None
 
 
-def sample_data(bench: Path, row: dict, scenes: dict) -> dict:
+def sample_data(bench: Path | Bench, row: dict, scenes: dict) -> dict:
     """The page's entry for one row: the row itself, and the traced plans where there are any."""
     out: dict = {"row": {k: v for k, v in row.items() if k != "raw_cut"}, "raw_cut": row.get("raw_cut", False)}
     if row["family"] != "rework":
         return out
     try:
-        task = load_sample_task(bench, row["sample_id"])
-        reference = parse_output(json.dumps(read_reference(bench, row["sample_id"], task)), strict=False).actions
+        opened = open_bench(bench)
+        task = opened.task(row["sample_id"])
+        reference = parse_output(json.dumps(opened.reference(row["sample_id"], task)), strict=False).actions
+    except BenchChanged:
+        raise   # a benchmark changed since its build is refused, not drawn
     except ForgeplanError as exc:
         out["note"] = f"the task cannot be read: {exc}"
         return out
@@ -85,10 +88,11 @@ def sample_data(bench: Path, row: dict, scenes: dict) -> dict:
 def page_data(run_dir: Path, bench: Path | None = None, progress=None) -> dict:
     """Everything the page shows: the run's facts, the samples and the assemblies they draw."""
     info, rows, where = read_run(run_dir, bench)
+    opened = open_bench(where)
     scenes: dict = {}
     samples = []
     for row in rows:
-        samples.append(sample_data(where, row, scenes))
+        samples.append(sample_data(opened, row, scenes))
         if progress is not None:
             progress(1)
     return {"run": {"folder": str(Path(run_dir).absolute()), "bench": str(where.absolute()),

@@ -18,19 +18,20 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> dict:
-    from forgeplan.bench.store import build_bench, load_manifest
+    from forgeplan.bench.folder import open_bench
+    from forgeplan.bench.store import build_bench
     from forgeplan.evaluation.baselines import greedy_legal, oracle
     from forgeplan.evaluation.evaluate import score_split, summarise
-    from forgeplan.io.task_files import load_task, read_json
 
     with tempfile.TemporaryDirectory() as tmp:
         bench = args.bench or Path(tmp) / "bench"
         if args.bench is None:
             build_bench(bench, args.tasks, 42, jobs=2)
-        ids = load_manifest(bench)["splits"][args.split]
+        opened = open_bench(bench)
+        ids = opened.split(args.split)
         out = {"benchmark": "evaluate", "split": args.split, "samples": len(ids), "runs": args.runs}
         for name, fn in (("oracle", oracle), ("greedy-legal", greedy_legal)):
-            preds = {sid: fn(load_task(bench / "tasks" / sid), read_json(bench / "tasks" / sid / "reference.json")) for sid in ids}
+            preds = {sid: fn(opened.task(sid), opened.reference(sid, opened.task(sid))) for sid in ids}
             med, times = median_of(lambda: summarise(score_split(bench, preds, args.split), args.split), args.runs)
             out[name] = {"seconds_median": round(med, 3), "seconds_per_1000_median": round(1000 * med / len(ids), 3),
                          "seconds_all": [round(t, 3) for t in times]}

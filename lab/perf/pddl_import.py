@@ -2,10 +2,12 @@
 
 For each problem of a suite (`bench export --format pddl`) and each folder it is in, the benchmark's
 reference plan as the steps of that folder's problem, and every copy with one step dropped, two adjacent
-steps swapped or one repeated (`replay.damaged_copies`). Each copy is judged three ways: unified-planning's
-SequentialPlanValidator on the problem as written; import-plan (the plan replayed in the PDDL task, then
-mapped and replayed in the engine); and the mapping alone, replayed in the engine, which is what a
-valid verdict said before the PDDL replay (`lenient`).
+steps swapped or one repeated (`replay.damaged_copies`). Each copy is judged three ways: the validator;
+import-plan (the plan replayed in the PDDL task, then mapped and replayed in the engine); and the mapping
+alone, replayed in the engine, which is what a valid verdict said before the PDDL replay (`lenient`).
+The validator is unified-planning's SequentialPlanValidator on the problem as written, except in
+`partial`, whose derived predicates unified-planning does not read: there it is the PDDL replay itself,
+so `agree` counts the copies where the engine confirms the PDDL verdict (the rendering's soundness).
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from pathlib import Path
 
 NAME = "pddl-import"
 FOLDERS = {"lifted": ("full", False), "grounded": ("full", True), "strips-costs": ("strips-costs", True),
-           "strips": ("strips", True)}
+           "strips-table": ("strips-table", True), "strips": ("strips", True), "partial": ("full", True)}
+COUNTS = ("copies", "invalid", "agree", "lenient_accepts_invalid")
 
 
 def add_arguments(p) -> None:
@@ -45,27 +48,56 @@ def _judge(task, replay, steps: list[str]) -> tuple[bool, bool, bool]:
     from forgeplan.planners.pddl.files import plan_instances
 
     text = "\n".join(steps) + "\n"
-    restored = lambda actions: task.world.restoration(task.actual, actions, task.target).restored  # noqa: E731
     _, actions = replay.read(text)
-    lenient = restored(replay.enc.decode([ai for _, ai in plan_instances(replay.writer, text)]))
-    return _validator(replay, steps), actions is not None and restored(actions), lenient
+    lenient = _restored(task, replay.enc.decode([ai for _, ai in plan_instances(replay.writer, text)]))
+    return _validator(replay, steps), actions is not None and _restored(task, actions), lenient
+
+
+def _judge_partial(task, sp, steps: list[str]) -> tuple[bool, bool, bool]:
+    """The same in a partial-move problem, the PDDL replay standing in for the validator."""
+    from forgeplan.planners.pddl.replay import read_partial
+    from forgeplan.planners.pddl.slides import decode
+
+    verdict, actions = read_partial(sp, "".join(f"({s})\n" for s in steps))
+    return verdict.valid, actions is not None and _restored(task, actions), _restored(task, decode(sp, steps))
+
+
+def _restored(task, actions) -> bool:
+    return task.world.restoration(task.actual, actions, task.target).restored
+
+
+def judges(task, plan, row: dict, folder: str):
+    """(the reference plan as steps of `folder`'s problem, the judge of a copy), or None when the problem
+    is not in that folder (partial-move problems are in `partial` only, `lifted` is for some problems)."""
+    from forgeplan.planners.pddl.positions import position_tables
+    from forgeplan.planners.pddl.profiles import build_export
+    from forgeplan.planners.pddl.replay import Replay
+    from forgeplan.planners.pddl.slide_groups import build_group_problem
+    from forgeplan.planners.pddl.slides import encode
+
+    if (folder == "partial") != (row["radius"] != "") or folder == "lifted" and row["lifted"] != "1":
+        return None
+    if folder == "partial":
+        sp = build_group_problem(task, position_tables(task, int(row["radius"])))
+        return encode(sp, plan), lambda copy: _judge_partial(task, sp, copy)
+    replay = Replay(build_export(task, FOLDERS[folder][0], grounded=FOLDERS[folder][1]))
+    return replay.steps_of(plan), lambda copy: _judge(task, replay, copy)
 
 
 def _problem(bench: Path, row: dict, folders: list[str], counts: dict) -> None:
     from forgeplan.bench.store import load_sample_task, read_reference
     from forgeplan.io.contract import parse_output
-    from forgeplan.planners.pddl.profiles import build_export
-    from forgeplan.planners.pddl.replay import Replay, damaged_copies
+    from forgeplan.planners.pddl.replay import damaged_copies
 
     task = load_sample_task(bench, row["sample_id"])
     plan = parse_output(json.dumps(read_reference(bench, row["sample_id"], task)), strict=False).actions
     for folder in folders:
-        if folder == "lifted" and row["lifted"] != "1":
+        found = judges(task, plan, row, folder)
+        if found is None:
             continue
-        replay = Replay(build_export(task, FOLDERS[folder][0], grounded=FOLDERS[folder][1]))
-        steps = replay.steps_of(plan)
+        steps, judge = found
         for _, copy in damaged_copies(steps or []):
-            up, strict, lenient = _judge(task, replay, copy)
+            up, strict, lenient = judge(copy)
             c = counts[folder]
             c["copies"] += 1
             c["invalid"] += not up
@@ -81,10 +113,10 @@ def run(args) -> dict:
         raise InputError("not a PDDL suite (no costs.csv; write one with `bench export --format pddl`)", file=str(args.suite))
     with (args.suite / "costs.csv").open(encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))[: args.limit]
-    counts = {f: {"copies": 0, "invalid": 0, "agree": 0, "lenient_accepts_invalid": 0} for f in args.folders}
+    counts = {f: dict.fromkeys(COUNTS, 0) for f in args.folders}
     t0 = time.perf_counter()
     for row in rows:
         _problem(args.bench, row, args.folders, counts)
-    total = {k: sum(c[k] for c in counts.values()) for k in ("copies", "invalid", "agree", "lenient_accepts_invalid")}
+    total = {k: sum(c[k] for c in counts.values()) for k in COUNTS}
     return {"machine": machine(), "suite": str(args.suite), "problems": len(rows), "folders": counts, "total": total,
             "seconds": round(time.perf_counter() - t0, 1)}

@@ -244,12 +244,12 @@ def _model(args, tmp: Path, bench: Path) -> Path:
 
 def benchmark_texts(bench: Path, tokenizer, prompt: str) -> list[str]:
     """Every prompt (as sent: chat template applied) and reference answer of BENCH, all splits."""
+    from forgeplan.bench.folder import open_bench  # noqa: PLC0415
     from forgeplan.llm.bench import load_sample, split_ids  # noqa: PLC0415
     from forgeplan.llm.prompt import build_prompt, prompt_text, target_text  # noqa: PLC0415
-    from forgeplan.io.guarded import read_json  # noqa: PLC0415
 
     texts = []
-    for split in read_json(bench / "manifest.json", "bench file", root=Path(bench))["splits"]:
+    for split in open_bench(bench).manifest["splits"]:
         for sid in split_ids(bench, split):
             task, ref = load_sample(bench, sid)
             texts.append(prompt_text(tokenizer, build_prompt(task, prompt)))

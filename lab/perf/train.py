@@ -32,6 +32,7 @@ def add_arguments(p) -> None:
 def _bench(root: Path, n: int) -> Path:
     """A benchmark folder of n built-in tasks with references (train split only)."""
     from .decode import _tasks  # noqa: PLC0415
+    from forgeplan.bench.digests import seal_folder  # noqa: PLC0415
     from forgeplan.io.task_files import write_json, write_task  # noqa: PLC0415
 
     ids = []
@@ -39,7 +40,7 @@ def _bench(root: Path, n: int) -> Path:
         write_task(task, root / "tasks" / task.sample_id)
         write_json(root / "tasks" / task.sample_id / "reference.json", ref)
         ids.append(task.sample_id)
-    write_json(root / "manifest.json", {"splits": {"train": ids}, "records": []})
+    seal_folder(root, {"splits": {"train": ids}, "records": []})
     return root
 
 

@@ -26,9 +26,10 @@ from ...model.errors import ForgeplanError
 from ...model.rotations import angle_diff
 from ...semantics.engine import World
 from ...semantics.task import Task
+from ..result import Status
 from .facts import task_facts
 from .grounding import SOLVER_OPTIONS, load_encoding, quiet
-from .solve import Status, solve_task
+from .solve import solve_task
 
 EDIT_SECONDS = 120.0
 MAX_HORIZON = 200   # steps grounded at most; a longer given plan is undecided at once

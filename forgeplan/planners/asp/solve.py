@@ -31,7 +31,7 @@ from ...semantics.grounded import (OBJECTIVES, GroundedTask, as_grounded, canoni
                                    part_ranks)
 from ...semantics.task import Task
 from ..repair import repair_plan
-from ..result import SolveResult, Status, check_arguments  # noqa: F401 (check_arguments: part of clingo's entry)
+from ..result import SolveResult, Status, check_arguments
 from .facts import Facts, task_facts
 from .grounding import ENCODINGS, Grounding, grounding_for, load_encoding, quiet  # noqa: F401 (ENCODINGS: public path)
 

@@ -342,6 +342,8 @@ def test_full_disk_benchmark_merge_and_exports(disk, small_bench, tmp_path):
     _on_full_disk(disk, lambda d: ["bench", "merge", *halves, "--out", d / "joined"], free=16 * 1024)
     _on_full_disk(disk, lambda d: ["bench", "export", small_bench, "--out", d],
                   previous={"train.jsonl": b"old\n", "test.jsonl": b"old\n"}, free=16 * 1024)
+    _on_full_disk(disk, lambda d: ["bench", "export", small_bench, "--format", "pddl", "--out", d / "suite"],
+                  free=16 * 1024)
 
 
 def test_full_disk_run_views(disk, tmp_path):

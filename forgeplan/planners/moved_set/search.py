@@ -282,10 +282,10 @@ def lift(ag: AssemblyGrounding, actual: State, start: Node, sets: list[int], pla
     * `actions` too when, in addition, an argument exact over every engine move gives the same length:
       the mirror argument (`slide_mirror`, one faulty part, every slot home), or, per moved set of the
       optimum's size, the lower bound (`slide_bounds`) at the start or a search over every engine move
-      that finds no shorter plan (`slide_engine`). Where the mirror argument finds a shorter plan (one
+      that finds no shorter plan (`engine_search`). Where the mirror argument finds a shorter plan (one
       that slides a group with a clear ray ahead, which the grounded universe leaves out), that plan is
-      returned; where the engine search meets one, only `moved-parts` holds (and the dominance claim of §9
-      "One universe" 5. is refuted on this task, which the randomised search of the tests would report).
+      returned; where the engine search meets one (an engine plan below the grounded optimum, SEARCH.md
+      §3.3), only `moved-parts` holds and the reference stays the grounded optimum.
 
     The arguments spend the task's exact budget `exact`; one cut by it, or by the deadline, lifts nothing."""
     if not smaller:

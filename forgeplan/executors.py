@@ -80,7 +80,7 @@ def _processes(fn, batches: list[tuple], jobs: int):
         raise ForgeplanError("a worker process died (killed from outside or out of memory)") from None
     finally:
         if not finished:   # interrupted, failed, or abandoned by the caller: do not wait for running batches
-            end_processes(list(getattr(pool, "_processes", None) or {}))
+            end_processes(list(getattr(pool, "_processes", None) or {}), reap=False)
         pool.shutdown(wait=finished, cancel_futures=True)
 
 
@@ -156,10 +156,11 @@ PR_SET_PDEATHSIG = 1
 GRACE_SECONDS = 3.0   # a process asked to end (SIGTERM) gets this long before it is killed
 
 
-def end_processes(pids: list[int], grace: float = GRACE_SECONDS) -> None:
+def end_processes(pids: list[int], grace: float = GRACE_SECONDS, reap: bool = True) -> None:
     """End the processes `pids` and every process they started (Fast Downward runs in its own session,
     out of reach of a process-group signal): SIGTERM to all at once, SIGKILL to any still alive after
-    `grace` seconds."""
+    `grace` seconds. `reap=False`: leave the exit status of `pids` to their owner (a process pool, whose
+    shutdown waits for its workers to be seen ending and would otherwise wait for ever)."""
     import psutil
 
     procs = []
@@ -174,13 +175,34 @@ def end_processes(pids: list[int], grace: float = GRACE_SECONDS) -> None:
             p.terminate()
         except psutil.Error:
             pass
-    _, alive = psutil.wait_procs(procs, timeout=grace)
+    alive = _wait_ended(procs, grace, reap)
     for p in alive:
         try:
             p.kill()
         except psutil.Error:
             pass
-    psutil.wait_procs(alive, timeout=grace)
+    _wait_ended(alive, grace, reap)
+
+
+def _wait_ended(procs: list, grace: float, reap: bool) -> list:
+    """Those of `procs` (psutil processes) still running after at most `grace` seconds; with `reap`, the
+    ended children among them are reaped (psutil.wait_procs), else only watched."""
+    import psutil
+
+    if reap:
+        return psutil.wait_procs(procs, timeout=grace)[1]
+
+    def running(p) -> bool:
+        try:
+            return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+        except psutil.Error:
+            return False
+
+    deadline, alive = time.monotonic() + grace, [p for p in procs if running(p)]
+    while alive and time.monotonic() < deadline:
+        time.sleep(POLL_SECONDS)
+        alive = [p for p in alive if running(p)]
+    return alive
 
 
 def end_children(grace: float = GRACE_SECONDS) -> None:

@@ -121,6 +121,11 @@ def write(folder: Path, name: str, data) -> Path:
     return path
 
 
+def folder(path: Path) -> Path:
+    path.mkdir()
+    return path
+
+
 def edited(path: Path, **changes) -> dict:
     return json.loads(path.read_text()) | changes
 
@@ -133,7 +138,7 @@ L = "luban_lock_3"
 # case -> (the --assemblies items, from the tmp folder f, one imported burr b and both burrs bb; the error)
 BAD = {
     "missing file": (lambda f, b, bb: [L, f / "nope.json"], "nope.json: --assemblies: no such assembly file"),
-    "folder": (lambda f, b, bb: [L, f], ": --assemblies: no such assembly file"),
+    "folder": (lambda f, b, bb: [L, folder(f / "sub")], ": --assemblies: no such assembly file"),   # not around --out
     "malformed JSON": (lambda f, b, bb: [L, write(f, "bad.json", '{"parts": [')], "bad.json: malformed JSON"),
     "puzzle, not imported": (lambda f, b, bb: [L, DATA / f"{BURRS[0]}.json"],
                              f"{BURRS[0]}.json: parts: a puzzle file, not an assembly file"),

@@ -205,3 +205,23 @@ def test_the_zigzag_data_files_are_the_fixtures():
         shift = [min(v[k] for p in mine.parts for v in p.voxels) for k in range(3)]
         assert [sorted((x - shift[0], y - shift[1], z - shift[2]) for x, y, z in p.voxels) for p in mine.parts] == \
                [sorted(p.voxels) for p in theirs.parts]
+
+
+def test_a_radius_past_the_budget_is_refused_before_the_problem_is_built(tmp_path, capsys):
+    """A six-piece burr at radius 2 would take 1.7 GB and most of a minute to write (docs/limits.md)."""
+    from forgeplan.cli import main
+    from forgeplan.planners.pddl.partial_files import MAX_POSITION_PAIRS
+    from forgeplan.planners.pddl.positions import position_tables
+
+    task = tmp_path / "task"
+    assert main(["task", "make", "burr_6_level4", "--out", str(task), "--fault", "misplacement", "--no-proof"]) == 0
+    from forgeplan.io.task_files import load_task
+
+    assert position_tables(load_task(task), 1).pairs() <= MAX_POSITION_PAIRS < position_tables(load_task(task), 2).pairs()
+    capsys.readouterr()
+    for radius in ("2", None):
+        argv = ["export-pddl", str(task), "--out", str(tmp_path / "x"), "--grounded"] + (["--radius", radius] if radius else [])
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "--radius" in err and "pairs of positions" in err and err.count("\n") == 1
+    assert not (tmp_path / "x").exists()

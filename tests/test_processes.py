@@ -170,6 +170,25 @@ def test_workers_end_with_a_parent_killed_outright():
     assert not _ended(started)
 
 
+def _files_up_to_16_kb() -> None:
+    import resource
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (16 * 1024, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+
+
+@pytest.mark.slow
+def test_a_parallel_build_that_fails_on_a_full_disk_exits(tmp_path):
+    """The pool's workers are ended without reaping them behind its back: the pool's shutdown at exit
+    would otherwise wait for ever for workers it cannot see end (this build hung after its error)."""
+    out = tmp_path / "m"
+    done = subprocess.run([sys.executable, "-m", "forgeplan", "bench", "build", "--profile", "magar", "--out", str(out),
+                           "--tasks", "40", "--quiet", "--jobs", "2"], env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          capture_output=True, text=True, timeout=120, preexec_fn=_files_up_to_16_kb)
+    assert done.returncode == 2 and "file too large" in done.stderr, done.stderr[-500:]
+    assert not out.exists() and not list(tmp_path.iterdir())
+
+
 def _worker(parent: int, ready) -> None:
     from forgeplan.executors import worker_signals
 

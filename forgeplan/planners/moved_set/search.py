@@ -38,7 +38,7 @@ from ...semantics.grounded import canonical_key, part_ranks, rotation_fix
 from ...semantics.partial_offers import bits
 from ...semantics.partial_universe import Config, Move, landing_index, offered_steps, to_action
 from .bounds import LowerBound
-from .engine_search import shorter_plan_exists
+from .engine_search import shorter_plan
 from .mirror import mirror_optimum, mirror_plan
 from .reach import Undecided, has_plan
 
@@ -304,8 +304,8 @@ def lift(ag: AssemblyGrounding, actual: State, start: Node, sets: list[int], pla
             return plan, LEVELS[:1]
         engine = [ENGINE_BUDGET]
         for m, bound in zip(sets, bounds):
-            if bound(start) < c and _spend(exact, _spend(engine, shorter_plan_exists(
-                    ag, start, m, c, bound, min(exact[0], exact[1], engine[0]), deadline)))[0]:
+            if bound(start) < c and _spend(exact, _spend(engine, shorter_plan(
+                    ag, start, m, c - 1, bound, min(exact[0], exact[1], engine[0]), deadline))).plan is not None:
                 return plan, LEVELS[:1]
         return plan, LEVELS
     except Undecided:

@@ -85,6 +85,11 @@ class PositionTables:
     def _domain(self) -> dict[int, frozenset[Vec]]:
         return {i: frozenset(ps) for i, ps in self.positions.items()}
 
+    def pairs(self) -> int:
+        """How many pairs of positions of two different slots the problem relates (its blocking rules grow with them)."""
+        counts = [len(p) for p in self.positions.values()]
+        return sum(counts) ** 2 - sum(c * c for c in counts)
+
     def size(self) -> int:
         """How many move steps the grounded problem has (pick, settle, shift, out, place per position)."""
         per = 2 + len(DIRECTIONS) * (len(self.distances) + 2)

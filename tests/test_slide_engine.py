@@ -18,7 +18,7 @@ from forgeplan.planners.crosscheck import prover_side
 from forgeplan.planners.reference import describe_proof, proven_reference
 from forgeplan.planners.registry import solve
 from forgeplan.planners.moved_set.bounds import LowerBound
-from forgeplan.planners.moved_set.engine_search import shorter_plan
+from forgeplan.planners.moved_set.engine_search import _engine_moves, _goal, _one_move_home, shorter_plan
 from forgeplan.planners.moved_set.reach import Undecided
 from forgeplan.planners.moved_set.search import PROOF_CAP, _mends, candidate_sets, minimal_rework, start_node
 from forgeplan.semantics.assembly_grounding import AssemblyGrounding
@@ -145,6 +145,45 @@ def test_a_shorter_engine_plan_is_found_and_replays():
             shorter.append(_actions(task.world, task.actual, steps))
     assert shorter and all(len(p) == 8 and len(moved_parts(p)) == 4 and
                            _replays_home(task.world, task.actual, task.target, p) for p in shorter)
+
+
+def _nodes_near_home(ag, movable: int, rng: random.Random, walks: int, depth: int) -> list:
+    """Nodes on random walks of engine moves from the target (with one slot made faulty), at most one slot absent."""
+    home = (tuple((0, 0, 0) for _ in ag.world.ids), 0)
+    out = []
+    for _ in range(walks):
+        bad = rng.choice([0, 1 << rng.randrange(len(ag.world.ids))]) & movable
+        node = (home[0], bad)
+        for _ in range(depth):
+            try:
+                nxt = list(_engine_moves(ag, node, movable))
+            except Undecided:
+                break
+            if not nxt:
+                break
+            node = rng.choice(nxt)
+            out.append(node)
+    return out
+
+
+@pytest.mark.parametrize("which", ["tunnel", "burr_6_level5"])
+def test_one_move_home_is_the_goal_test_of_every_successor(which):
+    """The forward search's last layer, never built, asked directly: one move ends the plan exactly when a
+    successor is the goal."""
+    asm = tunnel() if which == "tunnel" else build("burr_6_level5")
+    w = AssemblyGrounding(make_task(asm, []).world)
+    movable = (1 << len(w.world.ids)) - 1
+    nodes = _nodes_near_home(w, movable, random.Random(5), walks=60 if which == "tunnel" else 25, depth=3)
+    checked = hits = 0
+    for node in nodes:
+        try:
+            expected = any(_goal(n) for n in _engine_moves(w, node, movable))
+        except Undecided:
+            continue
+        assert _one_move_home(w, node, movable) == expected, node
+        checked += 1
+        hits += expected
+    assert checked >= 40 and hits >= 5, (checked, hits)
 
 
 def test_references_say_which_levels_hold_over_every_engine_plan():

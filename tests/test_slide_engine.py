@@ -20,11 +20,12 @@ from forgeplan.planners.registry import solve
 from forgeplan.planners.moved_set.bounds import LowerBound
 from forgeplan.planners.moved_set.engine_search import _engine_moves, _goal, _one_move_home, shorter_plan
 from forgeplan.planners.moved_set.reach import Undecided
-from forgeplan.planners.moved_set.search import PROOF_CAP, _mends, candidate_sets, minimal_rework, start_node
+from forgeplan.planners.moved_set.search import LEVELS, PROOF_CAP, _mends, candidate_sets, minimal_rework, start_node
 from forgeplan.semantics.assembly_grounding import AssemblyGrounding
 from forgeplan.semantics.faults import FaultSpec, make_task
 from forgeplan.semantics.partial_offers import Universe
 from forgeplan.semantics.partial_universe import to_action
+from forgeplan.verify import verify
 from test_slide_search import _engine_state, brute_force, burr_e, tunnel
 
 TUNNEL_FAULTS = ["missing_part:Core", "misplacement:Core", "misplacement:Shell", "missing_part:Shell",
@@ -132,19 +133,23 @@ def test_no_plan_is_never_said_where_an_undone_walk_is_one(which, walks, cap):
 def test_a_shorter_engine_plan_is_found_and_replays():
     """burr_6_level5 with a stick missing: the grounded optimum is 9 actions, and the decision finds an engine
     plan of 8 (a group slides with a clear ray ahead where the grounded universe has it leave and come
-    back), which the engine replays: the reference stays the grounded optimum, fewest actions not proved."""
+    back), which the engine replays; no moved set of the 4 moved parts has a plan of 7. The moved-set
+    search returns that 8-action plan, proved shortest over every engine plan by the engine search."""
     task = make_task(build("burr_6_level5"), [FaultSpec("missing_part", "Burr6Level5_Part05_Stick")])
     ag = AssemblyGrounding(task.world)
     start = start_node(task.world, task.actual, spares=True)
-    found = minimal_rework(ag, task.actual)
-    assert (found.moved, found.actions, found.proved) == (4, 9, ("moved-parts",))
     shorter = []
     for m in _sets_of_size(ag, start, 4):
-        steps = shorter_plan(ag, start, m, 8, LowerBound(ag, m, PROOF_CAP), PROOF_CAP).plan
+        bound = LowerBound(ag, m, PROOF_CAP)
+        assert shorter_plan(ag, start, m, 7, bound, PROOF_CAP).plan is None, bin(m)
+        steps = shorter_plan(ag, start, m, 8, bound, PROOF_CAP).plan
         if steps is not None:
             shorter.append(_actions(task.world, task.actual, steps))
     assert shorter and all(len(p) == 8 and len(moved_parts(p)) == 4 and
                            _replays_home(task.world, task.actual, task.target, p) for p in shorter)
+    found = minimal_rework(ag, task.actual)
+    assert (found.moved, found.actions, found.proved, found.proved_by) == (4, 8, LEVELS, "engine-search")
+    assert len(moved_parts(found.plan)) == 4 and _replays_home(task.world, task.actual, task.target, found.plan)
 
 
 def _nodes_near_home(ag, movable: int, rng: random.Random, walks: int, depth: int) -> list:
@@ -187,25 +192,30 @@ def test_one_move_home_is_the_goal_test_of_every_successor(which):
 
 
 def test_references_say_which_levels_hold_over_every_engine_plan():
-    """A mirrored fault on burr_6_level5 is proved over every plan; a missing stick, for which the engine
-    search finds a shorter plan (above), is the grounded optimum only: fewest moved parts proved, reported
-    feasible, and the cross-check still judges its grounded claim."""
+    """A mirrored fault on burr_6_level5 is proved over every plan by the moved-set search; for a missing
+    stick the reference is the engine search's 8-action plan (one action below the grounded optimum),
+    optimal, replayed valid by `verify`, its proof naming the engine search; the cross-check still judges
+    the search's claim."""
     mirrored = make_task(build("burr_6_level5"), [FaultSpec("wrong_part", "Burr6Level5_Part01_Stick")])
     r = solve(mirrored).to_json()
     assert r["status"] == "optimal" and r["proved"] == ["moved-parts", "actions"] and r["grounded_optimal"] is True
+    assert "proved_by" not in r and r["canonical"] is True
 
     missing = make_task(build("burr_6_level5"), [FaultSpec("missing_part", "Burr6Level5_Part05_Stick")])
     result = solve(missing)
     r = result.to_json()
-    assert r["status"] == "feasible" and not r["optimal"]
-    assert r["proved"] == ["moved-parts"] and r["grounded_optimal"] is True
+    assert r["status"] == "optimal" and r["optimal"] and r["proved"] == ["moved-parts", "actions"]
+    assert (r["moved_parts"], r["actions"], r["proved_by"], r["canonical"]) == (4, 8, "engine-search", False)
     assert r["lower_bound_moved_parts"] == result.moved_parts == 4
     ref = proven_reference(missing)
-    assert ref["proof"]["grounded_optimal"] and "NOT proved minimal over every plan" in describe_proof(ref)
+    assert ref["proof"]["optimal"] and ref["proof"]["method"] == "moved-set-search"
+    assert json.loads(json.dumps(ref))["proof"]["proved_by"] == "engine-search"
+    assert describe_proof(ref).endswith("by the engine search")
+    answer = json.dumps({k: v for k, v in ref.items() if k not in ("proof", "sample_id")})
+    verdict = verify(missing, answer)
+    assert verdict.valid and verdict.actions == 8, verdict
     assert prover_side(missing, "moved-parts,actions", None).optimal
-    assert json.loads(json.dumps(ref))["proof"]["proved"] == ["moved-parts"]
-    assert _summary(result).startswith("feasible: fewest moved parts proved over every plan; fewest actions proved "
-                                       "over the grounded partial-move universe only")
+    assert _summary(result).startswith("optimal (moved-parts,actions; proof: moved-set-search and the engine search)")
 
 
 def test_straight_move_proofs_keep_their_shape():

@@ -70,7 +70,8 @@ def run_solve(args) -> int:
 
 
 def _summary(r, all_optimal: bool = False) -> str:
-    head = {"optimal": f"optimal ({r.objective}; proof: {r.proof})",
+    by = " and the engine search" if r.proved_by == "engine-search" else ""
+    head = {"optimal": f"optimal ({r.objective}; proof: {r.proof}{by})",
             "feasible": ("feasible: fewest moved parts proved over every plan; fewest actions proved over the grounded "
                          "partial-move universe only (SEMANTICS §9 \"One universe\")" if r.grounded_optimal else
                          "feasible: best plan found within the time limit, optimality NOT proved"),

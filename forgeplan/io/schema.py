@@ -398,11 +398,13 @@ class MinimalReworkFile(Open):
 
 class ProofModel(Open):
     """reference.json's proof object: how the plan was obtained; `optimal` says whether it is proven minimal
-    (over every plan), `grounded_optimal` whether over the grounded universe only (SEMANTICS §9)."""
+    (over every plan), `grounded_optimal` whether over the grounded universe only (SEMANTICS §9), `proved_by`
+    "engine-search" where the plan is the engine search's, proved shortest over every engine plan."""
 
     optimal: StrictBool
     method: Optional[Name] = None
     grounded_optimal: Optional[StrictBool] = None
+    proved_by: Optional[Literal["engine-search"]] = None
     objective: Optional[Literal["moved-parts,actions", "actions", "moved-parts"]] = None
     moved_parts: Optional[Annotated[int, Field(strict=True, ge=0)]] = None
     actions: Optional[Annotated[int, Field(strict=True, ge=0)]] = None

@@ -65,7 +65,8 @@ def describe_proof(ref: dict) -> str:
     """One phrase saying whether the reference plan is proven minimal, for messages."""
     proof = ref["proof"]
     if proof.get("optimal") and proof.get("method") == "moved-set-search":
-        return "proved minimal over every plan the engine accepts (SEMANTICS §9 \"One universe\") by the moved-set search"
+        by = "the engine search" if proof.get("proved_by") == "engine-search" else "the moved-set search"
+        return f"proved minimal over every plan the engine accepts (SEMANTICS §9 \"One universe\") by {by}"
     if proof.get("grounded_optimal"):
         return ("proved minimal in moved parts over every plan the engine accepts; in actions, over the grounded "
                 "partial-move universe (SEMANTICS §9 \"One universe\"), so NOT proved minimal over every plan")

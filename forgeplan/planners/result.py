@@ -65,6 +65,7 @@ class SolveResult:
     # accepts, and whether no plan of the grounded universe is better; None: every level when optimal
     proved: tuple[str, ...] | None = None
     grounded_optimal: bool | None = None
+    proved_by: str = ""               # "engine-search": the plan is the engine search's, which proved it shortest
 
     def to_json(self) -> dict:
         proved = self.proved if self.proved is not None else OBJECTIVES[self.objective] if self.optimal else ()
@@ -79,4 +80,6 @@ class SolveResult:
         }
         if self.grounded_optimal is not None:
             out["grounded_optimal"] = self.grounded_optimal
+        if self.proved_by:
+            out["proved_by"] = self.proved_by
         return out

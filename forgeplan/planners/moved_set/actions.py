@@ -35,6 +35,6 @@ def minimal_actions(ag: AssemblyGrounding, actual: State, time_limit: float | No
     if found is None:
         return SlideResult(None, 0, 0, False, 0, time.perf_counter() - t0)
     plan, states = found
-    plan, levels = lift(ag, actual, start, everything, plan, True, exact, deadline)
+    plan, levels, by = lift(ag, actual, start, everything, plan, True, exact, deadline)
     proved = ("actions",) if levels == LEVELS else ()
-    return SlideResult(plan, len(moved_parts(plan)), len(plan), True, states, time.perf_counter() - t0, proved)
+    return SlideResult(plan, len(moved_parts(plan)), len(plan), True, states, time.perf_counter() - t0, proved, by)

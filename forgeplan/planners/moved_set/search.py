@@ -51,7 +51,7 @@ PROBE_DEPTH = 16  # and its deepest search
 PROOF_CAP = 200_000  # configurations per search of the exact arguments (`slide_reach`, `_mirror`, `_bounded`)
 PROOF_BUDGET = 400_000  # and over all of them, per task
 LONGEST = 40      # the longest plan a bounded search looks for when nothing shorter is known
-ENGINE_BUDGET = 40_000  # nodes the searches over every engine move (`slide_engine`) keep, per task
+ENGINE_BUDGET = 60_000  # nodes the searches over every engine move (`engine_search`) keep, per task
 
 
 LEVELS = ("moved-parts", "actions")
@@ -71,6 +71,7 @@ class SlideResult:
     states: int
     seconds: float
     proved: tuple[str, ...] = ()
+    proved_by: str = ""      # "engine-search": the plan is the engine search's, proved shortest by it
 
 
 def start_node(world: World, actual: State, spares: bool = False) -> Node:
@@ -241,8 +242,8 @@ def minimal_rework(ag: AssemblyGrounding, actual: State, time_limit: float | Non
 
         def proved(plan: list[Action], spent: int) -> SlideResult:
             """The grounded optimum, with the levels that hold over every engine plan too (`lift`)."""
-            plan, levels = lift(ag, actual, start, sets, plan, smaller, exact, deadline)
-            return SlideResult(plan, size + spares, len(plan), True, spent, time.perf_counter() - t0, levels)
+            plan, levels, by = lift(ag, actual, start, sets, plan, smaller, exact, deadline)
+            return SlideResult(plan, size + spares, len(plan), True, spent, time.perf_counter() - t0, levels, by)
 
         if sets and decided and not _mirrored(start):    # this size is J_move*: the pruned searches find c*
             found = _bounded(ag, actual, start, sets, [], exact, deadline)
@@ -273,9 +274,10 @@ def minimal_rework(ag: AssemblyGrounding, actual: State, time_limit: float | Non
 
 
 def lift(ag: AssemblyGrounding, actual: State, start: Node, sets: list[int], plan: list[Action], smaller: bool,
-         exact: list[int], deadline: float | None) -> tuple[list[Action], tuple[str, ...]]:
-    """The grounded optimum `plan` over the moved sets `sets` of its size, and the levels of the objective
-    it is proved minimal in over every plan the engine accepts (SEMANTICS §9 "One universe"):
+         exact: list[int], deadline: float | None) -> tuple[list[Action], tuple[str, ...], str]:
+    """The grounded optimum `plan` over the moved sets `sets` of its size, the levels of the objective
+    it is proved minimal in over every plan the engine accepts, and "engine-search" where the engine
+    search's plan replaces it (SEMANTICS §9 "One universe"):
 
     * `moved-parts` when every smaller moved set was proved planless by `slide_reach` (`smaller`), whose
       verdicts are exact over every engine move;
@@ -285,31 +287,55 @@ def lift(ag: AssemblyGrounding, actual: State, start: Node, sets: list[int], pla
       that finds no shorter plan (`engine_search`). Where the mirror argument finds a shorter plan (one
       that slides a group with a clear ray ahead, which the grounded universe leaves out), that plan is
       returned; where the engine search meets one (an engine plan below the grounded optimum, SEARCH.md
-      §3.3), only `moved-parts` holds and the reference stays the grounded optimum.
+      §3.3), that plan is returned, and searched again one action shorter until none is found.
 
     The arguments spend the task's exact budget `exact`; one cut by it, or by the deadline, lifts nothing."""
     if not smaller:
-        return plan, ()
+        return plan, (), ""
     c = len(plan)
     if _mirrored(start):
         mirrored = _mirror(ag, actual, start, sets, [], exact, deadline)
         if mirrored is None or len(mirrored[0]) > c:
-            return plan, LEVELS[:1]
+            return plan, LEVELS[:1], ""
         exact[1] -= mirrored[1]
-        return (mirrored[0] if len(mirrored[0]) < c else plan), LEVELS
+        return (mirrored[0] if len(mirrored[0]) < c else plan), LEVELS, ""
     try:
         bounds = [LowerBound(ag, m, min(exact), deadline) for m in sets]
         exact[1] -= sum(b.states for b in bounds)
         if exact[1] < 0:
-            return plan, LEVELS[:1]
-        engine = [ENGINE_BUDGET]
-        for m, bound in zip(sets, bounds):
-            if bound(start) < c and _spend(exact, _spend(engine, shorter_plan(
-                    ag, start, m, c - 1, bound, min(exact[0], exact[1], engine[0]), deadline))).plan is not None:
-                return plan, LEVELS[:1]
-        return plan, LEVELS
+            return plan, LEVELS[:1], ""
+    except Undecided:
+        return plan, LEVELS[:1], ""
+    found, levels = _engine_optimum(ag, actual, start, list(zip(sets, bounds)), plan, exact, deadline)
+    return found, levels, "engine-search" if found is not plan and levels == LEVELS else ""
+
+
+def _engine_optimum(ag: AssemblyGrounding, actual: State, start: Node, sets: list[tuple[int, LowerBound]],
+                    plan: list[Action], exact: list[int], deadline: float | None) -> tuple[list[Action], tuple[str, ...]]:
+    """`plan`, or the engine plans one action shorter found in turn (SEARCH.md §3.3), until the search over
+    every engine move (`engine_search`) proves that no moved set of `sets` has a plan of one action less:
+    then fewest actions holds over every engine plan too. A search cut by its budget proves only
+    `moved-parts`, for the shortest plan found so far."""
+    engine = [ENGINE_BUDGET]
+    try:
+        while True:
+            c, shorter = len(plan), None
+            for m, bound in sets:
+                if bound(start) < c:
+                    shorter = _spend(exact, _spend(engine, shorter_plan(
+                        ag, start, m, c - 1, bound, min(exact[0], exact[1], engine[0]), deadline))).plan
+                    if shorter is not None:
+                        break
+            if shorter is None:
+                return plan, LEVELS
+            plan = [a for node, move in shorter for a in _actions(ag, actual, node, _as_search_move(move))]
     except Undecided:
         return plan, LEVELS[:1]
+
+
+def _as_search_move(move: Move) -> Move:
+    """An engine search's move in the moved-set search's terms (a mend names its slot by a mask there)."""
+    return ("mend", 1 << move[1]) if move[0] == "mend" else move
 
 
 def _spend(exact: list[int], got):

@@ -6,7 +6,9 @@ over the grounded universe of §9 and picks the tie-break plan; for the objectiv
 `actions.minimal_actions` proves the fewest actions. OPTIMAL claims more: no plan the engine accepts is
 better (§9 "One universe"), so it is reported only where every level of the objective is proved over
 every engine plan; a grounded optimum that is not is FEASIBLE, with the levels that are in `proved` and
-`grounded_optimal`. When the search cannot finish (time limit, or more configurations than its caps) the
+`grounded_optimal`. Where the search over every engine move finds a plan shorter than the grounded optimum,
+that plan is the outcome (`proved_by`: "engine-search"), optimal when that search proves none of one action
+less exists. When the search cannot finish (time limit, or more configurations than its caps) the
 better, in the objective, of the best plan it found and the repair search's plan is reported as
 FEASIBLE. Nothing is claimed that the search did not exhaust.
 """
@@ -48,6 +50,7 @@ class PartialOutcome(NamedTuple):
     seconds: float
     proved: tuple[str, ...] = ()
     grounded: bool = False
+    proved_by: str = ""
 
 
 def solve_partial(g: GroundedTask, objective: str = "moved-parts,actions", time_limit: float | None = None,
@@ -74,7 +77,7 @@ def solve_partial(g: GroundedTask, objective: str = "moved-parts,actions", time_
         status, proof, plan = "timeout", "", []
     grounded = proof == PROOF and found.optimal
     return PartialOutcome(status, tuple(plan), proof, closure, time.perf_counter() - t0,
-                          found.proved if grounded else (), grounded)
+                          found.proved if grounded else (), grounded, found.proved_by if grounded else "")
 
 
 def _cost(objective: str, plan) -> tuple[int, ...]:
@@ -114,5 +117,6 @@ def solve_result(g: GroundedTask, options: Options = Options()) -> SolveResult:
     status, moved = Status(out.status), len(moved_parts(out.plan))
     optimal = status is Status.OPTIMAL
     return SolveResult(status, optimal, out.plan, moved, len(out.plan), out.closure, out.seconds, None, (),
-                       len(out.plan), objective, moved if "moved-parts" in out.proved else None, out.proof, optimal,
-                       proved=out.proved, grounded_optimal=out.grounded)
+                       len(out.plan), objective, moved if "moved-parts" in out.proved else None, out.proof,
+                       optimal and not out.proved_by, proved=out.proved, grounded_optimal=out.grounded,
+                       proved_by=out.proved_by)

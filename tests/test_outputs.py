@@ -114,6 +114,17 @@ def test_write_errors_of_the_environment_are_named():
     assert output.environment_fault(OSError(errno.EACCES, "Permission denied"), "x") is None
 
 
+def test_a_library_that_names_the_error_number_is_understood(tmp_path):
+    """tokenizers and safetensors (Rust) raise a plain Exception '... (os error 28)' on a full disk."""
+    with pytest.raises(InputError, match="disk full while writing .*tok"):
+        with output.new_folder(tmp_path / "tok"):
+            raise Exception("No space left on device (os error 28)")
+    assert not list(tmp_path.iterdir())
+    with pytest.raises(Exception, match="os error 13"):
+        with output.new_folder(tmp_path / "tok"):
+            raise Exception("Permission denied (os error 13)")
+
+
 # ----------------------------------------------------------------------------- refusals on the command line
 
 @pytest.fixture
@@ -344,6 +355,11 @@ def test_full_disk_benchmark_merge_and_exports(disk, small_bench, tmp_path):
                   previous={"train.jsonl": b"old\n", "test.jsonl": b"old\n"}, free=16 * 1024)
     _on_full_disk(disk, lambda d: ["bench", "export", small_bench, "--format", "pddl", "--out", d / "suite"],
                   free=16 * 1024)
+
+
+@pytest.mark.slow
+def test_full_disk_tiny_model(disk):
+    _on_full_disk(disk, lambda d: ["tiny-model", "--out", d / "tm"], free=16 * 1024)
 
 
 def test_full_disk_run_views(disk, tmp_path):

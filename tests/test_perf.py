@@ -124,3 +124,7 @@ def test_perf_bench_separates_the_serial_part_and_projects_the_idle_wall(capsys)
     assert 0 < serial < cpu
     assert out["projected_wall_seconds_on_2_idle_cores"] == pytest.approx(serial + (cpu - serial) / 2, abs=0.02)
     assert out["composition"]["tasks"] == 20 and out["peak_rss_mib_worker"] > 0
+    dist = out["task_cpu"]
+    assert dist["tasks"] == 20 and 0 < dist["median_seconds"] <= dist["p90_seconds"] <= dist["max_seconds"]
+    assert dist["slowest"][0]["cpu_seconds"] == dist["max_seconds"] and dist["sum_seconds"] < cpu
+    assert sum(a["tasks"] for a in dist["heaviest_assemblies"]) <= 20

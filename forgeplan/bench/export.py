@@ -2,7 +2,9 @@
 
 `prompt-completion` (default) writes TRL's conversational prompt/completion rows, which
 `datasets.load_dataset("json", ...)` and `trl.SFTTrainer` read as they are (loss on the completion);
-`messages` writes the older {sample_id, messages, target} rows.
+`messages` writes the older {sample_id, messages, target} rows. `--targets` chooses the order of each
+reference's actions in the completion (the reference's own, `structured` by the layers of the dependency
+closure, or `plain`, llm.targets); every completion is replayed in the engine before it is written.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import json
 from pathlib import Path
 
 from ..io.output import staged
-from ..model.choices import DEFAULT_PROMPT
+from ..model.choices import DEFAULT_PROMPT, DEFAULT_TARGETS
 from ..model.errors import InputError
 from ..model.names import sample_id_problem
 from .folder import Bench, open_bench
@@ -24,8 +26,9 @@ def _messages_row(row: dict) -> dict:
 
 
 def export_jsonl(bench: Path | Bench, out: Path, splits=None, progress=None, *, fmt: str = "prompt-completion",
-                 prompt: str = DEFAULT_PROMPT) -> dict[str, int]:
-    """Write OUT/<split>.jsonl for each split (default: every split of the manifest); returns row counts."""
+                 prompt: str = DEFAULT_PROMPT, targets: str = DEFAULT_TARGETS) -> dict[str, int]:
+    """Write OUT/<split>.jsonl for each split (default: every split of the manifest); returns row counts.
+    `targets` orders each reference's actions (llm.targets); every target is replayed in the engine."""
     from ..llm.families import prompt_completion_rows
 
     if fmt not in FORMATS:
@@ -39,7 +42,7 @@ def export_jsonl(bench: Path | Bench, out: Path, splits=None, progress=None, *, 
     counts = {}
     with staged(out) as folder:   # the splits' files replace an earlier export together
         for split in splits:
-            rows = prompt_completion_rows(bench, split, prompt, with_ids=True)
+            rows = prompt_completion_rows(bench, split, prompt, with_ids=True, targets=targets)
             with folder.open(f"{split}.jsonl") as fh:
                 for row in rows:
                     fh.write(json.dumps(row if fmt == "prompt-completion" else _messages_row(row), ensure_ascii=False) + "\n")

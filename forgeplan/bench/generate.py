@@ -13,6 +13,7 @@ import hashlib
 import itertools
 import json
 import random
+import time
 from dataclasses import dataclass
 
 from ..executors import release_freed_memory
@@ -52,6 +53,7 @@ class Rendered:
     sample_id: str
     texts: dict[str, str]       # file name -> the file's text, in writing order
     record: dict
+    cpu: float = 0.0            # the worker's CPU seconds for this task (the batch's shared grounding not counted)
 
 
 FILES = "assembly files"   # the memo of `AssemblyGrounding` that keeps the assembly files and their text
@@ -202,13 +204,21 @@ def generate_batch(slots: list[Slot], asm: Assembly, seed: int, tolerances: Tole
         pending.append(itertools.chain(drawn, attempts))
     prepare(firsts)   # clingo's grounding of the batch's tasks it grounds, kept on `shared`
     try:
-        return [render(generate(slot, asm, seed, tolerances, attempts, shared, objective), shared)
+        return [_timed(lambda: render(generate(slot, asm, seed, tolerances, attempts, shared, objective), shared))
                 for slot, attempts in zip(slots, pending)]
     finally:
         # a later batch brings rotation values of its own (faults are drawn at random): its grounding would
         # not serve it, so it goes with `shared`
         del shared, pending, firsts
         release_freed_memory()
+
+
+def _timed(make) -> Rendered:
+    """`make()`, with the CPU seconds it took (what `python -m lab bench` reports per task)."""
+    t0 = time.process_time()
+    out = make()
+    out.cpu = time.process_time() - t0
+    return out
 
 
 def generate(slot: Slot, asm: Assembly, seed: int, tolerances: Tolerances, attempts=None,

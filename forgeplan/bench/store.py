@@ -63,7 +63,8 @@ def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, pro
     `shard` (K, N) only that slice of the batches is built and shard.json replaces the manifest
     (`shards.merge` joins the shards). `resume` keeps the complete task folders of an interrupted
     build with the same head and builds the rest. `phases`, when given, receives `time.process_time()` at
-    the start and the end of the parallel part (`python -m lab bench` separates the serial part).
+    the start and the end of the parallel part (`python -m lab bench` separates the serial part) and, under
+    `task_cpu`, each task's CPU seconds in its worker.
     `objective` (`model.choices.OBJECTIVES`): what every reference is proved minimal in.
     """
     check_task_count(tasks)
@@ -92,7 +93,8 @@ def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, pro
     work = heaviest_first(work, lambda w: cost_rank(w[1], w[1].assembly_id in kinds.groups))
     if phases is not None:
         phases["parallel_start"] = time.process_time()
-    _write_tasks(out, run_batches(generate_batch, work, jobs, executor, address), records, position, progress)
+    _write_tasks(out, run_batches(generate_batch, work, jobs, executor, address), records, position, progress,
+                 None if phases is None else phases.setdefault("task_cpu", {}))
     if phases is not None:
         phases["parallel_end"] = time.process_time()
     ordered = [records[k] for k in sorted(records)]
@@ -111,14 +113,17 @@ def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, pro
     return manifest
 
 
-def _write_tasks(out: Path, results, records: dict, position: dict, progress) -> None:
-    """Each generated task's folder (whole: `write_task_folder`) and its manifest record; a failure (a full
-    disk, an interrupt) removes the half-written folder and leaves build.json for --resume."""
+def _write_tasks(out: Path, results, records: dict, position: dict, progress, task_cpu: dict | None) -> None:
+    """Each generated task's folder (whole: `write_task_folder`) and its manifest record (and its worker's
+    CPU seconds into `task_cpu`, when given); a failure (a full disk, an interrupt) removes the
+    half-written folder and leaves build.json for --resume."""
     try:
         for generated in results:
             for g in generated:
                 write_task_folder(out, g.sample_id, g.texts)
                 records[position[g.slot.index]] = g.record
+                if task_cpu is not None:
+                    task_cpu[g.sample_id] = g.cpu
             if progress:
                 progress(len(generated))
     except BaseException:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..io.quoting import one_line
 from ..io.output import output_path
-from ..model.choices import DEFAULT_PROMPT, OBJECTIVES, PAPER_OBJECTIVES, PROMPTS
+from ..model.choices import DEFAULT_PROMPT, DEFAULT_TARGETS, OBJECTIVES, PAPER_OBJECTIVES, PROMPTS, TARGETS
 from . import emit_json
 
 
@@ -74,6 +74,11 @@ def register(sub) -> None:
     e.add_argument("--prompt", choices=PROMPTS, default=DEFAULT_PROMPT,
                    help="forge: FORGE's prompt contract with the whole public task (default); compact: the action "
                         "signatures and the task's state as short lines (docs/training.md)")
+    e.add_argument("--targets", choices=TARGETS, default=DEFAULT_TARGETS,
+                   help="order of each reference's actions in the completions: reference (as stored, default); "
+                        "structured (disassembly from the outermost layer of the faults' dependency closure in, the "
+                        "fixes, reassembly from the innermost layer out: FORGE's Rework Structuring); plain (the same "
+                        "actions in a fixed order that ignores the layers). Each is replayed; docs/training.md")
     e.add_argument("--out", type=output_path, help="folder to write into (default DIR/export, or DIR/pddl for --format pddl)")
     e.set_defaults(func=run_export, writes_inside=("export", "pddl"))
 
@@ -213,7 +218,8 @@ def run_export(args) -> int:
         return _export_pddl(args, total)
     out = output_folder(args.out or args.bench / "export", create=False)
     with tqdm(total=total, desc="export", unit="task", file=sys.stderr, delay=1e-6) as bar:
-        counts = export_jsonl(args.bench, out, progress=bar.update, fmt=args.format, prompt=args.prompt)
+        counts = export_jsonl(args.bench, out, progress=bar.update, fmt=args.format, prompt=args.prompt,
+                              targets=args.targets)
     print(one_line(f"wrote {', '.join(f'{out / k}.jsonl ({v})' for k, v in counts.items())}"))
     return 0
 

@@ -102,15 +102,23 @@ def _register_reference_model(sub) -> None:
                        description="bench build -> leak-free in-distribution split -> tiny-model -> train (a fixed "
                                    "number of steps, per seed) -> infer in each decoding mode -> FORGE metrics, "
                                    "schema-valid and illegal-plan rates beside no-op, local-repair, greedy-legal and "
-                                   "the diagnosis lookup, in distribution and on held-out assemblies")
+                                   "the diagnosis lookup, in distribution and on held-out assemblies. With --ablation, "
+                                   "FORGE's Table 3: Vanilla SFT (plain targets), w/o Action Grounding (structured "
+                                   "targets), w/o Rework Structuring (plain targets, grounding) and the full method "
+                                   "(structured targets, grounding), each per seed from the same tiny model, scored in "
+                                   "each mode in distribution and on held-out assemblies (OUT/ablation.json)")
     r.add_argument("--out", type=output_path, required=True,
                    help="working folder (an existing OUT/bench, OUT/tiny-model, OUT/adapter is reused)")
     r.add_argument("--tasks", type=int, default=1000, help="benchmark size")
     r.add_argument("--seed", type=int, default=42, help="seed of the benchmark and the split")
     r.add_argument("--seeds", default="42", help="comma-separated model seeds (initial weights and data order), e.g. "
                                                  "42,43,44: the table gives the mean and spread")
-    r.add_argument("--modes", default="none,grammar,legal",
-                   help="decoding modes scored in distribution (held-out assemblies: legal)")
+    r.add_argument("--modes", help="decoding modes scored in distribution (held-out assemblies: legal; with --ablation "
+                                   "the same modes on both), default none,grammar,legal (--ablation: grammar,legal)")
+    r.add_argument("--ablation", action="store_true",
+                   help="train and score Table 3's four variants (docs/training.md) instead of one configuration")
+    r.add_argument("--variants", help="--ablation: comma-separated variants of vanilla-sft, without-ag, without-rs, "
+                                      "full (default all four)")
     r.add_argument("--jobs", type=int, default=2, help="processes for bench build")
     r.add_argument("--config", type=Path, help="training config (default models/reference-cpu.toml)")
     r.add_argument("--max-steps", type=int, help="override trainer.max_steps")
@@ -118,6 +126,8 @@ def _register_reference_model(sub) -> None:
     r.add_argument("--heldout", type=int, default=40, help="held-out-assembly tasks to score (0 = all)")
     r.add_argument("--threads", type=int, default=1,
                    help="CPU threads for torch (0 = the config's run.threads); the weights depend on it")
+    r.add_argument("--max-new-tokens", type=int, default=1024,
+                   help="generation length limit per answer (twice that for a model trained with grounding)")
     r.set_defaults(func=run_reference)
 
 
@@ -342,22 +352,42 @@ def run_merge(args) -> int:
 
 
 def run_reference(args) -> int:
-    _need_llm(args.threads)
-    from ..llm.reference import MODES, reference_model, summary
     from ..model.errors import InputError
 
     try:
         seeds = tuple(int(s) for s in args.seeds.split(","))
     except ValueError:
         raise InputError(f"expected comma-separated integers, got {args.seeds!r}", field="--seeds") from None
-    modes = tuple(args.modes.split(","))
-    if not modes or set(modes) - set(MODES):
-        raise InputError(f"expected comma-separated modes of {list(MODES)}, got {args.modes!r}", field="--modes")
-    report = reference_model(args.out, tasks=args.tasks, seed=args.seed, jobs=args.jobs, config=args.config,
-                             test_fraction=args.test_fraction, heldout=args.heldout, max_steps=args.max_steps,
-                             seeds=seeds, modes=modes, threads=args.threads)
-    print(summary(report))
+    modes = _choices(args.modes or ("grammar,legal" if args.ablation else "none,grammar,legal"),
+                     ("none", "grammar", "legal"), "--modes")
+    if args.variants is not None and not args.ablation:
+        raise InputError("--variants needs --ablation", field="--variants")
+    if args.max_new_tokens < 1:
+        raise InputError(f"must be at least 1, got {args.max_new_tokens}", field="--max-new-tokens")
+    _need_llm(args.threads)
+    common = dict(tasks=args.tasks, seed=args.seed, jobs=args.jobs, config=args.config, test_fraction=args.test_fraction,
+                  heldout=args.heldout, max_steps=args.max_steps, seeds=seeds, modes=modes, threads=args.threads,
+                  max_new_tokens=args.max_new_tokens)
+    if args.ablation:
+        from ..llm.ablation import VARIANTS, ablation, summary as ablation_summary
+
+        variants = _choices(args.variants or ",".join(VARIANTS), tuple(VARIANTS), "--variants")
+        print(ablation_summary(ablation(args.out, variants=variants, **common)))
+        return 0
+    from ..llm.reference import reference_model, summary
+
+    print(summary(reference_model(args.out, **common)))
     return 0
+
+
+def _choices(text: str, allowed: tuple[str, ...], flag: str) -> tuple[str, ...]:
+    """A comma-separated list of choices, each once, or a one-line error naming the flag."""
+    from ..model.errors import InputError
+
+    picked = tuple(text.split(","))
+    if not picked or set(picked) - set(allowed) or len(set(picked)) < len(picked):
+        raise InputError(f"expected comma-separated values of {list(allowed)}, each once, got {text!r}", field=flag)
+    return picked
 
 
 def _infer_endpoint(args) -> int:
@@ -446,7 +476,7 @@ def run_infer(args) -> int:
     if args.endpoint is not None:
         return _infer_endpoint(args)
     _need_llm(args.threads)
-    from ..llm.config import saved_prompt_style
+    from ..llm.config import saved_grounding, saved_prompt_style
     from ..llm.infer import run_infer as infer
     from ..llm.train import load_for_inference
 
@@ -456,5 +486,5 @@ def run_infer(args) -> int:
     model, tokenizer, device = load_for_inference(args.model, args.adapter, args.device, args.dtype)
     emit_json(infer(model, tokenizer, args.bench, args.split, args.out, mode=args.constrained, device=device,
                     batch_size=args.batch_size, limit=args.limit, max_new_tokens=args.max_new_tokens, prompt=prompt,
-                    num_beams=args.num_beams))
+                    num_beams=args.num_beams, grounding=saved_grounding(args.adapter)))
     return 0

@@ -218,6 +218,15 @@ def _to_output(m: OutputModel, ignored: tuple[str, ...], extracted: bool = False
     return Output(ann.sample_id, ann.assembly_id, ann.pass_, tuple(mistakes), actions, magar, ignored, extracted)
 
 
+def parse_action(text: str) -> Action:
+    """One action object of the contract (compact JSON text) -> its Action, or ContractError."""
+    try:
+        data = json.loads(text)
+        return _to_action(0, ActionModel.model_validate(data))
+    except (ValueError, ValidationError) as exc:
+        raise ContractError(f"not an action of the contract: {one_line(str(exc))[:200]}") from None
+
+
 def _to_action(i: int, a) -> Action:
     where = f"field rework_plan.actions.{i}"
     kind = KIND[a.action]

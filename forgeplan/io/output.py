@@ -22,6 +22,7 @@ import errno
 import functools
 import json
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -200,7 +201,15 @@ def output_folder(path, flag: str = "--out", create: bool = True, holder: bool =
 
 
 def _fault(exc: BaseException, path) -> OutputError | None:
-    return environment_fault(exc, path) if isinstance(exc, OSError) else None
+    """The one-line error of a write the environment made fail: an OSError, or a library's own exception
+    that names the system's error number (the Rust of `tokenizers` and `safetensors`: '... (os error 28)')."""
+    if isinstance(exc, OSError):
+        return environment_fault(exc, path)
+    found = OS_ERROR.search(str(exc)) if isinstance(exc, Exception) else None
+    return None if found is None else environment_fault(OSError(int(found.group(1)), str(exc)), path)
+
+
+OS_ERROR = re.compile(r"\(os error (\d+)\)")
 
 
 def _created_folders(folder: Path) -> list[Path]:
@@ -324,8 +333,9 @@ def _committing(created: list[Path]) -> Iterator[Commit]:
     try:
         yield commit
     except BaseException as exc:
+        target = commit.moves[0][1] if commit.moves else "the output"
         commit.undo()
-        fault = _fault(exc, commit.moves[0][1] if commit.moves else "the output")
+        fault = _fault(exc, target)
         if fault is not None:
             raise fault from None
         raise

@@ -16,7 +16,7 @@ from pathlib import Path
 from ..io.guarded import MAX_DEPTH, read_json, read_text
 from ..io.output import write_text
 from ..io.resources import models_dir
-from ..model.choices import PROMPTS
+from ..model.choices import PROMPTS, TARGETS
 from ..model.errors import InputError
 
 MODELS_DIR = models_dir()
@@ -44,6 +44,8 @@ class RunSettings:
     max_cpu_minutes: float = 0.0     # stop after this much CPU time of the training process, all threads
     threads: int = 0                 # torch CPU threads while training (0 = torch's default); fix it for reruns
     finetune: str = "lora"           # lora: a peft adapter per [lora]; full: every weight trains ([lora] unused)
+    targets: str = "reference"       # order of a reference's actions: reference | structured | plain (llm.targets)
+    grounding: bool = False          # the engine's state after each action in the context, no loss (llm.grounding)
 
 
 @dataclass
@@ -78,6 +80,8 @@ def _run_settings(data: dict, path: Path) -> RunSettings:
             raise InputError(f"must be {want.__name__}, got {value!r}", file=str(path), field=f"run.{key}")
     if data.get("prompt", defaults.prompt) not in PROMPTS:
         raise InputError(f"must be one of {list(PROMPTS)}, got {data['prompt']!r}", file=str(path), field="run.prompt")
+    if data.get("targets", defaults.targets) not in TARGETS:
+        raise InputError(f"must be one of {list(TARGETS)}, got {data['targets']!r}", file=str(path), field="run.targets")
     return RunSettings(**data)
 
 
@@ -180,6 +184,14 @@ _CONSUMER = {"run": "forgeplan's [run] settings", "lora": "peft.LoraConfig", "tr
 
 def save_config(config: TrainConfig, folder: Path, extra: dict | None = None) -> None:
     write_text(Path(folder) / SAVED_NAME, json.dumps({**config.to_json(), **(extra or {})}, indent=1) + "\n")
+
+
+def saved_grounding(adapter: Path | None) -> bool:
+    """Whether an adapter was trained with Action Grounding (then its decoding writes the state renderings)."""
+    saved = Path(adapter) / SAVED_NAME if adapter else None
+    if saved is None or not saved.is_file():
+        return False
+    return json.loads(saved.read_text(encoding="utf-8")).get("run", {}).get("grounding") is True
 
 
 def saved_prompt_style(adapter: Path | None) -> str | None:

@@ -18,7 +18,7 @@ from functools import cached_property
 from pathlib import Path
 
 from ..bench.folder import Bench, open_bench
-from ..model.choices import DEFAULT_PROMPT
+from ..model.choices import DEFAULT_PROMPT, DEFAULT_TARGETS
 from ..model.errors import InputError
 from ..semantics.task import Task
 from .bench import load_sample, split_ids, task_dir
@@ -100,14 +100,27 @@ def prompt_for(sample: Sample | Task, style: str = DEFAULT_PROMPT) -> tuple[list
     return messages, grammar_for(s)
 
 
-def completion_for(sample: Sample) -> list[dict]:
-    """The assistant turn of a training example: the sample's reference answer."""
+def completion_for(sample: Sample, targets: str = DEFAULT_TARGETS) -> list[dict]:
+    """The assistant turn of a training example: the sample's reference answer, a rework plan's actions in
+    the order `targets` names (llm.targets; an Assembly Decision has no plan to order)."""
     from .decision_prompt import decision_completion  # noqa: PLC0415
     from .prompt import completion  # noqa: PLC0415
+    from .targets import ordered  # noqa: PLC0415
 
     if sample.answer is None:
         raise ValueError(f"{sample.sample_id} has no reference answer")
-    return decision_completion(sample.answer) if sample.family == DECISION else completion(sample.answer)
+    if sample.family == DECISION:
+        return decision_completion(sample.answer)
+    return completion(ordered(sample.task, sample.answer, targets))
+
+
+def answer_pieces(sample: Sample, targets: str = DEFAULT_TARGETS, grounding: bool = False) -> list[tuple[str, bool]]:
+    """The assistant turn as (text, is_state_rendering) pieces: one piece, or with `grounding` a rework
+    answer cut by the engine's state renderings (llm.grounding)."""
+    from .grounding import ground  # noqa: PLC0415
+
+    text = completion_for(sample, targets)[0]["content"]
+    return ground(sample.task, text) if grounding and sample.family == REWORK else [(text, False)]
 
 
 def mask_for(sample: Sample | Task, mode: str, vocab):
@@ -123,15 +136,24 @@ def mask_for(sample: Sample | Task, mode: str, vocab):
 
 
 def prompt_completion_rows(bench: Path | Bench, split: str, style: str = DEFAULT_PROMPT, *, limit: int = 0,
-                           with_ids: bool = False) -> list[dict]:
+                           with_ids: bool = False, targets: str = DEFAULT_TARGETS) -> list[dict]:
     """Conversational prompt/completion rows (TRL's format) of a split, each sample with its family's
     prompt and answer; every sample needs its reference (the rows `bench export` writes and `train` reads)."""
     bench = open_bench(bench)
     rows = []
+    for sid, sample in training_samples(bench, split, limit):
+        row = {"sample_id": sid} if with_ids else {}
+        rows.append({**row, "prompt": prompt_for(sample, style)[0], "completion": completion_for(sample, targets)})
+    return rows
+
+
+def training_samples(bench: Path | Bench, split: str, limit: int = 0) -> list[tuple[str, Sample]]:
+    """(sample id, sample) of a split, each with its reference answer (refused without one)."""
+    bench = open_bench(bench)
+    out = []
     for sid in split_ids(bench, split)[: limit or None]:
         sample = read_sample(bench, sid)
         if sample.answer is None:
             raise InputError("reference.json is missing (needed for training data)", file=str(task_dir(bench, sid)))
-        row = {"sample_id": sid} if with_ids else {}
-        rows.append({**row, "prompt": prompt_for(sample, style)[0], "completion": completion_for(sample)})
-    return rows
+        out.append((sid, sample))
+    return out

@@ -36,6 +36,7 @@ RATES = ("schema_valid", "illegal_plan")
 MODES = {"none": "unconstrained", "grammar": "grammar", "legal": "legal"}
 SPLITS = {"test": "in_distribution", "heldout": "heldout_assemblies"}
 RUN_FILE = "run.json"
+MAX_NEW_TOKENS = 1024
 
 
 def score(bench: Path, split: str, predictions: dict[str, str]) -> dict:
@@ -74,19 +75,22 @@ def baseline_figures(bench: Path, saved: Path) -> dict:
     return figures
 
 
-def model_predictions(model, tokenizer, bench: Path, split: str, out: Path, prompt: str, mode: str) -> dict[str, str]:
+def model_predictions(model, tokenizer, bench: Path, split: str, out: Path, prompt: str, mode: str,
+                      grounding: bool = False, max_new_tokens: int = MAX_NEW_TOKENS) -> dict[str, str]:
+    """The model's answers on a split (decoded once into OUT, read back on a rerun); a grounded model gets
+    twice the token budget, for the state renderings the decoder writes."""
     from .infer import run_infer  # noqa: PLC0415
 
     if not out.is_file():   # written whole (io.output): a killed run leaves no partial file to reuse
-        run_infer(model, tokenizer, bench, split, out, mode=mode, device="cpu", prompt=prompt, max_new_tokens=1024,
-                  progress=False)
+        run_infer(model, tokenizer, bench, split, out, mode=mode, device="cpu", prompt=prompt,
+                  max_new_tokens=max_new_tokens * (2 if grounding else 1), progress=False, grounding=grounding)
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     return {r["sample_id"]: r["raw_output"] for r in rows}
 
 
-def train_seed(folder: Path, bench: Path, cfg, seed: int) -> dict:
-    """Tiny model (initial weights from `seed`) trained with trainer seed `seed` into FOLDER/adapter; a
-    finished training is reused. Returns the training summary."""
+def train_seed(folder: Path, bench: Path, cfg, seed: int, tiny: Path | None = None) -> dict:
+    """Tiny model (initial weights from `seed`, in TINY, default FOLDER/tiny-model) trained with trainer seed
+    `seed` into FOLDER/adapter; a finished training is reused. Returns the training summary."""
     from dataclasses import replace  # noqa: PLC0415
 
     from .tiny import REFERENCE_SHAPE, make_tiny  # noqa: PLC0415
@@ -95,31 +99,34 @@ def train_seed(folder: Path, bench: Path, cfg, seed: int) -> dict:
     saved = folder / "adapter" / SAVED_NAME
     if saved.is_file():
         return json.loads(saved.read_text(encoding="utf-8"))["summary"]
-    if not (folder / "tiny-model" / "config.json").is_file():
-        make_tiny(folder / "tiny-model", bench=bench, seed=seed, prompt=cfg.run.prompt, **REFERENCE_SHAPE)
+    tiny = tiny or folder / "tiny-model"
+    if not (tiny / "config.json").is_file():
+        make_tiny(tiny, bench=bench, seed=seed, prompt=cfg.run.prompt, **REFERENCE_SHAPE)
     cfg = replace(cfg, trainer={**cfg.trainer, "seed": seed})
     start = time.process_time()
-    summary = train(folder / "tiny-model", bench, folder / "adapter", cfg)
+    summary = train(tiny, bench, folder / "adapter", cfg)
     summary["cpu_seconds"] = round(time.process_time() - start, 1)
     save_config(cfg, folder / "adapter", {"summary": summary})
     return summary
 
 
-def run_seed(folder: Path, bench: Path, cfg, seed: int, modes: tuple[str, ...]) -> dict:
-    """Train one seed and score it: every mode in distribution, legal mode on held-out assemblies."""
+def run_seed(folder: Path, bench: Path, cfg, seed: int, modes: tuple[str, ...], heldout_modes: tuple[str, ...] = ("legal",),
+             tiny: Path | None = None, max_new_tokens: int = MAX_NEW_TOKENS) -> dict:
+    """Train one seed and score it: `modes` in distribution, `heldout_modes` on held-out assemblies, each
+    answer within `max_new_tokens` (twice that with grounding)."""
     from .train import load_for_inference  # noqa: PLC0415
 
     done = folder / RUN_FILE
     if done.is_file():
         return json.loads(done.read_text(encoding="utf-8"))
-    summary = train_seed(folder, bench, cfg, seed)
-    model, tokenizer, _ = load_for_inference(folder / "tiny-model", folder / "adapter", "cpu", "float32")
+    summary = train_seed(folder, bench, cfg, seed, tiny)
+    model, tokenizer, _ = load_for_inference(tiny or folder / "tiny-model", folder / "adapter", "cpu", "float32")
     figures: dict[str, dict] = {}
     start = time.perf_counter()
     for split, label in SPLITS.items():
-        for mode in modes if split == "test" else ("legal",):
+        for mode in modes if split == "test" else heldout_modes:
             preds = model_predictions(model, tokenizer, bench, split, folder / f"predictions_{split}_{mode}.jsonl",
-                                      cfg.run.prompt, mode)
+                                      cfg.run.prompt, mode, cfg.run.grounding, max_new_tokens)
             figures.setdefault(label, {})[MODES[mode]] = score(bench, split, preds)
     run = {"seed": seed, "training": summary, "figures": figures,
            "decode_and_score_seconds": round(time.perf_counter() - start, 1)}
@@ -147,14 +154,12 @@ def spread(runs: list[dict]) -> dict:
     return out
 
 
-def reference_model(out: Path, *, tasks: int = 1000, seed: int = 42, jobs: int = 2, config: Path | None = None,
-                    test_fraction: float = 0.1, heldout: int = 40, max_steps: int | None = None,
-                    seeds: tuple[int, ...] = (42,), modes: tuple[str, ...] = tuple(MODES), threads: int = 1) -> dict:
-    """Run the recipe into OUT (bench/, iid/, seed-N/{tiny-model,adapter,predictions,run.json}) and return the
-    figures. `seed` fixes the benchmark and the split, `seeds` the models; finished steps are reused."""
+def prepare(out: Path, *, tasks: int, seed: int, jobs: int, config: Path | None, test_fraction: float, heldout: int,
+            max_steps: int | None, threads: int):
+    """(training config, split folder OUT/iid, split sizes): the configuration with the command line's
+    overrides, the benchmark OUT/bench (built once) and its leak-free split (a function of the folder)."""
     from dataclasses import replace  # noqa: PLC0415
 
-    out = Path(out)
     cfg = load_config(config or MODELS_DIR / "reference-cpu.toml")
     cfg = replace(cfg, run=replace(cfg.run, threads=threads or cfg.run.threads),
                   trainer={**cfg.trainer, **({"max_steps": max_steps} if max_steps is not None else {})})
@@ -162,20 +167,35 @@ def reference_model(out: Path, *, tasks: int = 1000, seed: int = 42, jobs: int =
         build_bench(out / "bench", tasks, seed, jobs,
                     assemblies=[a for a in BUILTIN if Capability.SLIDES not in assembly_capabilities(build(a))])
     bench = out / "iid"
-    splits = iid_split(out / "bench", bench, test_fraction, seed, heldout_limit=heldout)
-    runs = [run_seed(out / f"seed-{s}", bench, cfg, s, modes) for s in seeds]
-    baselines = baseline_figures(bench, out / "baselines.json")
-    report = {"splits": splits, "leaking_test_tasks": len(leaks(bench, split_ids(bench, "train"),
-                                                                split_ids(bench, "test"))),
-              "budget": {"max_steps": cfg.trainer.get("max_steps"),
-                         "batch_size": cfg.trainer.get("per_device_train_batch_size"), "threads": cfg.run.threads},
-              "seeds": list(seeds), "model": spread(runs), "baselines": baselines, "runs": runs,
+    return cfg, bench, iid_split(out / "bench", bench, test_fraction, seed, heldout_limit=heldout)
+
+
+def common_report(cfg, bench: Path, splits: dict, seeds: tuple[int, ...]) -> dict:
+    """What every report of a run states first: the split, its leaks (none), the budget and the seeds."""
+    return {"splits": splits, "leaking_test_tasks": len(leaks(bench, split_ids(bench, "train"), split_ids(bench, "test"))),
+            "budget": {"max_steps": cfg.trainer.get("max_steps"), "batch_size": cfg.trainer.get("per_device_train_batch_size"),
+                       "learning_rate": cfg.trainer.get("learning_rate"), "threads": cfg.run.threads},
+            "seeds": list(seeds)}
+
+
+def reference_model(out: Path, *, tasks: int = 1000, seed: int = 42, jobs: int = 2, config: Path | None = None,
+                    test_fraction: float = 0.1, heldout: int = 40, max_steps: int | None = None,
+                    seeds: tuple[int, ...] = (42,), modes: tuple[str, ...] = tuple(MODES), threads: int = 1,
+                    max_new_tokens: int = MAX_NEW_TOKENS) -> dict:
+    """Run the recipe into OUT (bench/, iid/, seed-N/{tiny-model,adapter,predictions,run.json}) and return the
+    figures. `seed` fixes the benchmark and the split, `seeds` the models; finished steps are reused."""
+    out = Path(out)
+    cfg, bench, splits = prepare(out, tasks=tasks, seed=seed, jobs=jobs, config=config, test_fraction=test_fraction,
+                                 heldout=heldout, max_steps=max_steps, threads=threads)
+    runs = [run_seed(out / f"seed-{s}", bench, cfg, s, modes, max_new_tokens=max_new_tokens) for s in seeds]
+    report = {**common_report(cfg, bench, splits, seeds), "model": spread(runs),
+              "baselines": baseline_figures(bench, out / "baselines.json"), "runs": runs,
               "loss_curves": [str(out / f"seed-{s}" / "adapter" / "loss_curve.png") for s in seeds]}
     write_text(out / "reference.json", json.dumps(report, indent=1) + "\n")
     return report
 
 
-def _cell(value) -> str:
+def cell(value) -> str:
     if value is None:
         return "–"
     if isinstance(value, dict):
@@ -189,13 +209,13 @@ def table(report: dict) -> str:
     keys = (*REPORTED, *RATES)
     lines = ["| split (tasks) | predictions | decoding | " + " | ".join(keys) + " |", "|" + "---|" * (len(keys) + 3)]
     for label in SPLITS.values():
-        for mode, cell in report["model"].get(label, {}).items():
-            n = cell["seeds"]
+        for mode, fig in report["model"].get(label, {}).items():
+            n = fig["seeds"]
             who = f"reference model ({n} seed{'s' if n > 1 else ''})"
-            lines.append(f"| {label} ({cell['samples']}) | {who} | {mode} | "
-                         + " | ".join(_cell(cell[k]) for k in keys) + " |")
+            lines.append(f"| {label} ({fig['samples']}) | {who} | {mode} | "
+                         + " | ".join(cell(fig[k]) for k in keys) + " |")
         for name, m in report["baselines"][label].items():
-            lines.append(f"| {label} ({m['samples']}) | {name} | – | " + " | ".join(_cell(m[k]) for k in keys) + " |")
+            lines.append(f"| {label} ({m['samples']}) | {name} | – | " + " | ".join(cell(m[k]) for k in keys) + " |")
     return "\n".join(lines)
 
 

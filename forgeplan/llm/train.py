@@ -1,8 +1,9 @@
 """LoRA supervised fine-tuning on a benchmark split with TRL's SFTTrainer and a peft LoraConfig.
 
 The data are conversational prompt/completion rows (`families.prompt_completion_rows`, the same rows
-`bench export --format prompt-completion` writes), so the trainer applies the model's chat template and
-takes the loss on the completion only. A deterministic slice of the split is held out for the
+`bench export --format prompt-completion` writes, the reference's actions in `run.targets` order), so the
+trainer applies the model's chat template and takes the loss on the completion only; with `run.grounding`
+the rows are tokenized here instead (llm.sft_rows: the engine's state renderings take no loss). A deterministic slice of the split is held out for the
 evaluation loss. Everything distributed (several GPUs, DeepSpeed/FSDP) comes from `accelerate launch`;
 nothing here is hand-rolled.
 """
@@ -20,6 +21,7 @@ from ..io.output import new_folder
 from ..model.choices import DEFAULT_PROMPT
 from ..model.errors import InputError
 from .families import prompt_completion_rows
+from .sft_rows import grounded_rows
 from .config import TrainConfig, save_config
 from .local import model_folder
 
@@ -62,12 +64,27 @@ def split_eval(rows: list[dict], fraction: float, seed: int) -> tuple[list[dict]
     return [r for k, r in enumerate(rows) if k not in held], [rows[k] for k in sorted(held)]
 
 
+def training_rows(tokenizer, bench: Path, config: TrainConfig, limit: int = 0) -> list[dict]:
+    """The split's examples: TRL's prompt/completion rows, or with `run.grounding` rows tokenized here
+    (the state renderings take no loss, llm.sft_rows); the reference's actions in `run.targets` order."""
+    run = config.run
+    if run.grounding:
+        return grounded_rows(tokenizer, bench, run.split, run.prompt, run.targets, limit=limit)
+    return prompt_completion_rows(bench, run.split, run.prompt, limit=limit, targets=run.targets)
+
+
 def fit_rows(tokenizer, rows: list[dict], max_length: int | None) -> tuple[list[dict], int]:
-    """Rows whose chat-rendered prompt + completion fit `max_length` tokens (none is ever truncated)."""
+    """Rows whose chat-rendered prompt + completion (or tokenized row) fit `max_length` tokens (none is
+    ever truncated)."""
     if not max_length:
         return rows, 0
-    kept = [r for r in rows if len(tokenizer.apply_chat_template(r["prompt"] + r["completion"], tokenize=True,
-                                                                  return_dict=False)) <= max_length]
+
+    def length(r: dict) -> int:
+        if "input_ids" in r:
+            return len(r["input_ids"])
+        return len(tokenizer.apply_chat_template(r["prompt"] + r["completion"], tokenize=True, return_dict=False))
+
+    kept = [r for r in rows if length(r) <= max_length]
     return kept, len(rows) - len(kept)
 
 
@@ -220,8 +237,7 @@ def train(model_path: Path, bench: Path, out: Path, config: TrainConfig, *, limi
     tokenizer = AutoTokenizer.from_pretrained(model_path, local_files_only=True)
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
-    rows = prompt_completion_rows(bench, config.run.split, config.run.prompt, limit=limit)
-    rows, skipped = fit_rows(tokenizer, rows, args.max_length)
+    rows, skipped = fit_rows(tokenizer, training_rows(tokenizer, bench, config, limit), args.max_length)
     train_rows, eval_rows = split_eval(rows, config.run.eval_fraction, args.seed)
     if not train_rows:
         raise InputError(f"no training examples fit max_length={args.max_length} (skipped {skipped})", file=str(bench))
@@ -244,7 +260,8 @@ def train(model_path: Path, bench: Path, out: Path, config: TrainConfig, *, limi
                "cpu_seconds": round(clock.cpu_seconds, 1),
                "train_tokens": next((h["num_tokens"] for h in reversed(history) if "num_tokens" in h), None),
                "device": device, "threads": _threads(), "seed": args.seed,
-               "prompt": config.run.prompt, "base_model": str(model_path),
+               "prompt": config.run.prompt, "targets": config.run.targets, "grounding": config.run.grounding,
+               "base_model": str(model_path),
                "trainable_parameters": sum(p.numel() for p in trainer.model.parameters() if p.requires_grad)}
     with new_folder(out, merge=True) as saved:   # beside the checkpoints: the adapter and its record, together
         trainer.save_model(str(saved))

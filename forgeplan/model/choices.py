@@ -1,5 +1,5 @@
 """The named choices a user picks on the command line: objectives, PDDL export profiles, external planners,
-prompt styles, serving engines.
+prompt styles, target orders, serving engines.
 
 Plain data, so that the command line offers them without importing the planners that act on them.
 """
@@ -22,6 +22,11 @@ PLANNERS = {"fd": ("strips-costs", "astar(lmcut())"), "pyperplan": ("strips", "-
 # assembly
 PROMPTS = ("forge", "compact")
 DEFAULT_PROMPT = "forge"
+
+# the order of a reference's actions in an SFT target (llm.targets): reference, as stored; structured, by the
+# layers of the dependency closure (FORGE's Rework Structuring); plain, a fixed order that ignores them
+TARGETS = ("reference", "structured", "plain")
+DEFAULT_TARGETS = "reference"
 
 # serving engines, each with its request field that carries the task's grammar (llm.serving.constraint)
 SERVING_ENGINES = ("vllm", "sglang", "llama.cpp", "openai")

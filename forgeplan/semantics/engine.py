@@ -291,26 +291,28 @@ class World:
 
     def differences(self, state: State, target: State) -> list[str]:
         """Why `state` is not target-equivalent (empty list when it is)."""
+        return [d for i in range(len(self.ids)) for d in self.slot_differences(state, target, i)]
+
+    def slot_differences(self, state: State, target: State, i: int) -> list[str]:
+        """Why slot `i` of `state` is not target-equivalent (empty list when it is)."""
+        s, t, pid = state.slots[i], target.slots[i], self.ids[i]
+        if s.present != t.present:
+            return [f"{pid}: {'present' if s.present else 'absent'}, target {'present' if t.present else 'absent'}"]
+        if not s.present:
+            return []
         out = []
-        for i, (s, t) in enumerate(zip(state.slots, target.slots)):
-            pid = self.ids[i]
-            if s.present != t.present:
-                out.append(f"{pid}: {'present' if s.present else 'absent'}, target {'present' if t.present else 'absent'}")
-                continue
-            if not s.present:
-                continue
-            if s.occupant != t.occupant:
-                out.append(f"{pid}: occupied by {s.occupant}, target {t.occupant}")
-            if self.position_off(i, s):
-                out.append(f"{pid}: position {list(s.position)}, target {list(t.position)}")
-            if abs(s.seated - t.seated) > self.tol.pos_tol:
-                out.append(f"{pid}: seated offset {s.seated:g}, target {t.seated:g}")
-            if self.rotation_error(i, s.rotation) > self.tol.rot_tol + self.rotation_error(i, t.rotation):
-                out.append(f"{pid}: rotation {list(s.rotation)} is {self.rotation_error(i, s.rotation):.1f} deg off")
-            if s.offset != t.offset:
-                out.append(f"{pid}: displaced by {list(s.offset)} voxels, target {list(t.offset)}")
-            if self.lock[i] and bool(s.locked) != bool(t.locked):
-                out.append(f"{pid}: {'engaged' if s.locked else 'disengaged'}, target {'engaged' if t.locked else 'disengaged'}")
+        if s.occupant != t.occupant:
+            out.append(f"{pid}: occupied by {s.occupant}, target {t.occupant}")
+        if self.position_off(i, s):
+            out.append(f"{pid}: position {list(s.position)}, target {list(t.position)}")
+        if abs(s.seated - t.seated) > self.tol.pos_tol:
+            out.append(f"{pid}: seated offset {s.seated:g}, target {t.seated:g}")
+        if self.rotation_error(i, s.rotation) > self.tol.rot_tol + self.rotation_error(i, t.rotation):
+            out.append(f"{pid}: rotation {list(s.rotation)} is {self.rotation_error(i, s.rotation):.1f} deg off")
+        if s.offset != t.offset:
+            out.append(f"{pid}: displaced by {list(s.offset)} voxels, target {list(t.offset)}")
+        if self.lock[i] and bool(s.locked) != bool(t.locked):
+            out.append(f"{pid}: {'engaged' if s.locked else 'disengaged'}, target {'engaged' if t.locked else 'disengaged'}")
         return out
 
     def equivalent(self, state: State, target: State) -> bool:

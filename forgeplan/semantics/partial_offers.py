@@ -129,12 +129,14 @@ class OfferTable:
         return self.moves(config, movable)
 
     def moves(self, config: Config, movable: int, universe: Universe = Universe.GROUNDED, departures: bool = True,
-              admit: Callable[[int, Config], bool] | None = None, strict: bool = False) -> Iterator[Step]:
+              admit: Callable[[int, Config], bool] | None = None, strict: bool = False,
+              slides_ok: Callable[[int, int], bool] | None = None) -> Iterator[Step]:
         """The slides and departures of `movable` slots in `config`, in the order the searches rely on: per
         direction, per group (ascending mask), its departure, then its slides by distance (in the universe's
         measure, module docstring). Without `departures`, slides only. `admit(group, after)`: whether a
         departure of two or more slots is worth its separability question (a search of its own); `strict`
-        as in `separable_at`."""
+        as in `separable_at`; `slides_ok(group, d)`: whether a group's slides along `d` are worth listing
+        (a bounded search that no distance of them fits)."""
         pairs = self.pairs_of(config)
         for d, name in enumerate(DIRECTIONS):
             for group in groups(pairs, movable, d):
@@ -149,7 +151,8 @@ class OfferTable:
                             yield ("out", group, name), after
                     if universe is Universe.GROUNDED or universe is Universe.LEAVING and leaves:
                         continue
-                yield from self.slides(config, group, d, r)
+                if slides_ok is None or slides_ok(group, d):
+                    yield from self.slides(config, group, d, r)
 
     def landings_of(self, config: Config, i: int) -> list[Vec]:
         """The offsets inside the position domain where absent slot `i` can arrive: a clear ray from there."""

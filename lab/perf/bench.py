@@ -1,4 +1,6 @@
-"""CPU time, wall time and peak memory of a benchmark build (default: the full 4,000-task build, 2 jobs).
+"""CPU time, wall time and peak memory of a benchmark build (default: the full 4,000-task build, 2 jobs),
+and the distribution of the CPU seconds each task took in its worker (median, p90, max, the slowest
+tasks by name, the assemblies that take the most): what limits the build's wall time.
 
 On a shared machine the wall time measures the other work as much as the build, so the CPU seconds
 are the figure to compare; the projection for `jobs` idle cores is the serial part (the parent's CPU
@@ -45,7 +47,32 @@ def one_build(tasks: int, jobs: int) -> dict:
     serial = (phases["parallel_start"] - p0) + (p1 - phases["parallel_end"])
     cpu = _cpu(c0, c1)
     return {"wall": wall, "cpu": cpu, "serial": serial, "projected": serial + (cpu - serial) / jobs,
-            "load": os.getloadavg()[0], "composition": manifest["composition"]}
+            "load": os.getloadavg()[0], "composition": manifest["composition"], "task_cpu": phases["task_cpu"]}
+
+
+SLOWEST = 10    # tasks named in the distribution
+
+
+def task_distribution(task_cpu: dict[str, float], assembly_of) -> dict:
+    """The per-task CPU seconds as figures: median, p90, p99, max, their sum, the slowest tasks and the
+    assemblies whose tasks take the most CPU in all (`assembly_of(sample_id)` names a task's assembly)."""
+    times = sorted(task_cpu.values())
+    cuts = statistics.quantiles(times, n=100, method="inclusive") if len(times) > 1 else times * 99
+    by_assembly: dict[str, list[float]] = {}
+    for sid, t in task_cpu.items():
+        by_assembly.setdefault(assembly_of(sid), []).append(t)
+    heaviest = sorted(by_assembly.items(), key=lambda kv: (-sum(kv[1]), kv[0]))[:SLOWEST]
+    return {"tasks": len(times), "sum_seconds": round(sum(times), 2), "median_seconds": round(statistics.median(times), 4),
+            "p90_seconds": round(cuts[89], 4), "p99_seconds": round(cuts[98], 4), "max_seconds": round(times[-1], 3),
+            "slowest": [{"task": sid, "cpu_seconds": round(t, 3)}
+                        for sid, t in sorted(task_cpu.items(), key=lambda kv: (-kv[1], kv[0]))[:SLOWEST]],
+            "heaviest_assemblies": [{"assembly": a, "tasks": len(ts), "cpu_seconds": round(sum(ts), 2),
+                                     "max_seconds": round(max(ts), 3)} for a, ts in heaviest]}
+
+
+def _assembly_of(sample_id: str) -> str:
+    """The assembly id of a sample id (`ASSEMBLY_SPLIT_INDEX`, `generate.sample_id`)."""
+    return sample_id.rsplit("_", 2)[0]
 
 
 def run(args) -> dict:
@@ -64,4 +91,5 @@ def run(args) -> dict:
             "wall_seconds_median": med("wall"), "wall_seconds_all": [round(b["wall"], 2) for b in builds],
             "load_average_at_end": [round(b["load"], 2) for b in builds], "load_average": [round(x, 2) for x in os.getloadavg()],
             "peak_rss_mib_main": round(peak_self, 1), "peak_rss_mib_worker": round(peak_children, 1),
+            "task_cpu": task_distribution(builds[-1]["task_cpu"], _assembly_of),
             "composition": builds[-1]["composition"], "target_wall_seconds": 60, **machine()}

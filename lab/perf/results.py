@@ -31,7 +31,9 @@ HEADLINES = {
               ("median wall s per task", "builtin.median_s"), ("median CPU s per task", "builtin.median_cpu_s"),
               ("p90 wall s per task", "builtin.p90_s"), ("max wall s per task", "builtin.max_s")],
     "bench": [("tasks", "tasks"), ("worker processes", "jobs"), ("CPU s (median)", "cpu_seconds_median"),
-              ("wall s (median)", "wall_seconds_median"), ("peak RSS per worker, MiB", "peak_rss_mib_worker")],
+              ("wall s (median)", "wall_seconds_median"), ("peak RSS per worker, MiB", "peak_rss_mib_worker"),
+              ("task CPU s, median", "task_cpu.median_seconds"), ("task CPU s, p90", "task_cpu.p90_seconds"),
+              ("task CPU s, max", "task_cpu.max_seconds")],
 }
 
 

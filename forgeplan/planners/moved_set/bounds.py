@@ -22,7 +22,8 @@ from typing import Optional
 
 from ...semantics.assembly_grounding import AssemblyGrounding
 from ...semantics.partial_offers import Config, bits
-from .mirror import mirror_optimum
+from .mirror import _leaves, _moves, mirror_optimum
+from .reach import within
 
 FAR = 10 ** 6     # no plan from here: a slot that is absent can never come back
 
@@ -54,3 +55,28 @@ class LowerBound:
             values.discard(0)
             slides += len(values).bit_length()      # the least m with 2^m > values
         return min(slides + bin(bad).count("1"), self.away)
+
+
+def leave_distances(ag: AssemblyGrounding, origin: Config, movable: int, cap: int,
+                    deadline: float | None = None) -> dict[int, int]:
+    """Per `movable` slot present in `origin`, the fewest slides and departures of `movable` slots that take
+    `origin` to a configuration where it can leave (alone or with a group): `e(q)` of the module docstring
+    from any origin, the mirror argument's moves. A slot missing from the result never can (every
+    configuration was searched). Raises Undecided past `cap` configurations or the deadline."""
+    todo, found = {q for q in bits(movable) if origin[q] is not None}, {}
+    layer, seen, e = [origin], {origin}, 0
+    while layer and todo:
+        for config in layer:
+            for q in sorted(todo):
+                if config[q] is not None and _leaves(ag, config, q, movable):
+                    found[q] = e
+                    todo.discard(q)
+        nxt = []
+        for config in layer:
+            for _, after in _moves(ag, config, movable):
+                if after not in seen:
+                    seen.add(after)
+                    nxt.append(after)
+        within(len(seen), cap, deadline)
+        layer, e = nxt, e + 1
+    return found

@@ -38,7 +38,7 @@ from ...semantics.grounded import canonical_key, part_ranks, rotation_fix
 from ...semantics.partial_offers import bits
 from ...semantics.partial_universe import Config, Move, landing_index, offered_steps, to_action
 from .bounds import LowerBound
-from .engine_search import shorter_plan_exists
+from .engine_search import shorter_plan
 from .mirror import mirror_optimum, mirror_plan
 from .reach import Undecided, has_plan
 
@@ -282,10 +282,10 @@ def lift(ag: AssemblyGrounding, actual: State, start: Node, sets: list[int], pla
     * `actions` too when, in addition, an argument exact over every engine move gives the same length:
       the mirror argument (`slide_mirror`, one faulty part, every slot home), or, per moved set of the
       optimum's size, the lower bound (`slide_bounds`) at the start or a search over every engine move
-      that finds no shorter plan (`slide_engine`). Where the mirror argument finds a shorter plan (one
+      that finds no shorter plan (`engine_search`). Where the mirror argument finds a shorter plan (one
       that slides a group with a clear ray ahead, which the grounded universe leaves out), that plan is
-      returned; where the engine search meets one, only `moved-parts` holds (and the dominance claim of §9
-      "One universe" 5. is refuted on this task, which the randomised search of the tests would report).
+      returned; where the engine search meets one (an engine plan below the grounded optimum, SEARCH.md
+      §3.3), only `moved-parts` holds and the reference stays the grounded optimum.
 
     The arguments spend the task's exact budget `exact`; one cut by it, or by the deadline, lifts nothing."""
     if not smaller:
@@ -304,8 +304,8 @@ def lift(ag: AssemblyGrounding, actual: State, start: Node, sets: list[int], pla
             return plan, LEVELS[:1]
         engine = [ENGINE_BUDGET]
         for m, bound in zip(sets, bounds):
-            if bound(start) < c and _spend(exact, _spend(engine, shorter_plan_exists(
-                    ag, start, m, c, bound, min(exact[0], exact[1], engine[0]), deadline)))[0]:
+            if bound(start) < c and _spend(exact, _spend(engine, shorter_plan(
+                    ag, start, m, c - 1, bound, min(exact[0], exact[1], engine[0]), deadline))).plan is not None:
                 return plan, LEVELS[:1]
         return plan, LEVELS
     except Undecided:

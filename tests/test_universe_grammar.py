@@ -74,9 +74,9 @@ def _engines():
         import xgrammar as xgr
 
         from forgeplan.llm.tiny import train_tokenizer
-        from test_exports import TASKS
+        from test_exports import tasks
 
-        tok = train_tokenizer([t for _, t in TASKS], 500)
+        tok = train_tokenizer([t for _, t in tasks()], 500)
         info = xgr.TokenizerInfo.from_huggingface(tok, vocab_size=len(tok))
         _ENGINES.append((tok, llguidance.hf.from_tokenizer(tok), xgr.GrammarCompiler(info)))
     return _ENGINES[0]

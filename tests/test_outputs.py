@@ -368,3 +368,103 @@ def test_full_disk_run_views(disk, tmp_path):
     run = make_run(tmp_path)
     _on_full_disk(disk, lambda d: ["view", run, "--out", d / "v.html"], free=16 * 1024)
     _on_full_disk(disk, lambda d: ["compare", run, run, "--names", "a", "b", "--out", d])
+
+
+# ----------------------------------------------------------------------------- a full disk: the main job and the model commands
+
+ENV = "FORGEPLAN_TEST_KEY"
+
+
+def test_full_disk_demo(disk):
+    err = _on_full_disk(disk, lambda d: ["demo", "--out", d / "demo", "--tasks", "20", "--crosscheck", "1",
+                                         "--jobs", "1"], free=16 * 1024)
+    assert str(disk.root / "out" / "demo") in err
+
+
+def _test_answers(bench: Path) -> dict[str, str]:
+    from forgeplan.llm.prompt import target_text
+
+    test = json.loads((bench / "manifest.json").read_text())["splits"]["test"]
+    return {sid: target_text(json.loads((bench / "tasks" / sid / "reference.json").read_text())) for sid in test}
+
+
+def test_full_disk_infer_endpoint(disk, small_bench, tmp_path, monkeypatch):
+    """A run on a free disk first fills the answer cache (off the disk, given again: a cache folder of an
+    earlier run is an output, not an input), so that the full disk fails the predictions file only."""
+    from standin import KEY, serving
+
+    monkeypatch.setenv(ENV, KEY)
+    with serving(_test_answers(small_bench)) as server:
+        infer = ["infer", "--endpoint", server.url, "--bench", small_bench, "--api-key-env", ENV,
+                 "--served-model", "hosted", "--constrained", "none", "--cache", tmp_path / "c", "--out"]
+        assert run_cli([*infer, tmp_path / "warm.jsonl"]).code == 0
+        err = _on_full_disk(disk, lambda d: [*infer, d / "p.jsonl"], previous={"p.jsonl": b"old\n"}, free=512)
+    assert err.endswith(str(disk.root / "out" / "p.jsonl"))
+
+
+def test_full_disk_judge(disk, magar_bench, tmp_path, monkeypatch):
+    """As `infer --endpoint`: the answers cached first, then judge.jsonl and judge.json replaced together or not."""
+    from standin import KEY, serving
+
+    monkeypatch.setenv(ENV, KEY)
+    test = json.loads((magar_bench / "manifest.json").read_text())["splits"]["test"]
+    preds = tmp_path / "magar.jsonl"
+    preds.write_text("".join(json.dumps({"sample_id": sid, "raw_output": "{}"}) + "\n" for sid in test))
+    with serving({sid: '{"score": 1, "reason": "r"}' for sid in test}) as server:
+        judge_ = ["judge", "--endpoint", server.url, "--served-model", "j", "--api-key-env", ENV,
+                  "--predictions", preds, "--bench", magar_bench, "--cache", tmp_path / "c", "--out"]
+        assert run_cli([*judge_, tmp_path / "warm"]).code == 0
+        err = _on_full_disk(disk, lambda d: [*judge_, d], previous={"judge.jsonl": b"old\n", "judge.json": b"{}"},
+                            free=512)
+    assert str(disk.root / "out" / "judge.json") in err
+
+
+@pytest.mark.slow
+def test_full_disk_infer_model(disk, tiny_dir, small_bench):
+    err = _on_full_disk(disk, lambda d: ["infer", "--model", tiny_dir, "--bench", small_bench, "--out", d / "p.jsonl",
+                                         "--limit", "2", "--max-new-tokens", "64", "--constrained", "none",
+                                         "--device", "cpu"], previous={"p.jsonl": b"old\n"}, free=64)
+    assert err.endswith(str(disk.root / "out" / "p.jsonl"))
+
+
+TRAIN_CONFIG = """
+[run]
+name = "full-disk"
+eval_fraction = 0.0
+dtype = "float32"
+device = "cpu"
+
+[lora]
+r = 2
+lora_alpha = 4
+target_modules = "all-linear"
+
+[trainer]
+max_steps = 1
+per_device_train_batch_size = 1
+max_length = 4096
+save_strategy = "no"
+disable_tqdm = true
+"""
+
+
+@pytest.fixture
+def train_args(tiny_dir, small_bench, tmp_path) -> list:
+    pytest.importorskip("trl", reason="the [llm] extra (torch, transformers, peft, trl) is required")
+    config = tmp_path / "config.toml"
+    config.write_text(TRAIN_CONFIG, encoding="utf-8")
+    return ["train", "--model", tiny_dir, "--bench", small_bench, "--config", config, "--limit", "2", "--threads", "1"]
+
+
+@pytest.mark.slow
+def test_full_disk_train(disk, train_args):
+    err = _on_full_disk(disk, lambda d: [*train_args, "--out", d / "run"], free=16 * 1024)
+    assert str(disk.root / "out" / "run") in err
+
+
+@pytest.mark.slow
+def test_full_disk_merge_adapter(disk, train_args, tiny_dir, tmp_path):
+    assert run_cli([*train_args, "--out", tmp_path / "run"]).code == 0
+    err = _on_full_disk(disk, lambda d: ["merge-adapter", "--model", tiny_dir, "--adapter", tmp_path / "run",
+                                         "--out", d / "merged"], free=16 * 1024)
+    assert str(disk.root / "out" / "merged") in err

@@ -54,7 +54,18 @@ def run(args) -> int:
         bar["b"].close()
         print(f"[{name}] {message}", flush=True)
 
-    result = run_demo(args.out, tasks=tasks, seed=args.seed, jobs=max(1, args.jobs), crosscheck_sample=args.crosscheck,
-                      stage=Stage(start, lambda n: bar["b"].update(n), done))
+    existed = args.out.is_dir()
+    try:
+        result = run_demo(args.out, tasks=tasks, seed=args.seed, jobs=max(1, args.jobs),
+                          crosscheck_sample=args.crosscheck, stage=Stage(start, lambda n: bar["b"].update(n), done))
+    except BaseException:
+        # a demo that did not finish (full disk, interrupt) leaves nothing that looks like one
+        shutil.rmtree(args.out, ignore_errors=True)
+        if existed:
+            args.out.mkdir()
+        raise
+    finally:
+        if "b" in bar:
+            bar["b"].close()   # before the error line, not after it
     print(f"report: {result['report']}")
     return 1 if result["crosscheck"]["disagree"] else 0

@@ -42,7 +42,7 @@ def register(sub) -> None:
                    "a dropped connection (at most 10)")
     j.add_argument("--timeout", type=float, default=600.0, help="seconds per attempt of a request")
     j.add_argument("--max-tokens", type=int, default=512, help="length limit of the judge's answer")
-    j.add_argument("--cache", type=Path, metavar="DIR",
+    j.add_argument("--cache", type=output_path, metavar="DIR",
                    help="folder keeping every answer as it arrives (default: OUT.cache beside --out)")
     j.set_defaults(func=run)
 

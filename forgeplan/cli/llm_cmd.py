@@ -166,7 +166,7 @@ def _register_infer(sub) -> None:
                    "Retry-After; at most 10)")
     i.add_argument("--timeout", type=float, default=600.0, help="--endpoint: seconds per attempt of a request, "
                    "from connecting to the last byte of the response")
-    i.add_argument("--cache", type=Path, metavar="DIR",
+    i.add_argument("--cache", type=output_path, metavar="DIR",
                    help="--endpoint: folder keeping every answer as it arrives, so that a rerun or an interrupted "
                         "run sends no request twice (default: OUT.cache beside --out)")
     i.add_argument("--adapter", type=Path, help="LoRA adapter folder from `forgeplan train`")

@@ -12,6 +12,7 @@ import ctypes
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -63,9 +64,16 @@ def _numbered(fn, k: int, batch: tuple):
     return k, fn(*batch)
 
 
+def _start_method() -> str:
+    """fork, unless this process runs a Ray client: a fork copies its gRPC threads mid-call and the child
+    can crash at its first step, so the workers start as fresh interpreters, children of this process (spawn)."""
+    ray = sys.modules.get("ray")
+    return "spawn" if ray is not None and ray.is_initialized() else "fork"
+
+
 def _processes(fn, batches: list[tuple], jobs: int):
     # an executor (not multiprocessing.Pool) so that a worker that dies raises instead of hanging
-    pool = ProcessPoolExecutor(min(jobs, len(batches)), mp_context=multiprocessing.get_context("fork"),
+    pool = ProcessPoolExecutor(min(jobs, len(batches)), mp_context=multiprocessing.get_context(_start_method()),
                                initializer=worker_signals, initargs=(os.getpid(),))
     finished = False
     try:
@@ -259,12 +267,13 @@ POLL_SECONDS = 0.05
 
 def run_bounded(fn, args: tuple, seconds: float | None, max_mb: int):
     """`fn(*args)` in a child process (forked), stopped at `seconds` of wall time or at `max_mb` megabytes
-    resident, whichever comes first, with everything it started: ("done", value), ("time", None) or
-    ("memory", None). A C library that cannot be interrupted (clingo's grounding) is bounded this way.
+    resident beyond what it inherits from this process, whichever comes first, with everything it started:
+    ("done", value), ("time", None) or ("memory", None). A C library that cannot be interrupted (clingo's grounding) is bounded this way.
     The child's InputError is raised here as it was; any other exception is a RuntimeError naming it."""
     import psutil
 
     ctx = multiprocessing.get_context("fork")
+    inherited = psutil.Process().memory_info().rss    # the child's pages are the parent's until it writes them
     receive, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_bounded_child, args=(send, fn, args, os.getpid()))
     proc.start()
@@ -279,7 +288,7 @@ def run_bounded(fn, args: tuple, seconds: float | None, max_mb: int):
             if deadline is not None and time.monotonic() > deadline:
                 return "time", None
             try:
-                if watched.memory_info().rss > max_mb * 2 ** 20:
+                if watched.memory_info().rss - inherited > max_mb * 2 ** 20:
                     return "memory", None
             except psutil.Error:
                 continue

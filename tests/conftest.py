@@ -27,6 +27,7 @@ becomes a fixed regression case (`REGRESSIONS` in tests/test_fuzz_inputs.py, or 
 """
 
 import gc
+import signal
 import sys
 from pathlib import Path
 
@@ -59,6 +60,15 @@ def pytest_sessionfinish(session):
 # Dental Desaster has 1,336 voxels. Any test parametrised with one of them runs in the slow lane; the fast
 # lane keeps the other real burrs (down to level 4.9.3 and 6) on the same tests.
 SLOW_INPUTS = ("bt_PelikanBurr", "bt_DraculasDentalDesaster")
+
+
+def pytest_configure(config):
+    """Ctrl-C and hang-up as a terminal delivers them: a suite started in the background (`cmd &`) or under
+    nohup inherits them ignored, and so would every command the signal tests start and stop."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 def pytest_addoption(parser):

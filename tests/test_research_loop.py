@@ -59,8 +59,8 @@ def loop(magar_bench, tmp_path, monkeypatch):
         def stop(n):
             if n == 3:   # Ctrl-C as the third request arrives; what is in flight is answered and kept
                 os.kill(os.getpid(), signal.SIGINT)
-            if n >= 3:
-                time.sleep(0.2)
+            if n >= 3:   # held until Ctrl-C has stopped the run, so that no further request is sent
+                time.sleep(1.0)
 
         server.on_request = stop
         infer = ["infer", "--endpoint", server.url, "--api-key-env", ENV, "--served-model", "hosted",

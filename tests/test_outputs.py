@@ -381,6 +381,19 @@ def test_full_disk_demo(disk):
     assert str(disk.root / "out" / "demo") in err
 
 
+@pytest.mark.slow
+def test_full_disk_reference_model(disk):
+    """The first stage (the benchmark build) meets the full disk: one line, and nothing that looks complete
+    (the build's resume record may stay, as a plain `bench build` leaves it; no later stage starts)."""
+    out = disk.root / "ref"
+    with disk.full(16 * 1024):
+        err = _full_disk_error(run_cli(["reference-model", "--out", out, "--tasks", "20", "--max-steps", "1",
+                                        "--jobs", "1"]))
+    assert str(out) in err and not (out / "bench" / "manifest.json").exists()
+    assert sorted(p.name for p in out.iterdir()) == ["bench"]
+    _no_temporary_files(disk.root)
+
+
 def _test_answers(bench: Path) -> dict[str, str]:
     from forgeplan.llm.prompt import target_text
 

@@ -71,10 +71,11 @@ def _run_until_busy(argv: list, busy: int) -> tuple[subprocess.Popen, list[psuti
     proc = subprocess.Popen([sys.executable, "-m", "forgeplan", *map(str, argv)], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     me, deadline = psutil.Process(proc.pid), time.monotonic() + 120
-    while len(me.children(recursive=True)) < busy and proc.poll() is None and time.monotonic() < deadline:
+    started = me.children(recursive=True)   # one look at the tree: a planner may end between two looks
+    while len(started) < busy and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.1)
+        started = me.children(recursive=True)
     assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-    started = me.children(recursive=True)
     assert len(started) >= busy
     return proc, started
 

@@ -18,6 +18,24 @@ def register(sub) -> None:
                                    "or export it as prompt/target pairs for fine-tuning.")
     bsub = p.add_subparsers(dest="bench_command", metavar="ACTION")
     bsub.required = True
+    _add_build(bsub)
+    m = bsub.add_parser("merge", help="join the shard folders of a sharded build",
+                        description="Join the folders written by `bench build --shard K/N` (all N of one build) into "
+                                    "one benchmark, byte-identical to a single build with the same options.")
+    m.add_argument("shards", nargs="+", type=Path, metavar="SHARD_DIR", help="the shard folders, 1/N to N/N")
+    m.add_argument("--out", required=True, type=output_path, metavar="DIR", help="benchmark folder to write (must not exist)")
+    m.set_defaults(func=run_merge)
+    _add_check(bsub)
+    s = bsub.add_parser("stats", help="print the composition tables",
+                        description="Print how a benchmark is composed: tasks per split, condition, fault type, "
+                                    "difficulty and assembly, and where each imported assembly came from.")
+    s.add_argument("bench", type=Path, metavar="DIR", help="benchmark folder")
+    s.add_argument("--json", action="store_true", help="machine-readable output")
+    s.set_defaults(func=run_stats)
+    _add_export(bsub)
+
+
+def _add_build(bsub) -> None:
     b = bsub.add_parser(
         "build", help="generate tasks with proven-minimal references",
         description="Generate a benchmark folder: tasks over the assemblies in the FORGE-Bench proportions "
@@ -48,19 +66,9 @@ def register(sub) -> None:
     add_executor_arguments(b)
     b.add_argument("--quiet", action="store_true", help="no progress bar")
     b.set_defaults(func=run_build, reads=("assemblies",))
-    m = bsub.add_parser("merge", help="join the shard folders of a sharded build",
-                        description="Join the folders written by `bench build --shard K/N` (all N of one build) into "
-                                    "one benchmark, byte-identical to a single build with the same options.")
-    m.add_argument("shards", nargs="+", type=Path, metavar="SHARD_DIR", help="the shard folders, 1/N to N/N")
-    m.add_argument("--out", required=True, type=output_path, metavar="DIR", help="benchmark folder to write (must not exist)")
-    m.set_defaults(func=run_merge)
-    _add_check(bsub)
-    s = bsub.add_parser("stats", help="print the composition tables",
-                        description="Print how a benchmark is composed: tasks per split, condition, fault type, "
-                                    "difficulty and assembly, and where each imported assembly came from.")
-    s.add_argument("bench", type=Path, metavar="DIR", help="benchmark folder")
-    s.add_argument("--json", action="store_true", help="machine-readable output")
-    s.set_defaults(func=run_stats)
+
+
+def _add_export(bsub) -> None:
     e = bsub.add_parser("export", help="write each split as JSONL for SFT (TRL's prompt/completion rows), or a PDDL suite",
                         description="Write each split of a benchmark as JSONL for supervised fine-tuning: one line "
                                     "per task with the prompt and the reference output as the completion; or, with "

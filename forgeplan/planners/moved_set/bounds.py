@@ -22,7 +22,7 @@ from typing import Optional
 
 from ...semantics.assembly_grounding import AssemblyGrounding
 from ...semantics.partial_offers import Config, bits
-from .mirror import _leaves, _moves, mirror_optimum
+from .mirror import _leaves, mirror_optimum, next_layer
 from .reach import within
 
 FAR = 10 ** 6     # no plan from here: a slot that is absent can never come back
@@ -71,12 +71,5 @@ def leave_distances(ag: AssemblyGrounding, origin: Config, movable: int, cap: in
                 if config[q] is not None and _leaves(ag, config, q, movable):
                     found[q] = e
                     todo.discard(q)
-        nxt = []
-        for config in layer:
-            for _, after in _moves(ag, config, movable):
-                if after not in seen:
-                    seen.add(after)
-                    nxt.append(after)
-        within(len(seen), cap, deadline)
-        layer, e = nxt, e + 1
+        layer, e = next_layer(ag, layer, movable, seen, cap, deadline), e + 1
     return found

@@ -51,14 +51,7 @@ def mirror_optimum(ag: AssemblyGrounding, p: int, movable: int, cap: int = CAP,
         leaving = [c for c in layer if _leaves(ag, c, p, movable)]
         if leaving:
             return 2 * e + 2, len(seen), layers[:-1] + [leaving]
-        nxt = []
-        for config in layer:
-            for _, after in _moves(ag, config, movable):
-                if after not in seen:
-                    seen.add(after)
-                    nxt.append(after)
-        within(len(seen), cap, deadline)
-        layers.append(nxt)
+        layers.append(next_layer(ag, layer, movable, seen, cap, deadline))
     return None
 
 
@@ -99,6 +92,20 @@ def _out_and_back(ag: AssemblyGrounding, config: Config, p: int, movable: int, r
 def _leaves(ag: AssemblyGrounding, config: Config, p: int, movable: int) -> bool:
     """Can a group of `movable` slots holding `p` leave `config`?"""
     return leaving_group(ag, config, ag.offers.pairs_of(config), movable, must=p) is not None
+
+
+def next_layer(ag: AssemblyGrounding, layer: list, movable: int, seen: set, cap: int,
+               deadline: Optional[float]) -> list:
+    """The configurations one move of `movable` slots from `layer` not `seen` before (now seen), in order;
+    past `cap` configurations or the deadline the search stops (`within`)."""
+    nxt = []
+    for config in layer:
+        for _, after in _moves(ag, config, movable):
+            if after not in seen:
+                seen.add(after)
+                nxt.append(after)
+    within(len(seen), cap, deadline)
+    return nxt
 
 
 def _moves(ag: AssemblyGrounding, config: Config, movable: int):

@@ -142,6 +142,33 @@ def test_a_rerun_with_the_same_seed_gives_the_same_losses_and_weights(tiny, benc
     assert other != losses  # the seed matters (data order, LoRA's initial weights): the equality is not vacuous
 
 
+@pytest.mark.slow
+def test_the_cpu_trainer_takes_the_same_losses_as_trls_fused_lm_head(tiny, bench, tmp_path, capsys, monkeypatch):
+    """On the CPU the loss comes from the full logits (train.trainer_class); TRL's tiled LM head, run as the
+    reference here, gives the same losses step by step and the same weights up to rounding."""
+    import torch
+    from safetensors.torch import load_file
+    from trl import SFTTrainer
+
+    from forgeplan.llm import train as train_module
+
+    config = small_config(tmp_path, extra="seed = 7\nfull_determinism = true")
+    config.write_text(config.read_text().replace('device = "cpu"', 'device = "cpu"\nthreads = 1\nfinetune = "full"'))
+    assert train_module.trainer_class("cpu") is not SFTTrainer
+    runs = []
+    for name in ("cpu", "fused"):
+        if name == "fused":
+            monkeypatch.setattr(train_module, "trainer_class", lambda device: SFTTrainer)
+        assert train_cli(tiny, bench, tmp_path / name, config, "--max-steps", "3") == 0
+        capsys.readouterr()
+        history = json.loads((tmp_path / name / "log_history.json").read_text())
+        runs.append(([h["loss"] for h in history if "loss" in h], load_file(next((tmp_path / name).glob("*model.safetensors")))))
+    (losses, weights), (fused, _) = runs
+    assert len(losses) == 3
+    assert losses == pytest.approx(fused, rel=1e-4)
+    assert any(not torch.equal(weights[k], load_file(next(tiny.glob("*.safetensors")))[k]) for k in weights)
+
+
 def test_training_threads_must_not_be_negative():
     from forgeplan.llm.train import fix_threads
     from forgeplan.model.errors import InputError

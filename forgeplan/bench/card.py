@@ -53,7 +53,7 @@ def _text(value) -> str | None:
 
 
 def task_row(bench: Path, sample_id: str) -> dict:
-    """The tasks.jsonl row of one task, from its meta.json and its reference files."""
+    """The tasks.jsonl row of one task, from its meta.json and its reference files (read and checked)."""
     folder = Path(bench) / "tasks" / sample_id
 
     def read(name: str) -> dict:
@@ -61,6 +61,11 @@ def task_row(bench: Path, sample_id: str) -> dict:
         parse_model(BENCH_FILE_MODELS[name], data, str(folder / name))
         return data
 
+    return row_of(sample_id, read)
+
+
+def row_of(sample_id: str, read) -> dict:
+    """The tasks.jsonl row of one task; `read(name)` gives one of its files as parsed JSON."""
     meta = read("meta.json")
     decision = meta.get("task_family") == "assembly_decision"
     row = {"sample_id": sample_id, "family": "decision" if decision else "rework", "split": meta["split"],
@@ -82,17 +87,19 @@ def task_row(bench: Path, sample_id: str) -> dict:
                   "route_id": rework["route_id"], "decision": None, "valid_decisions": None}
 
 
-def card_files(bench: Path, manifest: dict) -> dict[str, str]:
+def card_files(bench: Path, manifest: dict, rows: dict[str, dict] | None = None) -> dict[str, str]:
     """{name: text} of tasks.jsonl and README.md, from the manifest and the task folders (`bench check`
-    compares them with the files a build wrote)."""
-    rows = [task_row(Path(bench), r["sample_id"]) for r in manifest["records"]]
-    return {TASKS: jsonl_text(rows), CARD: card_text(Path(bench), manifest, rows)}
+    compares them with the files a build wrote); `rows` holds the rows a build made from the texts it wrote."""
+    known = rows or {}
+    rows_ = [known[r["sample_id"]] if r["sample_id"] in known else task_row(Path(bench), r["sample_id"])
+             for r in manifest["records"]]
+    return {TASKS: jsonl_text(rows_), CARD: card_text(Path(bench), manifest, rows_)}
 
 
-def write_card(bench: Path, manifest: dict) -> dict[str, str]:
+def write_card(bench: Path, manifest: dict, rows: dict[str, dict] | None = None) -> dict[str, str]:
     """tasks.jsonl and README.md of a benchmark folder whose task folders are complete; returns their texts
     (for the digests: inside `io.output.together` the files appear only when the block ends)."""
-    card = card_files(Path(bench), manifest)
+    card = card_files(Path(bench), manifest, rows)
     for name, text in card.items():
         write_text(Path(bench) / name, text)
     return card

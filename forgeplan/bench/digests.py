@@ -74,14 +74,18 @@ def file_digests(root: Path, paths: list[str]) -> dict[str, str]:
     return {p: digest(read_bytes(Path(root) / p, "bench file", root=Path(root))) for p in paths}
 
 
-def seal(root: Path, sample_ids: list[str], card: dict[str, str] | None = None) -> dict:
+def seal(root: Path, sample_ids: list[str], card: dict[str, str] | None = None,
+         known: dict[str, dict[str, str]] | None = None) -> dict:
     """Write ROOT/SHA256SUMS over the card files (`card`: their texts, when they are being written; else
-    those on disk) and every file of the given task folders; returns the manifest's `digests` entry (the
-    file's name, its own digest and how many files it covers)."""
+    those on disk) and every file of the given task folders (`known`: sample id -> {file name: digest} of
+    the folders this process wrote, the rest read); returns the manifest's `digests` entry (the file's
+    name, its own digest and how many files it covers)."""
     root = Path(root)
     written = {n: digest(t.encode("utf-8")) for n, t in (card or {}).items()}
+    known = known or {}
+    written |= {f"tasks/{sid}/{name}": d for sid in sample_ids for name, d in known.get(sid, {}).items()}
     paths = [n for n in CARD_FILES if n not in written and (root / n).is_file()]
-    paths += [p for sid in sample_ids for p in sample_files(root, sid)]
+    paths += [p for sid in sample_ids if sid not in known for p in sample_files(root, sid)]
     digests = file_digests(root, paths) | written
     text = sums_text(digests)
     write_text(root / DIGESTS, text)

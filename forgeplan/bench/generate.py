@@ -30,7 +30,9 @@ from ..semantics.faults import FaultSpec, candidates, make_task
 from ..semantics.grounded import GroundedTask, ground
 from ..semantics.task import Task
 from ..verify import verify
+from .card import row_of
 from .composition import Slot
+from .digests import digest
 from .labels import difficulty, fault_labels, minimal_rework
 from .shards import record_of
 
@@ -53,6 +55,8 @@ class Rendered:
     sample_id: str
     texts: dict[str, str]       # file name -> the file's text, in writing order
     record: dict
+    row: dict                   # the task's tasks.jsonl row (card.row_of)
+    digests: dict[str, str]     # file name -> the SHA-256 of its text (the build's SHA256SUMS lines)
     cpu: float = 0.0            # the worker's CPU seconds for this task (the batch's shared grounding not counted)
 
 
@@ -77,10 +81,12 @@ def _assembly_texts(shared: AssemblyGrounding) -> dict[str, str]:
 
 def render(g: Generated, shared: AssemblyGrounding) -> Rendered:
     """The worker's side of writing: every file as text (the assembly files kept on the batch's assembly
-    grounding), and the record."""
+    grounding), the record, the card's row and the digests (read back from the texts, as a reader would)."""
     cached = _assembly_texts(shared)
     texts = {n: cached[n] if n in cached else json_text(d) for n, d in g.files.items()}
-    return Rendered(g.slot, g.sample_id, texts, record_of(g.files))
+    row = row_of(g.sample_id, lambda name: json.loads(texts[name]))
+    return Rendered(g.slot, g.sample_id, texts, record_of(g.files), row,
+                    {n: digest(t.encode("utf-8")) for n, t in texts.items()})
 
 
 def sample_id(slot: Slot) -> str:

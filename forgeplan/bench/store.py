@@ -21,7 +21,7 @@ from .card import write_card
 from .digests import seal
 from .composition import PROTOCOL, composition_counts, plan_composition
 from ..executors import run_batches
-from .generate import generate_batch, sample_id
+from .generate import Rendered, generate_batch, sample_id
 from .shards import (SHARD_FILE, batches, drop_partial, finished, heaviest_first, manifest_of, read_record,
                      write_task_folder)
 from .folder import MANIFEST, open_bench
@@ -93,35 +93,41 @@ def build_bench(out: Path, tasks: int = 4000, seed: int = 42, jobs: int = 1, pro
     work = heaviest_first(work, lambda w: cost_rank(w[1], w[1].assembly_id in kinds.groups))
     if phases is not None:
         phases["parallel_start"] = time.process_time()
+    made: dict[str, Rendered] = {}
     _write_tasks(out, run_batches(generate_batch, work, jobs, executor, address), records, position, progress,
-                 None if phases is None else phases.setdefault("task_cpu", {}))
+                 None if phases is None else phases.setdefault("task_cpu", {}), made)
     if phases is not None:
         phases["parallel_end"] = time.process_time()
     ordered = [records[k] for k in sorted(records)]
     ids = [r["sample_id"] for r in ordered]
+    known = {s: g.digests for s, g in made.items()}
     os.sync()   # every task folder on disk before the file that marks the build complete
     with together():
         if shard is not None:
             write_json(out / SHARD_FILE, {"head": head, "shard": list(shard), "records": [[k, records[k]] for k in sorted(records)],
-                                          "digests": seal(out, ids)})
+                                          "digests": seal(out, ids, known=known)})
         manifest = manifest_of(head, ordered)
         if shard is None:
-            manifest["digests"] = seal(out, ids, write_card(out, manifest))
+            manifest["digests"] = seal(out, ids, write_card(out, manifest, {s: g.row for s, g in made.items()}), known)
             write_json(out / MANIFEST, manifest)
     drop_partial(out)
     (out / BUILD_FILE).unlink()
     return manifest
 
 
-def _write_tasks(out: Path, results, records: dict, position: dict, progress, task_cpu: dict | None) -> None:
+def _write_tasks(out: Path, results, records: dict, position: dict, progress, task_cpu: dict | None,
+                 made: dict) -> None:
     """Each generated task's folder (whole: `write_task_folder`) and its manifest record (and its worker's
-    CPU seconds into `task_cpu`, when given); a failure (a full disk, an interrupt) removes the
-    half-written folder and leaves build.json for --resume."""
+    CPU seconds into `task_cpu`, when given; into `made` the task, without its texts, for the card and the
+    digests); a failure (a full disk, an interrupt) removes the half-written folder and leaves build.json
+    for --resume."""
     try:
         for generated in results:
             for g in generated:
                 write_task_folder(out, g.sample_id, g.texts)
                 records[position[g.slot.index]] = g.record
+                g.texts = {}
+                made[g.sample_id] = g
                 if task_cpu is not None:
                     task_cpu[g.sample_id] = g.cpu
             if progress:

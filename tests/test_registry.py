@@ -3,6 +3,8 @@ by them and by the objective."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from cases import zigzag_puzzle
@@ -46,6 +48,22 @@ def test_grounded_tasks_share_the_answers_of_their_assembly_only_when_given_one_
     assert ground(task).separable_groups == a.separable_groups
     with pytest.raises(ValueError, match="another assembly"):
         ground(tasks[MoveKind.STRAIGHT], shared)
+
+
+def test_a_state_solved_on_an_assembly_grounding_takes_the_kept_answer(tasks):
+    """A second task in the same state (another sample id) on one assembly grounding takes the first's proved
+    answer; another state, another grounding or other options are solved; a feasible answer is not kept."""
+    task = tasks[MoveKind.GROUPS]
+    shared = AssemblyGrounding(task.world)
+    twin = dataclasses.replace(task, sample_id="twin")
+    other = make_task(task.assembly, [FaultSpec("missing_part")], seed=3, world=task.world)
+    assert other.actual != task.actual
+    clingo, feasible = registry.REGISTRY["clingo"], registry.REGISTRY["repair-search"]
+    first = clingo(ground(task, shared))
+    assert first.optimal and clingo(ground(twin, shared)) is first
+    assert clingo(ground(other, shared)) is not first
+    assert clingo(ground(twin)) is not first and clingo(ground(twin, shared), Options("actions")) is not first
+    assert feasible(ground(task, shared)) is not feasible(ground(twin, shared))
 
 
 @pytest.mark.parametrize("kind, guarantee, name", [

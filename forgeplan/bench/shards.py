@@ -24,7 +24,7 @@ from .card import write_card
 from .composition import Slot
 from .digests import digest, read_sums, seal
 
-BATCH_SIZE = 100   # a worker grounds an assembly once per batch: large enough to share, small enough to balance
+BATCH_SIZE = 200   # a worker grounds an assembly, and keeps its answers, once per batch: the full build has one batch per assembly
 PARTIAL = ".partial"
 SHARD_FILE = "shard.json"
 SHARD_SPEC = re.compile(r"([1-9][0-9]*)/([1-9][0-9]*)")   # whole string: fullmatch

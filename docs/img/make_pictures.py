@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -65,10 +66,14 @@ def main() -> None:
     ap.add_argument("out", type=Path)
     ap.add_argument("--run", type=Path, help="an evaluate run folder to photograph (default: build one)")
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
+    work = Path(tempfile.gettempdir()) / "forgeplan-pictures"   # a fixed name: the page's header shows it
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir()
+    try:
         step_strip(work, args.out)
         photograph(args.run or run_dir(work), work, args.out)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     print(f"wrote {args.out / 'steps.png'} and {args.out / 'view.png'}")
 
 

@@ -162,9 +162,10 @@ def test_the_cpu_trainer_takes_the_same_losses_as_trls_fused_lm_head(tiny, bench
         assert train_cli(tiny, bench, tmp_path / name, config, "--max-steps", "3") == 0
         capsys.readouterr()
         history = json.loads((tmp_path / name / "log_history.json").read_text())
-        runs.append(([h["loss"] for h in history if "loss" in h], load_file(next((tmp_path / name).glob("*model.safetensors")))))
+        runs.append(([h["loss"] for h in history if "loss" in h] + [h["num_tokens"] for h in history if "num_tokens" in h],
+                     load_file(next((tmp_path / name).glob("*model.safetensors")))))
     (losses, weights), (fused, _) = runs
-    assert len(losses) == 3
+    assert len(losses) == 6 and losses[-1] > 0    # three losses, three running token counts
     assert losses == pytest.approx(fused, rel=1e-4)
     assert any(not torch.equal(weights[k], load_file(next(tiny.glob("*.safetensors")))[k]) for k in weights)
 

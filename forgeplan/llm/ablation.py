@@ -114,7 +114,8 @@ def summary(report: dict) -> str:
     for name, seeds_runs in report["runs"].items():
         for r in seeds_runs:
             t = r["training"]
-            lines.append(f"{name} seed {r['seed']}: {t['steps']} steps ({t.get('train_tokens')} tokens, "
+            tokens = f"{t['train_tokens']} tokens, " if t.get("train_tokens") is not None else ""
+            lines.append(f"{name} seed {r['seed']}: {t['steps']} steps ({tokens}"
                          f"{t.get('train_examples')} examples), {t['seconds']} s wall, {t.get('cpu_seconds')} s CPU; "
                          f"loss {t['first_loss']} -> {t['last_loss']}, held-out loss {t['eval_loss']}; "
                          f"decoding and scoring {r['decode_and_score_seconds']} s")

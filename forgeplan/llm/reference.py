@@ -224,7 +224,8 @@ def summary(report: dict) -> str:
     lines = [table(report)]
     for run in report["runs"]:
         t = run["training"]
-        lines.append(f"seed {run['seed']}: {t['steps']} steps ({t.get('train_tokens')} tokens), {t['seconds']} s wall, "
+        tokens = f" ({t['train_tokens']} tokens)" if t.get("train_tokens") is not None else ""
+        lines.append(f"seed {run['seed']}: {t['steps']} steps{tokens}, {t['seconds']} s wall, "
                      f"{t.get('cpu_seconds')} s CPU; loss {t['first_loss']} -> {t['last_loss']}, "
                      f"held-out loss {t['eval_loss']}")
     return "\n".join(lines)

@@ -229,7 +229,14 @@ def trainer_class(device: str):
 
     if device != "cpu":
         return SFTTrainer
-    return type("CpuSFTTrainer", (SFTTrainer,), {"compute_loss": Trainer.compute_loss})
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        if model.training and "attention_mask" in inputs:   # the training tokens TRL's own loss counts
+            self._total_train_tokens += int(inputs["attention_mask"].sum())
+            self._metrics["train"]["num_tokens"] = [self._total_train_tokens]
+        return Trainer.compute_loss(self, model, inputs, return_outputs, num_items_in_batch)
+
+    return type("CpuSFTTrainer", (SFTTrainer,), {"compute_loss": compute_loss})
 
 
 def train(model_path: Path, bench: Path, out: Path, config: TrainConfig, *, limit: int = 0,

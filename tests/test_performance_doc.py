@@ -85,3 +85,13 @@ def test_the_reference_model_table_in_the_training_guide_is_the_stored_run():
     guide = (ROOT / "docs" / "training.md").read_text(encoding="utf-8")
     assert table(report) in guide
     assert (RESULTS / "reference-model.md").read_text(encoding="utf-8").startswith(table(report))
+
+
+def test_the_ablation_table_in_the_training_guide_is_the_stored_run():
+    from forgeplan.llm.ablation import table
+
+    report = json.loads((RESULTS / "reference-ablation.json").read_text(encoding="utf-8"))["result"]
+    guide = (ROOT / "docs" / "training.md").read_text(encoding="utf-8")
+    assert set(report["variants"]) == {"vanilla-sft", "without-ag", "without-rs", "full"} and report["seeds"] == [42, 43, 44]
+    assert table(report) in guide
+    assert (RESULTS / "reference-ablation.md").read_text(encoding="utf-8").startswith(table(report))

@@ -90,10 +90,10 @@ def row_of(sample_id: str, read) -> dict:
 def card_files(bench: Path, manifest: dict, rows: dict[str, dict] | None = None) -> dict[str, str]:
     """{name: text} of tasks.jsonl and README.md, from the manifest and the task folders (`bench check`
     compares them with the files a build wrote); `rows` holds the rows a build made from the texts it wrote."""
-    known = rows or {}
-    rows_ = [known[r["sample_id"]] if r["sample_id"] in known else task_row(Path(bench), r["sample_id"])
+    made = rows or {}
+    every = [made[r["sample_id"]] if r["sample_id"] in made else task_row(Path(bench), r["sample_id"])
              for r in manifest["records"]]
-    return {TASKS: jsonl_text(rows_), CARD: card_text(Path(bench), manifest, rows_)}
+    return {TASKS: jsonl_text(every), CARD: card_text(Path(bench), manifest, every)}
 
 
 def write_card(bench: Path, manifest: dict, rows: dict[str, dict] | None = None) -> dict[str, str]:
